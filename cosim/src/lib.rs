@@ -1,0 +1,1 @@
+//! Lockstep co-simulation. (being written)

@@ -1,0 +1,7 @@
+//! Behavioural twins of the three hardware blocks. Each has the same ports and the same
+//! cycle-by-cycle behaviour as its RTL module in `mcmvm-rtl` (see `protocol` for the cycle
+//! convention), and is what the system model uses by default.
+
+pub mod access_time_tracker;
+pub mod remote_tracker;
+pub mod tlb_coalescer;

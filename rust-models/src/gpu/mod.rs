@@ -1,0 +1,1 @@
+//! MCM GPU timing model. (being written)

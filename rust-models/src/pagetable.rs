@@ -1,0 +1,1 @@
+//! amdgpu-style 4-level GPU page table. (being written)

@@ -1,0 +1,1 @@
+//! 64-bit PTE layout. (being written)

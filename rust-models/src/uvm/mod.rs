@@ -1,0 +1,1 @@
+//! UVM path: far faults, TBNp, Forest, SpecForest. (being written)

@@ -1,0 +1,8 @@
+//! `mcmvm hw` (being written).
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<u8> {
+    anyhow::bail!("`mcmvm hw` is not built yet")
+}

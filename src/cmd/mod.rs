@@ -1,0 +1,13 @@
+//! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> anyhow::Result<u8>`
+//! returning the process exit code; an `Err` is printed on one line and exits with 2.
+
+pub mod cosim;
+pub mod hw;
+pub mod lint;
+pub mod pagetable;
+pub mod prefetch;
+pub mod run;
+pub mod sweep;
+pub mod synth;
+pub mod verilog;
+pub mod workloads;

@@ -1,0 +1,8 @@
+//! `mcmvm prefetch` (being written).
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<u8> {
+    anyhow::bail!("`mcmvm prefetch` is not built yet")
+}

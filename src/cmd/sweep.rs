@@ -1,0 +1,8 @@
+//! `mcmvm sweep` (being written).
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<u8> {
+    anyhow::bail!("`mcmvm sweep` is not built yet")
+}

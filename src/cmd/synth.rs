@@ -1,0 +1,8 @@
+//! `mcmvm synth` (being written).
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<u8> {
+    anyhow::bail!("`mcmvm synth` is not built yet")
+}

@@ -1,0 +1,8 @@
+//! `mcmvm verilog` (being written).
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<u8> {
+    anyhow::bail!("`mcmvm verilog` is not built yet")
+}

@@ -1,0 +1,64 @@
+//! mcmvm — hardware/software co-simulation of GPU virtual memory.
+//!
+//! `main` is thin: parse → validated config → dispatch → exit code. Each subcommand lives in
+//! its own module under `cmd/`; errors print on one line and exit with code 2.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(name = "mcmvm", version, about = "GPU virtual-memory co-simulation: CLAP, Forest, amdgpu fragments")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Emit the Verilog of the three hardware blocks.
+    Verilog(cmd::verilog::Args),
+    /// Lint the emitted Verilog with Verilator -Wall and yosys check.
+    Lint(cmd::lint::Args),
+    /// Synthesise the blocks with yosys to osu018 standard cells and report area.
+    Synth(cmd::synth::Args),
+    /// Lockstep co-simulation of a block: model, rust-hdl, Verilator.
+    Cosim(cmd::cosim::Args),
+    /// Hardware summary: Verilog, lint, synthesis and co-simulation of all blocks.
+    Hw(cmd::hw::Args),
+    /// Show the page-table writes of mapping one range, amdgpu style.
+    Pagetable(cmd::pagetable::Args),
+    /// List the built-in workloads and their allocations.
+    Workloads(cmd::workloads::Args),
+    /// Simulate one workload under one policy.
+    Run(cmd::run::Args),
+    /// Run a whole study (every workload × policy) in parallel.
+    Sweep(cmd::sweep::Args),
+    /// Explain one prefetch decision of a UVM prefetcher on a 2 MB block.
+    Prefetch(cmd::prefetch::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Verilog(a) => cmd::verilog::run(a),
+        Command::Lint(a) => cmd::lint::run(a),
+        Command::Synth(a) => cmd::synth::run(a),
+        Command::Cosim(a) => cmd::cosim::run(a),
+        Command::Hw(a) => cmd::hw::run(a),
+        Command::Pagetable(a) => cmd::pagetable::run(a),
+        Command::Workloads(a) => cmd::workloads::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Prefetch(a) => cmd::prefetch::run(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            // One line: the error and its causes, joined.
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

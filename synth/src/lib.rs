@@ -1,0 +1,1 @@
+//! yosys synthesis and lint. (being written)
