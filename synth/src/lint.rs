@@ -1,0 +1,81 @@
+//! Lint of the emitted Verilog: `verilator --lint-only -Wall` (only DECLFILENAME waived:
+//! rust-hdl writes one module per flip-flop instance into one file) and the yosys
+//! structural checks of `scripts/check.ys` (no undriven wire, no latch).
+
+use crate::tools::{require, run, tail, SynthError, Tools};
+use std::path::Path;
+use std::process::Command;
+
+const CHECK_SCRIPT: &str = include_str!("../scripts/check.ys");
+
+/// Outcome of linting one block.
+#[derive(Debug, Clone)]
+pub struct LintReport {
+    pub block: String,
+    /// Verilator warnings and errors, one per entry (`%Warning-WIDTH: ...`).
+    pub verilator: Vec<String>,
+    /// yosys check failures.
+    pub yosys: Vec<String>,
+}
+
+impl LintReport {
+    pub fn clean(&self) -> bool {
+        self.verilator.is_empty() && self.yosys.is_empty()
+    }
+}
+
+/// Lint module `top` in `verilog`; scripts go to `work`.
+pub fn lint(tools: &Tools, verilog: &Path, top: &str, work: &Path) -> Result<LintReport, SynthError> {
+    let verilator = match &tools.verilator {
+        Some(v) => v.clone(),
+        None => require("verilator", "verilator")?,
+    };
+    let out = run(
+        Command::new(verilator)
+            .args(["--lint-only", "-Wall", "-Wno-DECLFILENAME", "--top-module", top])
+            .arg(verilog),
+        "verilator",
+        verilog,
+    )?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    let mut verilator_msgs: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("%Warning") || l.starts_with("%Error"))
+        .map(|l| l.to_string())
+        .collect();
+    if !out.status.success() && verilator_msgs.is_empty() {
+        verilator_msgs.push(format!("verilator exited with {}: {}", out.status, tail(&out, 4)));
+    }
+
+    std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
+        path: work.to_path_buf(),
+        source,
+    })?;
+    let script = CHECK_SCRIPT
+        .replace("{VERILOG}", &verilog.display().to_string())
+        .replace("{TOP}", top);
+    let script_path = work.join(format!("{top}_check.ys"));
+    std::fs::write(&script_path, script).map_err(|source| SynthError::Io {
+        path: script_path.clone(),
+        source,
+    })?;
+    let out = run(
+        Command::new(&tools.yosys).arg("-q").arg("-s").arg(&script_path),
+        "yosys",
+        verilog,
+    )?;
+    let mut yosys_msgs: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .chain(String::from_utf8_lossy(&out.stderr).lines())
+        .filter(|l| l.contains("Warning") || l.contains("ERROR"))
+        .map(|l| l.trim().to_string())
+        .collect();
+    if !out.status.success() && yosys_msgs.is_empty() {
+        yosys_msgs.push(format!("yosys check failed: {}", tail(&out, 4)));
+    }
+    Ok(LintReport {
+        block: top.to_string(),
+        verilator: verilator_msgs,
+        yosys: yosys_msgs,
+    })
+}
