@@ -1,25 +1,408 @@
-//! PLACEHOLDER behavioural twin of the access_time_tracker block: correct ports, no behaviour yet.
-//! The block's engineer replaces this file.
+//! Behavioural twin of the Access Time Tracker (ATT, Forest ISCA 2025), bit- and
+//! cycle-exact with `mcmvm_rtl::access_time_tracker::AccessTimeTrackerRtl`.
+//!
+//! Forest puts an object table next to the GMMU. The UVM driver registers the VPN range of
+//! every managed object at kernel launch; each GPU memory access then advances the
+//! object-local access timer of the object that holds the page and writes the timer value
+//! (instead of an access count) into the page access-counter store, so the driver can read
+//! the *order* in which an object's pages were touched. The table also keeps a recency order
+//! among objects (eviction picks the least recently accessed object first) and raises a
+//! profiling interrupt every `profiling_threshold` accesses to an object until the driver
+//! sets the object's cease bit.
+//!
+//! # Cycle behaviour (one pipeline stage; see `rtl/src/access_time_tracker.md`)
+//! * Cycle t: the access VPN is compared with every valid range (lowest slot wins when
+//!   ranges overlap); the hit object's timer and interval counter, the recency order and the
+//!   driver writes are all applied at the rising edge that ends cycle t.
+//! * Cycle t+1: `rec_*` (and `irq_*` if the profiling interval wrapped) show the access.
+//! * `oldest_*` is derived from the state only, so it always reflects every edge so far.
+//!
+//! No output depends on the inputs of the same cycle: the ATT is a Moore machine.
+//!
+//! # Same-cycle rules
+//! The access is matched against the table as it stood at the start of the cycle. Then the
+//! writes apply in this order, a later one winning for the slot it names: access update,
+//! register, cease, remove. A driver write (register, remove or cease) to the slot the
+//! access hit suppresses that access's interrupt, so no interrupt is ever raised for an
+//! object in the cycle its cease bit is set or after. Object numbers at or above `objects`
+//! name no slot and are ignored.
+//!
+//! # Recency: an age matrix
+//! `newer[i]` is the set of slots touched more recently than slot `i` (bit j set: j is
+//! newer). Touching slot k (an access hit, or a register, which counts as the newer touch
+//! when both happen in one cycle) clears row k and sets bit k in every other row. The oldest
+//! valid slot is the valid `i` whose row holds every other valid slot. This costs
+//! `objects × (objects − 1)` flip-flops and one AND-reduction per slot, no comparators, and
+//! it never saturates. Every valid slot was registered (touched) after the last reset, so the
+//! order among valid slots is total; reset therefore only clears the valid bits.
 
 use crate::config::AttConfig;
-use crate::protocol::{AttIn, AttOut, CycleModel};
+use crate::protocol::{mask, AttIn, AttOut, CycleModel};
 
-/// Behavioural twin (placeholder: outputs are always idle).
+/// Most object slots the 5-bit object ports can name.
+pub const MAX_OBJECTS: usize = 32;
+
+/// A configuration the tracker cannot be built from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AttConfigError {
+    #[error("access_time_tracker.objects: expected 1..=32, got {0}")]
+    Objects(usize),
+    #[error("access_time_tracker.timer_bits: expected 2..=32, got {0}")]
+    TimerBits(u32),
+    #[error("access_time_tracker.profiling_threshold: expected 1..2^timer_bits, got {0}")]
+    Threshold(u64),
+}
+
+/// Parameters derived once from [`AttConfig`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttSpec {
+    /// Number of object slots.
+    pub objects: usize,
+    /// Largest timer value; the timer saturates here.
+    pub timer_max: u32,
+    /// Accesses per profiling interval (the interrupt period).
+    pub threshold: u32,
+}
+
+impl AttSpec {
+    /// Check a configuration and derive the spec.
+    pub fn from_config(cfg: &AttConfig) -> Result<AttSpec, AttConfigError> {
+        if !(1..=MAX_OBJECTS).contains(&cfg.objects) {
+            return Err(AttConfigError::Objects(cfg.objects));
+        }
+        if !(2..=32).contains(&cfg.timer_bits) {
+            return Err(AttConfigError::TimerBits(cfg.timer_bits));
+        }
+        let timer_max = mask(cfg.timer_bits);
+        if cfg.profiling_threshold == 0 || cfg.profiling_threshold > timer_max {
+            return Err(AttConfigError::Threshold(cfg.profiling_threshold));
+        }
+        Ok(AttSpec {
+            objects: cfg.objects,
+            timer_max: timer_max as u32,
+            threshold: cfg.profiling_threshold as u32,
+        })
+    }
+
+    /// Bit mask of the live slots (`objects` low bits).
+    pub fn slot_mask(&self) -> u32 {
+        mask(self.objects as u32) as u32
+    }
+}
+
+/// One registered object, as the driver would read it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectView {
+    /// Table slot (the object number on the ports).
+    pub slot: usize,
+    /// First VPN of the range.
+    pub start_vpn: u32,
+    /// Last VPN of the range (inclusive).
+    pub end_vpn: u32,
+    /// Object-local access timer: accesses since registration, saturating.
+    pub timer: u32,
+    /// Accesses since the last profiling interrupt (or registration).
+    pub interval: u32,
+    /// No more profiling interrupts for this object.
+    pub cease: bool,
+}
+
+/// The table's state: what the flip-flops of the RTL hold, slot by slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct AttState {
+    valid: u32,
+    cease: u32,
+    start: [u32; MAX_OBJECTS],
+    end: [u32; MAX_OBJECTS],
+    timer: [u32; MAX_OBJECTS],
+    interval: [u32; MAX_OBJECTS],
+    /// Age matrix row per slot: the slots touched more recently than this one.
+    newer: [u32; MAX_OBJECTS],
+}
+
+impl AttState {
+    /// Power-on state: every flip-flop zero (rust-hdl's `initial` values).
+    fn power_on() -> AttState {
+        AttState {
+            valid: 0,
+            cease: 0,
+            start: [0; MAX_OBJECTS],
+            end: [0; MAX_OBJECTS],
+            timer: [0; MAX_OBJECTS],
+            interval: [0; MAX_OBJECTS],
+            newer: [0; MAX_OBJECTS],
+        }
+    }
+}
+
+/// The ATT's behavioural twin. Talk to it through [`CycleModel::step`]; the other methods
+/// only inspect.
 #[derive(Debug, Clone)]
 pub struct AccessTimeTracker {
-    _cfg: AttConfig,
+    spec: AttSpec,
+    state: AttState,
+    /// `rec_*` / `irq_*` output registers, loaded at each edge.
+    registered: AttOut,
 }
 
 impl AccessTimeTracker {
+    /// A tracker in its power-on state.
+    ///
+    /// # Panics
+    /// On a configuration that [`crate::config::HwConfig::validate`] rejects; use
+    /// [`AccessTimeTracker::try_new`] for unvalidated input.
     pub fn new(cfg: &AttConfig) -> Self {
-        AccessTimeTracker { _cfg: cfg.clone() }
+        match Self::try_new(cfg) {
+            Ok(att) => att,
+            Err(e) => panic!("invalid ATT configuration (validate the config first): {e}"),
+        }
+    }
+
+    /// A tracker in its power-on state, or why the configuration cannot be built.
+    pub fn try_new(cfg: &AttConfig) -> Result<Self, AttConfigError> {
+        Ok(AccessTimeTracker {
+            spec: AttSpec::from_config(cfg)?,
+            state: AttState::power_on(),
+            registered: AttOut::default(),
+        })
+    }
+
+    /// The derived parameters.
+    pub fn spec(&self) -> AttSpec {
+        self.spec
+    }
+
+    /// The registered objects, lowest slot first.
+    pub fn objects(&self) -> Vec<ObjectView> {
+        let s = &self.state;
+        (0..self.spec.objects)
+            .filter(|&i| s.valid >> i & 1 == 1)
+            .map(|i| ObjectView {
+                slot: i,
+                start_vpn: s.start[i],
+                end_vpn: s.end[i],
+                timer: s.timer[i],
+                interval: s.interval[i],
+                cease: s.cease >> i & 1 == 1,
+            })
+            .collect()
+    }
+
+    /// The registered objects' slots from least to most recently accessed (or registered).
+    pub fn recency_order(&self) -> Vec<usize> {
+        let s = &self.state;
+        let mut slots: Vec<usize> = (0..self.spec.objects)
+            .filter(|&i| s.valid >> i & 1 == 1)
+            .collect();
+        // Within the valid set the age matrix is a total order: an object with more valid
+        // objects newer than it is older.
+        slots.sort_by_key(|&i| std::cmp::Reverse((s.newer[i] & s.valid).count_ones()));
+        slots
+    }
+
+    /// The least recently accessed registered object (what `oldest_*` shows).
+    pub fn oldest(&self) -> Option<usize> {
+        let s = &self.state;
+        let live = self.spec.slot_mask();
+        (0..self.spec.objects).find(|&i| {
+            let bit = 1u32 << i;
+            s.valid & bit != 0 && (s.newer[i] | !s.valid | bit) & live == live
+        })
+    }
+
+    /// Slots whose range holds `vpn`, as a bit mask (valid slots only).
+    #[inline]
+    fn range_hits(&self, vpn: u32) -> u32 {
+        let s = &self.state;
+        let mut hits = 0u32;
+        // A fixed 32-wide loop (invalid slots masked afterwards) so it vectorises.
+        for i in 0..MAX_OBJECTS {
+            hits |= ((s.start[i] <= vpn && vpn <= s.end[i]) as u32) << i;
+        }
+        hits & s.valid
+    }
+
+    /// The slot an object port names, if it names one.
+    #[inline]
+    fn slot(&self, valid: u64, obj: u64) -> Option<usize> {
+        (valid != 0 && (obj as usize) < self.spec.objects).then_some(obj as usize)
+    }
+
+    /// The rising clock edge: every state update of one cycle.
+    fn clock_edge(&mut self, input: &AttIn) {
+        if input.reset != 0 {
+            // Valid bits and output registers only: everything else is rewritten by a
+            // register before it can be seen (see the module docs).
+            self.state.valid = 0;
+            self.registered = AttOut::default();
+            return;
+        }
+        let reg = self.slot(input.reg_valid, input.reg_obj);
+        let rm = self.slot(input.rm_valid, input.rm_obj);
+        let cease = self.slot(input.cease_valid, input.cease_obj);
+        let mut next_out = AttOut::default();
+        let mut acc_touch = 0u32;
+
+        // 1. The access, matched against the table as it stands.
+        if input.acc_valid != 0 {
+            let vpn = input.acc_vpn as u32;
+            let hits = self.range_hits(vpn);
+            if hits != 0 {
+                let k = hits.trailing_zeros() as usize;
+                acc_touch = 1 << k;
+                let s = &mut self.state;
+                let advanced = s.timer[k] != self.spec.timer_max;
+                let mut wrapped = false;
+                if advanced {
+                    s.timer[k] += 1;
+                    let interval = s.interval[k] + 1;
+                    wrapped = interval == self.spec.threshold;
+                    s.interval[k] = if wrapped { 0 } else { interval };
+                }
+                let driver_writes_slot = [reg, rm, cease].contains(&Some(k));
+                next_out.rec_valid = 1;
+                next_out.rec_obj = k as u64;
+                next_out.rec_vpn = vpn as u64;
+                next_out.rec_timer = s.timer[k] as u64;
+                if wrapped && s.cease & acc_touch == 0 && !driver_writes_slot {
+                    next_out.irq_valid = 1;
+                    next_out.irq_obj = k as u64;
+                }
+            }
+        }
+
+        // 2.–4. Driver writes: register, then cease, then remove.
+        let s = &mut self.state;
+        let mut reg_touch = 0u32;
+        if let Some(k) = reg {
+            reg_touch = 1 << k;
+            s.valid |= reg_touch;
+            s.cease &= !reg_touch;
+            s.start[k] = input.reg_start_vpn as u32;
+            s.end[k] = input.reg_end_vpn as u32;
+            s.timer[k] = 0;
+            s.interval[k] = 0;
+        }
+        if let Some(k) = cease {
+            s.cease |= 1 << k;
+        }
+        if let Some(k) = rm {
+            s.valid &= !(1u32 << k);
+        }
+
+        // 5. Recency: the register is the newer touch when both happen.
+        let touched = acc_touch | reg_touch;
+        if touched != 0 {
+            for j in 0..self.spec.objects {
+                let bit = 1u32 << j;
+                s.newer[j] = if reg_touch & bit != 0 {
+                    0
+                } else if acc_touch & bit != 0 {
+                    reg_touch
+                } else {
+                    s.newer[j] | touched
+                };
+            }
+        }
+        self.registered = next_out;
     }
 }
 
 impl CycleModel for AccessTimeTracker {
     type In = AttIn;
     type Out = AttOut;
-    fn step(&mut self, _input: &AttIn) -> AttOut {
-        AttOut::default()
+
+    fn step(&mut self, input: &AttIn) -> AttOut {
+        let mut out = self.registered;
+        if let Some(k) = self.oldest() {
+            out.oldest_valid = 1;
+            out.oldest_obj = k as u64;
+        }
+        self.clock_edge(input);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(objects: usize, timer_bits: u32, threshold: u64) -> AttConfig {
+        AttConfig {
+            objects,
+            timer_bits,
+            profiling_threshold: threshold,
+        }
+    }
+
+    fn register(obj: u64, start: u64, end: u64) -> AttIn {
+        AttIn {
+            reg_valid: 1,
+            reg_obj: obj,
+            reg_start_vpn: start,
+            reg_end_vpn: end,
+            ..AttIn::default()
+        }
+    }
+
+    fn access(vpn: u64) -> AttIn {
+        AttIn {
+            acc_valid: 1,
+            acc_vpn: vpn,
+            ..AttIn::default()
+        }
+    }
+
+    #[test]
+    fn record_appears_one_cycle_after_the_access_with_the_advanced_timer() {
+        let mut att = AccessTimeTracker::new(&cfg(4, 32, 256));
+        att.step(&register(2, 100, 199));
+        let same_cycle = att.step(&access(150));
+        assert_eq!(same_cycle.rec_valid, 0, "outputs are registered");
+        let next = att.step(&AttIn::default());
+        assert_eq!(
+            (next.rec_valid, next.rec_obj, next.rec_vpn, next.rec_timer),
+            (1, 2, 150, 1)
+        );
+        assert_eq!(att.step(&AttIn::default()).rec_valid, 0);
+    }
+
+    #[test]
+    fn overlapping_ranges_go_to_the_lowest_slot() {
+        let mut att = AccessTimeTracker::new(&cfg(4, 32, 256));
+        att.step(&register(3, 0, 1000));
+        att.step(&register(1, 500, 600));
+        att.step(&access(550));
+        assert_eq!(att.step(&access(700)).rec_obj, 1);
+        assert_eq!(att.step(&AttIn::default()).rec_obj, 3);
+    }
+
+    #[test]
+    fn bad_configurations_are_refused_with_the_key() {
+        let e = AccessTimeTracker::try_new(&cfg(33, 32, 256)).unwrap_err();
+        assert!(e.to_string().contains("objects"), "{e}");
+        let e = AccessTimeTracker::try_new(&cfg(4, 4, 16)).unwrap_err();
+        assert!(e.to_string().contains("profiling_threshold"), "{e}");
+        assert!(AccessTimeTracker::try_new(&cfg(4, 4, 15)).is_ok());
+    }
+
+    #[test]
+    fn recency_order_follows_the_last_touch() {
+        let mut att = AccessTimeTracker::new(&cfg(8, 32, 256));
+        for (obj, base) in [(0u64, 0u64), (5, 100), (2, 200)] {
+            att.step(&register(obj, base, base + 9));
+        }
+        assert_eq!(att.recency_order(), vec![0, 5, 2]);
+        att.step(&access(3));
+        assert_eq!(att.recency_order(), vec![5, 2, 0]);
+        assert_eq!(att.oldest(), Some(5));
+        // Access and register in one cycle: the register is the newer touch.
+        let both = AttIn {
+            acc_valid: 1,
+            acc_vpn: 105,
+            ..register(7, 300, 309)
+        };
+        att.step(&both);
+        assert_eq!(att.recency_order(), vec![2, 0, 5, 7]);
     }
 }

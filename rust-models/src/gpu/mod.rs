@@ -1,1 +1,48 @@
-//! MCM GPU timing model. (being written)
+//! # The behavioural MCM GPU timing model
+//!
+//! An event-driven model of CLAP's baseline MCM GPU (Table 1): chiplets of SMs, per-SM L1
+//! TLBs and L1 caches, per-chiplet L2 TLBs, GMMUs with multi-threaded walkers, memory-side
+//! L2 caches, HBM channels and a ring between chiplets. It answers "how many cycles, how
+//! many remote accesses, how good is translation" for one workload under one placement
+//! policy of the driver's memory manager.
+//!
+//! ## Why event-driven
+//! Ticking 256 SMs × 64 warps every cycle is slow and mostly idle work. Instead every warp
+//! carries the cycle it is next ready; a priority queue pops the earliest warp, which
+//! issues its next memory instruction; the instruction's latency is computed as data by
+//! walking the hierarchy once (TLBs → walker → caches → memory), and the warp goes back into
+//! the queue at its completion cycle. Contention is modelled by bandwidth budgets that the
+//! time-ordered requests consume (HBM channels, ring ports, SM issue and L1 ports, walker
+//! threads), and by TLB entries that remember when their fill completes (a later miss to
+//! the same page waits for the earlier walk instead of starting its own).
+//!
+//! ## An access, step by step
+//! 1. The warp's SM spends issue slots on the compute instructions before the access.
+//! 2. The lanes are coalesced into distinct 128-byte lines, grouped by 4 KB page.
+//! 3. Per page: the SM's L1 TLBs (one per page size, probed together), then the chiplet's
+//!    L2 TLB, then a walk in the chiplet's GMMU ([`gmmu`]). A walk that finds no mapping is
+//!    a page fault, handed to the [`MemoryService`]; the warp replays when it says.
+//! 4. Per line: the SM's L1 cache; on a miss the line goes to the chiplet that holds its
+//!    physical frame — across the ring if that is another chiplet — and its memory-side L2,
+//!    then HBM.
+//! 5. The instruction completes when its last line arrives.
+//!
+//! ## Hooks for the UVM path
+//! [`MemoryService`] (in [`service`]) is called on every GPU memory access (per page per
+//! warp instruction, after translation, as an Access Time Tracker at the GMMU sees it) and
+//! on every page fault (it maps the page — or migrates it, evicts, prefetches — and returns
+//! the cycle the warp can replay, plus any TLB shootdowns). [`FirstTouchService`] is the
+//! default: it maps on first touch through the driver's memory manager after the
+//! configured fault latency.
+//!
+//! ## Thread-block placement
+//! First touch (CLAP §2.7): each kernel's grid is cut into one contiguous chunk per chiplet,
+//! so consecutive thread blocks share a chiplet; inside a chiplet, blocks go to SMs as
+//! slots free up.
+
+pub mod config;
+pub mod gmmu;
+pub mod memory;
+pub mod tlb;
+
+pub use config::GpuConfig;

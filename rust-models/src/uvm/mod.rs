@@ -1,1 +1,101 @@
-//! UVM path: far faults, TBNp, Forest, SpecForest. (being written)
+//! # The UVM path: far faults, TBNp, eviction, Forest, SpecForest
+//!
+//! When a GPU program's footprint exceeds GPU memory, what the driver prefetches and what
+//! it evicts decides performance. This module models NVIDIA's driver as the baseline and
+//! Forest / SpecForest (ISCA 2025) on top of it, and replays a [`Workload`] through them:
+//!
+//! 1. warps issue memory instructions ([`engine`]); an access to a page that is not on
+//!    the GPU is a far fault, queued in the fault buffer (duplicates coalesced) and the
+//!    warp stalls;
+//! 2. the driver fetches a batch of up to 256 faults ([`service`]), de-duplicates them,
+//!    groups them by prefetch tree (a 2 MB VA block for TBNp, the object's own tree for
+//!    Forest), asks the prefetcher ([`tbnp`]) which neighbours to bring along, evicts to
+//!    make room ([`lru`] fault-order LRU of 2 MB chunks, or Forest's object-then-leaf
+//!    recency order), migrates over the host link and updates the page table
+//!    ([`residency`]); every step's latency is accounted in [`metrics::ServiceTime`];
+//! 3. stalled warps whose pages arrived are replayed at the end of the batch;
+//! 4. with Forest, every performed access steps the Access Time Tracker through its
+//!    ports ([`att_port`]); its interrupts run the access-pattern detector ([`apd`]),
+//!    which programs the object's isolation / motion bits ([`forest_tree`]).
+//!
+//! `run_workload` is the entry point; `sweep_forest` runs the Forest suite.
+
+pub mod apd;
+pub mod att_port;
+pub mod att_ref;
+pub mod config;
+pub mod engine;
+pub mod forest;
+pub mod forest_tree;
+pub mod layout;
+pub mod lru;
+pub mod mask;
+pub mod metrics;
+pub mod residency;
+pub mod service;
+pub mod sweep;
+pub mod tbnp;
+
+pub use config::UvmConfig;
+pub use engine::run_workload;
+pub use metrics::UvmMetrics;
+// sweep re-exports added when sweep.rs lands
+
+/// Which UVM management runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum UvmPolicy {
+    /// No UVM: every page is on the GPU from the start (the no-fault reference).
+    None,
+    /// NVIDIA's driver: TBNp prefetching, fault-order LRU eviction of 2 MB chunks.
+    Tbnp,
+    /// Per-object trees from the APD, access-aware eviction.
+    Forest,
+    /// Forest with pattern recording, static stride hints and similarity groups.
+    SpecForest,
+}
+
+impl UvmPolicy {
+    pub const ALL: [UvmPolicy; 4] = [
+        UvmPolicy::None,
+        UvmPolicy::Tbnp,
+        UvmPolicy::Forest,
+        UvmPolicy::SpecForest,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            UvmPolicy::None => "none",
+            UvmPolicy::Tbnp => "tbnp",
+            UvmPolicy::Forest => "forest",
+            UvmPolicy::SpecForest => "specforest",
+        }
+    }
+}
+
+impl std::str::FromStr for UvmPolicy {
+    type Err = UvmError;
+    fn from_str(s: &str) -> Result<Self, UvmError> {
+        UvmPolicy::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| UvmError::UnknownPolicy(s.to_string()))
+    }
+}
+
+/// Why a UVM run could not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum UvmError {
+    #[error("unknown UVM policy `{0}` (expected none, tbnp, forest or specforest)")]
+    UnknownPolicy(String),
+    #[error("oversubscription {0} is below 1.0 (it is footprint / GPU memory)")]
+    Oversubscription(f64),
+    #[error("workload `{0}` has no allocations")]
+    NoAllocations(String),
+    #[error("simulation stalled at cycle {cycle}: {detail}")]
+    Stall { cycle: u64, detail: String },
+    #[error("invariant violated at cycle {cycle}: {detail}")]
+    Invariant { cycle: u64, detail: String },
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("workload: {0}")]
+    Workload(String),
+}

@@ -5,10 +5,34 @@
 //! schedules thread blocks onto chiplets and SMs and pulls instructions from these streams,
 //! so nothing proportional to the instruction count is ever held in memory.
 //!
-//! Built-in generators (named after the papers' benchmarks) and the trace-file reader both
-//! implement [`Workload`].
+//! Built-in generators (named after the papers' benchmarks, see [`registry`]) and the
+//! trace-file reader ([`trace`]) both implement [`Workload`].
+//!
+//! Design: a generator owns only what the real program's *control* depends on (a graph's
+//! degree table, a BFS level per vertex); addresses are recomputed on demand from the
+//! thread-block and warp index, the way the kernel computes them. Randomness comes from a
+//! counter-based hash of (seed, kernel, tb, warp, step) ([`rng`]), so any warp's stream can
+//! be regenerated alone, in any order, and is the same for the same seed.
 
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+mod dl;
+mod dense;
+mod gemm;
+mod graph;
+mod graph_kernels;
+mod pattern;
+mod phases;
+mod program;
+pub mod registry;
+pub mod rng;
+mod stencil;
+pub mod trace;
+
+
+pub use registry::{by_name, catalog, clap_suite, forest_suite, WorkloadInfo};
+pub use trace::{write_trace, TraceWorkload};
 
 /// Index of an allocation within its workload (0-based, declaration order).
 pub type AllocIndex = u16;
@@ -26,6 +50,29 @@ pub struct Allocation {
     pub similarity_group: Option<u32>,
 }
 
+impl Allocation {
+    /// A plain allocation: no hints, no preferred location.
+    pub fn new(name: impl Into<String>, bytes: u64) -> Self {
+        Allocation {
+            name: name.into(),
+            bytes,
+            stride_hint: None,
+            preferred_gpu: false,
+            similarity_group: None,
+        }
+    }
+    /// Declare a SpecForest static stride hint (pages).
+    pub fn with_stride(mut self, pages: u64) -> Self {
+        self.stride_hint = Some(pages);
+        self
+    }
+    /// Put the allocation in a SpecForest similarity group.
+    pub fn in_group(mut self, group: u32) -> Self {
+        self.similarity_group = Some(group);
+        self
+    }
+}
+
 /// One kernel launch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Kernel {
@@ -34,6 +81,17 @@ pub struct Kernel {
     pub grid: u32,
     /// Warps per thread block.
     pub warps_per_tb: u32,
+}
+
+impl Kernel {
+    /// A kernel launch of `grid` thread blocks of `warps_per_tb` warps.
+    pub fn new(name: impl Into<String>, grid: u32, warps_per_tb: u32) -> Self {
+        Kernel {
+            name: name.into(),
+            grid,
+            warps_per_tb,
+        }
+    }
 }
 
 /// The lanes of one warp memory instruction, as byte offsets into one allocation.
@@ -48,6 +106,52 @@ pub enum Lanes {
     },
     /// Each active lane touches its own offset (gathers, scatters, indirect accesses).
     Gather { offsets: Box<[u64]>, elem: u8 },
+}
+
+impl Lanes {
+    /// Number of active lanes.
+    pub fn active(&self) -> usize {
+        match self {
+            Lanes::Strided { lanes, .. } => *lanes as usize,
+            Lanes::Gather { offsets, .. } => offsets.len(),
+        }
+    }
+    /// Bytes touched by each lane.
+    pub fn elem(&self) -> u8 {
+        match self {
+            Lanes::Strided { elem, .. } | Lanes::Gather { elem, .. } => *elem,
+        }
+    }
+    /// Byte offset touched by active lane `i` (`i < active()`).
+    pub fn lane_offset(&self, i: usize) -> u64 {
+        match self {
+            Lanes::Strided { offset, stride, .. } => offset + i as u64 * stride,
+            Lanes::Gather { offsets, .. } => offsets[i],
+        }
+    }
+    /// The smallest offset touched and one past the largest byte touched, or `None` when no
+    /// lane is active. Used to check that every access lies inside its allocation.
+    pub fn extent(&self) -> Option<(u64, u64)> {
+        let elem = self.elem() as u64;
+        match self {
+            Lanes::Strided {
+                offset,
+                stride,
+                lanes,
+                ..
+            } => (*lanes > 0).then(|| {
+                // Saturating: a trace may carry absurd numbers, which must fail the bounds
+                // check rather than wrap.
+                let last = (*lanes as u64 - 1).saturating_mul(*stride);
+                (*offset, offset.saturating_add(last).saturating_add(elem))
+            }),
+            Lanes::Gather { offsets, .. } => {
+                let lo = offsets.iter().min()?;
+                let hi = offsets.iter().max()?;
+                Some((*lo, hi.saturating_add(elem)))
+            }
+        }
+    }
 }
 
 /// One warp memory instruction.
@@ -70,4 +174,59 @@ pub trait Workload: Send + Sync {
     fn kernels(&self) -> &[Kernel];
     /// The memory instructions of warp `warp` of thread block `tb` of kernel `kernel`.
     fn warp_stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_>;
+    /// One line saying what the program does (empty for traces without one).
+    fn description(&self) -> &str {
+        ""
+    }
+    /// Total warp memory instructions over all kernels. Built-in generators answer from
+    /// their loop bounds without generating; the default walks every stream.
+    fn instr_count(&self) -> u64 {
+        count_by_walking(self)
+    }
+}
+
+/// Count a workload's warp memory instructions by walking every stream (exact, slow).
+pub fn count_by_walking<W: Workload + ?Sized>(w: &W) -> u64 {
+    let mut total = 0u64;
+    for (k, kernel) in w.kernels().iter().enumerate() {
+        for tb in 0..kernel.grid {
+            for warp in 0..kernel.warps_per_tb {
+                total += w.warp_stream(k, tb, warp).count() as u64;
+            }
+        }
+    }
+    total
+}
+
+/// Total bytes of all allocations.
+pub fn footprint_bytes(w: &dyn Workload) -> u64 {
+    w.allocations().iter().map(|a| a.bytes).sum()
+}
+
+/// Why a workload could not be built or read.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    #[error("unknown workload `{name}`; valid names: {valid}")]
+    UnknownWorkload { name: String, valid: String },
+    #[error("workload `{name}`: scale must be a finite number > 0, got {scale}")]
+    BadScale { name: String, scale: f64 },
+    #[error("workload `{name}`: scale {scale} is too large ({why})")]
+    TooLarge {
+        name: String,
+        scale: f64,
+        why: String,
+    },
+    #[error("{}:{line}: {message}", path.display())]
+    Trace {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+    #[error("{}: {message}", path.display())]
+    TraceFile { path: PathBuf, message: String },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }

@@ -1,0 +1,283 @@
+//! `GpuConfig`: the MCM GPU's parameters (`configs/mcm-4chiplet.toml`, CLAP Table 1).
+//!
+//! One validated type: serde rejects unknown keys and wrong types (the message names the
+//! file, line and key), [`GpuConfig::validate`] rejects values the model cannot use (the
+//! message names the key). Every latency is in GPU core cycles unless its name says `_ns`;
+//! bandwidths in GB/s are converted to bytes per cycle once, by [`GpuConfig::derived`].
+
+use crate::config::{load_toml, ConfigError, HwConfig};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Whole-GPU parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuConfig {
+    pub gpu: CoreSpec,
+    pub l1_tlb: TlbSpec,
+    pub l2_tlb: TlbSpec,
+    pub l1_cache: CacheSpec,
+    pub l2_cache: CacheSpec,
+    pub memory: MemorySpec,
+    pub interconnect: InterconnectSpec,
+    pub walker: WalkerSpec,
+    pub fault: FaultSpec,
+    /// Parameters of the Remote Tracker and TLB coalescing twins (same keys as `hw.toml`).
+    #[serde(default)]
+    pub hw: HwConfig,
+}
+
+/// Chiplets, SMs and warps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreSpec {
+    /// Chiplets in the package (a power of two: the chiplet ID is a field of the PA).
+    pub chiplets: u32,
+    /// Streaming multiprocessors per chiplet.
+    pub sms_per_chiplet: u32,
+    /// Core clock in MHz; converts ns and GB/s into cycles.
+    pub clock_mhz: f64,
+    /// Resident warps per SM.
+    pub warps_per_sm: u32,
+    /// Resident thread blocks per SM.
+    pub max_tbs_per_sm: u32,
+    /// Warp instructions an SM issues per cycle (its warp schedulers).
+    pub issue_width: u32,
+}
+
+/// One TLB level: one structure per page-size class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlbSpec {
+    /// Entries of the 4 KB TLB.
+    pub entries_4k: u32,
+    /// Entries of the 64 KB TLB (an entry may be a coalesced group of up to 16 pages).
+    pub entries_64k: u32,
+    /// Entries of the 2 MB TLB.
+    pub entries_2m: u32,
+    /// Associativity; 0 means fully associative.
+    pub ways: u32,
+    /// Lookup latency in cycles (all classes are probed in parallel).
+    pub latency: u64,
+}
+
+/// A data cache (tags only: the model needs hits and misses, not data).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSpec {
+    /// Capacity in bytes (per SM for L1, per chiplet for L2).
+    pub bytes: u64,
+    /// Associativity.
+    pub ways: u32,
+    /// Hit latency in cycles.
+    pub latency: u64,
+}
+
+/// HBM per chiplet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySpec {
+    /// Memory channels per chiplet; lines interleave over them at `channel_interleave_bytes`.
+    pub channels_per_chiplet: u32,
+    /// Bytes that go to one channel before the next (sub-page interleaving, CLAP §2.6).
+    pub channel_interleave_bytes: u64,
+    /// Memory bandwidth of the whole GPU in GB/s, split evenly over all channels.
+    pub total_bandwidth_gbs: f64,
+    /// DRAM access latency added to an L2 miss, in cycles.
+    pub dram_latency: u64,
+    /// Physical memory per chiplet in bytes (a multiple of 2 MB: whole PF blocks).
+    pub bytes_per_chiplet: u64,
+}
+
+/// The inter-chiplet ring.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterconnectSpec {
+    /// Ring bandwidth of the whole GPU in GB/s, split evenly over the chiplets' ports.
+    pub total_bandwidth_gbs: f64,
+    /// Latency a remote access pays for crossing the ring, in ns.
+    pub latency_ns: f64,
+}
+
+/// The GMMU's page-table walker (one per chiplet).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalkerSpec {
+    /// Concurrent walks per GMMU (multi-threaded walker).
+    pub walkers_per_chiplet: u32,
+    /// Page-walk-cache entries per GMMU for upper-level (PDB) entries; 0 disables it.
+    pub pwc_entries: u32,
+    /// Cycles of a page-walk-cache hit.
+    pub pwc_latency: u64,
+    /// Feed each 64 KB leaf's PTE line to the TLB coalescing twin (CLAP §4.6).
+    pub coalescing: bool,
+}
+
+/// First-touch page faults serviced by the driver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    /// Time from a fault to the warp's replay, in ns (mapping, page-table update, zeroing).
+    pub latency_ns: f64,
+}
+
+/// Values computed once from a validated config.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Derived {
+    /// Cycles a 128-byte line occupies one memory channel.
+    pub channel_cycles_per_line: f64,
+    /// Cycles a 128-byte line occupies one chiplet's ring port.
+    pub ring_cycles_per_line: f64,
+    /// Ring latency in cycles.
+    pub ring_latency: u64,
+    /// Fault service latency in cycles.
+    pub fault_latency: u64,
+    /// Total SMs.
+    pub sms: u32,
+}
+
+/// Bytes of one cache line / coalescing unit.
+pub const LINE_BYTES: u64 = 128;
+
+impl GpuConfig {
+    /// Load and validate a GPU config file.
+    pub fn load(path: &Path) -> Result<GpuConfig, ConfigError> {
+        let cfg: GpuConfig = load_toml(path)?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    /// Parse and validate TOML text (`path` names it in messages).
+    pub fn parse(text: &str, path: &Path) -> Result<GpuConfig, ConfigError> {
+        let cfg: GpuConfig = crate::config::parse_toml(text, path)?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    /// Cycles of `ns` nanoseconds at the core clock, rounded to the nearest cycle.
+    pub fn ns_to_cycles(&self, ns: f64) -> u64 {
+        (ns * self.gpu.clock_mhz / 1000.0).round() as u64
+    }
+
+    /// Unit conversions, done once.
+    pub fn derived(&self) -> Derived {
+        let bytes_per_cycle = |gbs: f64| gbs * 1e9 / (self.gpu.clock_mhz * 1e6);
+        let channels = (self.gpu.chiplets * self.memory.channels_per_chiplet) as f64;
+        let channel_bpc = bytes_per_cycle(self.memory.total_bandwidth_gbs) / channels;
+        let ring_bpc =
+            bytes_per_cycle(self.interconnect.total_bandwidth_gbs) / self.gpu.chiplets as f64;
+        Derived {
+            channel_cycles_per_line: LINE_BYTES as f64 / channel_bpc,
+            ring_cycles_per_line: LINE_BYTES as f64 / ring_bpc,
+            ring_latency: self.ns_to_cycles(self.interconnect.latency_ns),
+            fault_latency: self.ns_to_cycles(self.fault.latency_ns),
+            sms: self.gpu.chiplets * self.gpu.sms_per_chiplet,
+        }
+    }
+
+    /// Check every value the model depends on; the error names the key.
+    pub fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let bad = |key: &str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: key.to_string(),
+            message,
+        };
+        let g = &self.gpu;
+        if !g.chiplets.is_power_of_two() || g.chiplets > 64 {
+            return Err(bad(
+                "gpu.chiplets",
+                format!("expected a power of two in 1..=64, got {}", g.chiplets),
+            ));
+        }
+        for (key, v) in [
+            ("gpu.sms_per_chiplet", g.sms_per_chiplet),
+            ("gpu.warps_per_sm", g.warps_per_sm),
+            ("gpu.max_tbs_per_sm", g.max_tbs_per_sm),
+            ("gpu.issue_width", g.issue_width),
+            ("memory.channels_per_chiplet", self.memory.channels_per_chiplet),
+            ("walker.walkers_per_chiplet", self.walker.walkers_per_chiplet),
+        ] {
+            if v == 0 {
+                return Err(bad(key, "expected at least 1, got 0".into()));
+            }
+        }
+        for (key, v) in [
+            ("gpu.clock_mhz", g.clock_mhz),
+            ("memory.total_bandwidth_gbs", self.memory.total_bandwidth_gbs),
+            (
+                "interconnect.total_bandwidth_gbs",
+                self.interconnect.total_bandwidth_gbs,
+            ),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(bad(key, format!("expected a positive number, got {v}")));
+            }
+        }
+        for (key, v) in [
+            ("interconnect.latency_ns", self.interconnect.latency_ns),
+            ("fault.latency_ns", self.fault.latency_ns),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(bad(key, format!("expected a number >= 0, got {v}")));
+            }
+        }
+        for (name, t) in [("l1_tlb", &self.l1_tlb), ("l2_tlb", &self.l2_tlb)] {
+            for (size, n) in [
+                ("entries_4k", t.entries_4k),
+                ("entries_64k", t.entries_64k),
+                ("entries_2m", t.entries_2m),
+            ] {
+                if n == 0 {
+                    return Err(bad(&format!("{name}.{size}"), "expected at least 1".into()));
+                }
+                if t.ways != 0 && (n % t.ways != 0 || !(n / t.ways).is_power_of_two()) {
+                    return Err(bad(
+                        &format!("{name}.{size}"),
+                        format!(
+                            "{n} entries do not form a power-of-two number of {}-way sets",
+                            t.ways
+                        ),
+                    ));
+                }
+            }
+        }
+        for (name, c) in [("l1_cache", &self.l1_cache), ("l2_cache", &self.l2_cache)] {
+            let lines = c.bytes / LINE_BYTES;
+            if c.ways == 0
+                || c.bytes % LINE_BYTES != 0
+                || lines % c.ways as u64 != 0
+                || !(lines / c.ways as u64).is_power_of_two()
+            {
+                return Err(bad(
+                    &format!("{name}.bytes"),
+                    format!(
+                        "{} bytes in {}-way sets of 128-byte lines is not a power-of-two set count",
+                        c.bytes, c.ways
+                    ),
+                ));
+            }
+        }
+        let m = &self.memory;
+        if !m.channel_interleave_bytes.is_power_of_two() || m.channel_interleave_bytes < LINE_BYTES
+        {
+            return Err(bad(
+                "memory.channel_interleave_bytes",
+                format!(
+                    "expected a power of two >= 128, got {}",
+                    m.channel_interleave_bytes
+                ),
+            ));
+        }
+        if m.bytes_per_chiplet == 0 || m.bytes_per_chiplet % crate::addr::PAGE_2M != 0 {
+            return Err(bad(
+                "memory.bytes_per_chiplet",
+                format!(
+                    "expected a positive multiple of 2 MB, got {}",
+                    m.bytes_per_chiplet
+                ),
+            ));
+        }
+        // The twins' keys are reported as in hw.toml (`remote_tracker.entries`, …).
+        self.hw.validate(path)
+    }
+}

@@ -1,0 +1,232 @@
+//! Data side of the model: set-associative tag caches and bandwidth budgets.
+//!
+//! Timing is data (ChampSim style): a cache lookup answers hit or miss and the caller adds
+//! the configured latency; a bandwidth budget is a resource with a "free from" time that a
+//! transfer consumes, so queueing delay appears when requests arrive faster than the
+//! resource drains them. The engine processes warps in time order, so budgets see their
+//! requests nearly in order.
+
+use super::config::{CacheSpec, LINE_BYTES};
+
+/// Tags of a set-associative, LRU, write-allocate cache of 128-byte lines.
+#[derive(Debug, Clone)]
+pub struct TagCache {
+    /// Line number + 1 per way (0 = empty), set-major.
+    tags: Vec<u64>,
+    stamps: Vec<u32>,
+    set_mask: u64,
+    ways: usize,
+    clock: u32,
+    /// Hit latency in cycles.
+    pub latency: u64,
+}
+
+impl TagCache {
+    /// Build from a validated spec.
+    pub fn new(spec: &CacheSpec) -> TagCache {
+        let lines = (spec.bytes / LINE_BYTES) as usize;
+        let ways = spec.ways as usize;
+        TagCache {
+            tags: vec![0; lines],
+            stamps: vec![0; lines],
+            set_mask: (lines / ways) as u64 - 1,
+            ways,
+            clock: 0,
+            latency: spec.latency,
+        }
+    }
+
+    /// Look up the line holding physical address `pa`; a miss allocates it (LRU victim).
+    /// Returns whether it hit.
+    #[inline]
+    pub fn access(&mut self, pa: u64) -> bool {
+        let line = pa / LINE_BYTES;
+        let key = line + 1;
+        // Hash the set index so power-of-two strides do not all land in one set.
+        let set = ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
+        self.clock = self.clock.wrapping_add(1);
+        let clock = self.clock;
+        let tags = &mut self.tags[set..set + self.ways];
+        let stamps = &mut self.stamps[set..set + self.ways];
+        let mut victim = 0;
+        let mut victim_age = 0u32;
+        let mut found_empty = false;
+        for w in 0..tags.len() {
+            if tags[w] == key {
+                stamps[w] = clock;
+                return true;
+            }
+            if found_empty {
+                continue;
+            }
+            if tags[w] == 0 {
+                victim = w;
+                found_empty = true;
+            } else {
+                // Age relative to now survives the stamp counter wrapping.
+                let age = clock.wrapping_sub(stamps[w]);
+                if age >= victim_age {
+                    victim_age = age;
+                    victim = w;
+                }
+            }
+        }
+        tags[victim] = key;
+        stamps[victim] = clock;
+        false
+    }
+}
+
+/// A resource that moves one line at a time at a fixed rate: a memory channel or a ring
+/// port. Time is kept in fractional cycles so sub-cycle rates add up exactly.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Budget {
+    free_at: f64,
+    /// Cycles spent waiting for this resource, summed over all requests.
+    pub queued_cycles: f64,
+    /// Lines moved.
+    pub lines: u64,
+}
+
+impl Budget {
+    /// Move one line that arrives at `now` and occupies the resource for `cost` cycles;
+    /// returns the (whole) cycles it waited before it could start.
+    #[inline]
+    pub fn consume(&mut self, now: u64, cost: f64) -> u64 {
+        let start = self.free_at.max(now as f64);
+        self.free_at = start + cost;
+        let wait = start - now as f64;
+        self.queued_cycles += wait;
+        self.lines += 1;
+        wait.ceil() as u64
+    }
+}
+
+/// The memory side shared by every SM and walker: each chiplet's memory-side L2 (it
+/// caches only its own chiplet's memory, so remote data is not cached at the requester),
+/// its HBM channels, and its port on the ring.
+#[derive(Debug, Clone)]
+pub struct MemSystem {
+    l2: Vec<TagCache>,
+    channels: Vec<Budget>,
+    ring_ports: Vec<Budget>,
+    chiplets: u32,
+    channels_per_chiplet: u64,
+    channel_shift: u32,
+    channel_cycles: f64,
+    ring_cycles: f64,
+    ring_latency: u64,
+    dram_latency: u64,
+    /// L2 hits and misses, summed over chiplets.
+    pub l2_hits: u64,
+    pub l2_misses: u64,
+}
+
+/// Where a line was served from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRead {
+    /// Cycle the line arrives at the requester.
+    pub done: u64,
+    /// The line's memory lives on another chiplet.
+    pub remote: bool,
+}
+
+impl MemSystem {
+    /// Build from a validated config.
+    pub fn new(cfg: &super::GpuConfig) -> MemSystem {
+        let d = cfg.derived();
+        let n = cfg.gpu.chiplets as usize;
+        let ch = cfg.memory.channels_per_chiplet as usize;
+        MemSystem {
+            l2: (0..n).map(|_| TagCache::new(&cfg.l2_cache)).collect(),
+            channels: vec![Budget::default(); n * ch],
+            ring_ports: vec![Budget::default(); n],
+            chiplets: cfg.gpu.chiplets,
+            channels_per_chiplet: ch as u64,
+            channel_shift: cfg.memory.channel_interleave_bytes.trailing_zeros(),
+            channel_cycles: d.channel_cycles_per_line,
+            ring_cycles: d.ring_cycles_per_line,
+            ring_latency: d.ring_latency,
+            dram_latency: cfg.memory.dram_latency,
+            l2_hits: 0,
+            l2_misses: 0,
+        }
+    }
+
+    /// Chiplet whose memory holds `pa` (the PA bits above the 2 MB offset, CLAP Fig. 4).
+    #[inline]
+    pub fn home(&self, pa: u64) -> u32 {
+        ((pa >> crate::addr::CHIPLET_INTERLEAVE_SHIFT) & (self.chiplets as u64 - 1)) as u32
+    }
+
+    /// Read (or write) the line holding `pa` for a requester on `chiplet`, starting at
+    /// `now`: a remote line crosses the ring (its latency, and the home chiplet's ring port
+    /// for the reply); the home L2 answers a hit after its latency, a miss also pays the
+    /// DRAM latency and the line's channel.
+    #[inline]
+    pub fn read_line(&mut self, pa: u64, now: u64, chiplet: u32) -> LineRead {
+        let home = self.home(pa);
+        let remote = home != chiplet;
+        let mut t = now;
+        if remote {
+            t += self.ring_latency;
+            t += self.ring_ports[home as usize].consume(t, self.ring_cycles);
+        }
+        t += self.l2[home as usize].latency;
+        if self.l2[home as usize].access(pa) {
+            self.l2_hits += 1;
+        } else {
+            self.l2_misses += 1;
+            t += self.dram_latency;
+            let ch = (pa >> self.channel_shift) % self.channels_per_chiplet;
+            let idx = (home as u64 * self.channels_per_chiplet + ch) as usize;
+            t += self.channels[idx].consume(t, self.channel_cycles);
+        }
+        LineRead { done: t, remote }
+    }
+
+    /// Mean queueing delay per line at the HBM channels and at the ring ports, in cycles.
+    pub fn queueing(&self) -> (f64, f64) {
+        let mean = |bs: &[Budget]| {
+            let lines: u64 = bs.iter().map(|b| b.lines).sum();
+            let q: f64 = bs.iter().map(|b| b.queued_cycles).sum();
+            if lines == 0 {
+                0.0
+            } else {
+                q / lines as f64
+            }
+        };
+        (mean(&self.channels), mean(&self.ring_ports))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_access_to_a_line_hits_and_lru_way_is_evicted() {
+        let spec = CacheSpec {
+            bytes: 2 * 128,
+            ways: 2,
+            latency: 20,
+        };
+        let mut c = TagCache::new(&spec); // one set, two ways
+        assert!(!c.access(0));
+        assert!(c.access(64), "same 128-byte line");
+        assert!(!c.access(128));
+        assert!(c.access(0)); // line 0 most recent
+        assert!(!c.access(256)); // evicts line 1
+        assert!(c.access(0));
+        assert!(!c.access(128), "line 1 was the LRU victim");
+    }
+
+    #[test]
+    fn budget_queues_requests_beyond_its_rate() {
+        let mut b = Budget::default();
+        assert_eq!(b.consume(10, 4.0), 0);
+        assert_eq!(b.consume(10, 4.0), 4);
+        assert_eq!(b.consume(10, 4.0), 8);
+        assert_eq!(b.consume(100, 4.0), 0, "idle resource: no wait");
+    }
+}

@@ -1,0 +1,321 @@
+//! TLBs: one structure per page-size class, probed in parallel (CLAP §3.2 gives each page
+//! size its own TLB).
+//!
+//! An entry covers an aligned *group* of pages of its class and carries a 16-bit mask of
+//! the pages in the group it translates. A plain page sets one bit; an intermediate-size
+//! region (a FRAG field wider than the page, or a line merged by the TLB coalescing twin,
+//! CLAP §4.6) sets several, so one entry covers the whole region. Inside a group every
+//! covered page keeps the same VA-to-PA offset, so the PA is rebuilt from the entry by
+//! addition — except for entries whose reach exceeds the contiguity of the mapping (the
+//! `ideal` policy's 2 MB translation over 64 KB placement), which say so with `exact_pa`.
+//!
+//! Each entry also carries the cycle its fill completes: a lookup that hits an entry still
+//! being filled waits for it, which is how the model merges misses to the same page
+//! (an MSHR) without tracking in-flight walks separately.
+
+use super::config::TlbSpec;
+
+/// Page-size class of a TLB structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum SizeClass {
+    K4 = 0,
+    K64 = 1,
+    M2 = 2,
+}
+
+impl SizeClass {
+    /// All classes, smallest first.
+    pub const ALL: [SizeClass; 3] = [SizeClass::K4, SizeClass::K64, SizeClass::M2];
+
+    /// log2 of the class's page size.
+    pub const fn page_shift(self) -> u32 {
+        match self {
+            SizeClass::K4 => 12,
+            SizeClass::K64 => 16,
+            SizeClass::M2 => 21,
+        }
+    }
+
+    /// log2 of the group one entry can cover: sixteen 64 KB pages (1 MB, the coalescer's
+    /// reach); a single page for the other classes.
+    pub const fn group_shift(self) -> u32 {
+        match self {
+            SizeClass::K4 => 12,
+            SizeClass::K64 => 20,
+            SizeClass::M2 => 21,
+        }
+    }
+
+    /// The class whose TLB caches a translation that reaches `reach_bytes`.
+    pub fn for_reach(reach_bytes: u64) -> SizeClass {
+        if reach_bytes >= 1 << 21 {
+            SizeClass::M2
+        } else if reach_bytes >= 1 << 16 {
+            SizeClass::K64
+        } else {
+            SizeClass::K4
+        }
+    }
+
+    /// Short label (`4K`, `64K`, `2M`).
+    pub fn label(self) -> &'static str {
+        match self {
+            SizeClass::K4 => "4K",
+            SizeClass::K64 => "64K",
+            SizeClass::M2 => "2M",
+        }
+    }
+}
+
+/// What a TLB fill or hit knows about a translation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TlbFill {
+    pub class: SizeClass,
+    /// Pages of the group this entry translates (bit i = page i of the group).
+    pub mask: u16,
+    /// PA of the group's first byte, if every covered page keeps the same VA-to-PA offset.
+    pub pa_base: Option<u64>,
+    /// Cycle the fill completes.
+    pub ready: u64,
+}
+
+/// A TLB hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TlbHit {
+    pub class: SizeClass,
+    /// The PA of the looked-up VA, when the entry can rebuild it.
+    pub pa: Option<u64>,
+    /// Cycle the entry's fill completes (may be later than the lookup).
+    pub ready: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    /// VA >> group_shift; `u64::MAX` marks an empty way.
+    tag: u64,
+    pa_base: u64,
+    ready: u64,
+    stamp: u64,
+    mask: u16,
+    exact_pa: bool,
+}
+
+const EMPTY: Entry = Entry {
+    tag: u64::MAX,
+    pa_base: 0,
+    ready: 0,
+    stamp: 0,
+    mask: 0,
+    exact_pa: false,
+};
+
+/// One set-associative (or fully associative) array of one size class, LRU.
+#[derive(Debug, Clone)]
+struct TlbArray {
+    class: SizeClass,
+    set_mask: u64,
+    ways: usize,
+    entries: Vec<Entry>,
+}
+
+impl TlbArray {
+    fn new(class: SizeClass, entries: u32, ways: u32) -> TlbArray {
+        // ways == 0 means fully associative: one set holding every entry.
+        let ways = if ways == 0 { entries } else { ways } as usize;
+        let sets = (entries as usize / ways).max(1);
+        TlbArray {
+            class,
+            set_mask: sets as u64 - 1,
+            ways,
+            entries: vec![EMPTY; sets * ways],
+        }
+    }
+
+    #[inline]
+    fn set_of(&mut self, tag: u64) -> &mut [Entry] {
+        let s = (tag & self.set_mask) as usize * self.ways;
+        &mut self.entries[s..s + self.ways]
+    }
+
+    #[inline]
+    fn lookup(&mut self, va: u64, stamp: u64) -> Option<TlbHit> {
+        let class = self.class;
+        let gs = class.group_shift();
+        let tag = va >> gs;
+        let bit = 1u16 << ((va >> class.page_shift()) & 15);
+        for e in self.set_of(tag).iter_mut() {
+            if e.tag == tag && e.mask & bit != 0 {
+                e.stamp = stamp;
+                let off = va & ((1u64 << gs) - 1);
+                return Some(TlbHit {
+                    class,
+                    pa: e.exact_pa.then(|| e.pa_base.wrapping_add(off)),
+                    ready: e.ready,
+                });
+            }
+        }
+        None
+    }
+
+    fn insert(&mut self, va: u64, fill: &TlbFill, stamp: u64) {
+        let tag = va >> self.class.group_shift();
+        let pa_base = fill.pa_base.unwrap_or(0);
+        let exact = fill.pa_base.is_some();
+        let set = self.set_of(tag);
+        // The same group with the same offset: widen the entry (a later coalesced line
+        // adds pages mapped since the last walk).
+        if let Some(e) = set
+            .iter_mut()
+            .find(|e| e.tag == tag && e.exact_pa == exact && e.pa_base == pa_base)
+        {
+            e.mask |= fill.mask;
+            e.stamp = stamp;
+            e.ready = e.ready.min(fill.ready);
+            return;
+        }
+        let victim = set
+            .iter_mut()
+            .min_by_key(|e| if e.tag == u64::MAX { 0 } else { e.stamp + 1 })
+            .expect("a TLB set has at least one way");
+        *victim = Entry {
+            tag,
+            pa_base,
+            ready: fill.ready,
+            stamp,
+            mask: fill.mask,
+            exact_pa: exact,
+        };
+    }
+
+    fn invalidate(&mut self, start: u64, end: u64) {
+        let gs = self.class.group_shift();
+        for e in self.entries.iter_mut() {
+            if e.tag != u64::MAX {
+                let lo = e.tag << gs;
+                let hi = lo + (1u64 << gs);
+                if lo < end && start < hi {
+                    *e = EMPTY;
+                }
+            }
+        }
+    }
+}
+
+/// One TLB level of one SM (L1) or one chiplet (L2): a structure per size class.
+#[derive(Debug, Clone)]
+pub struct Tlb {
+    arrays: [TlbArray; 3],
+    stamp: u64,
+    /// Lookup latency in cycles.
+    pub latency: u64,
+}
+
+impl Tlb {
+    /// Build from a validated spec.
+    pub fn new(spec: &TlbSpec) -> Tlb {
+        Tlb {
+            arrays: [
+                TlbArray::new(SizeClass::K4, spec.entries_4k, spec.ways),
+                TlbArray::new(SizeClass::K64, spec.entries_64k, spec.ways),
+                TlbArray::new(SizeClass::M2, spec.entries_2m, spec.ways),
+            ],
+            stamp: 0,
+            latency: spec.latency,
+        }
+    }
+
+    /// Probe every class for `va`; hardware probes them in parallel, so the cost is one
+    /// `latency` whatever the outcome.
+    #[inline]
+    pub fn lookup(&mut self, va: u64) -> Option<TlbHit> {
+        self.stamp += 1;
+        let stamp = self.stamp;
+        // Largest class first: the 2 MB array is the smallest to scan.
+        for a in self.arrays.iter_mut().rev() {
+            if let Some(h) = a.lookup(va, stamp) {
+                return Some(h);
+            }
+        }
+        None
+    }
+
+    /// Install a translation for the group holding `va`.
+    pub fn insert(&mut self, va: u64, fill: &TlbFill) {
+        self.stamp += 1;
+        let stamp = self.stamp;
+        self.arrays[fill.class as usize].insert(va, fill, stamp);
+    }
+
+    /// Drop every entry overlapping `[start, end)` (a TLB shootdown).
+    pub fn invalidate(&mut self, start: u64, end: u64) {
+        for a in self.arrays.iter_mut() {
+            a.invalidate(start, end);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(ways: u32) -> TlbSpec {
+        TlbSpec {
+            entries_4k: 4,
+            entries_64k: 2,
+            entries_2m: 2,
+            ways,
+            latency: 10,
+        }
+    }
+
+    #[test]
+    fn coalesced_entry_covers_only_its_masked_pages() {
+        let mut t = Tlb::new(&spec(0));
+        let va = 0x4010_0000u64; // 1 MB aligned
+        let fill = TlbFill {
+            class: SizeClass::K64,
+            mask: 0b1011,
+            pa_base: Some(0x80_0000),
+            ready: 5,
+        };
+        t.insert(va + 0x1_0000, &fill);
+        let h = t.lookup(va + 0x3_0123).expect("page 3 is covered");
+        assert_eq!(h.pa, Some(0x80_0000 + 0x3_0123));
+        assert_eq!(h.ready, 5);
+        assert!(t.lookup(va + 0x2_0000).is_none(), "page 2 is not in the mask");
+        assert!(t.lookup(va + 0x10_0000).is_none(), "next group");
+    }
+
+    #[test]
+    fn least_recently_used_way_is_replaced() {
+        let mut t = Tlb::new(&spec(0));
+        let f = |pa| TlbFill {
+            class: SizeClass::K4,
+            mask: 1,
+            pa_base: Some(pa),
+            ready: 0,
+        };
+        for p in 0..4u64 {
+            t.insert(p << 12, &f(p << 12));
+        }
+        assert!(t.lookup(0).is_some()); // page 0 becomes most recent
+        t.insert(9 << 12, &f(0));
+        assert!(t.lookup(0).is_some());
+        assert!(t.lookup(1 << 12).is_none(), "page 1 was the LRU victim");
+    }
+
+    #[test]
+    fn shootdown_removes_overlapping_entries() {
+        let mut t = Tlb::new(&spec(2));
+        let fill = TlbFill {
+            class: SizeClass::M2,
+            mask: 1,
+            pa_base: None,
+            ready: 0,
+        };
+        t.insert(0x20_0000, &fill);
+        assert!(t.lookup(0x20_1000).is_some_and(|h| h.pa.is_none()));
+        t.invalidate(0x3f_f000, 0x40_0000);
+        assert!(t.lookup(0x20_1000).is_none());
+    }
+}

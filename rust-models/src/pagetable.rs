@@ -1,1 +1,0 @@
-//! amdgpu-style 4-level GPU page table. (being written)

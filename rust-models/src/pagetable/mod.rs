@@ -1,0 +1,519 @@
+//! The amdgpu-style 4-level GPU page table: PDB2 → PDB1 → PDB0 → PTB, 9 bits per level
+//! above a 4 KB page (block size 9), so a 48-bit virtual address space.
+//!
+//! | level | entry covers | as a leaf |
+//! |-------|--------------|-----------|
+//! | PTB   | 4 KB         | 4 KB page |
+//! | PDB0  | 2 MB         | 2 MB huge page (PDE-as-PTE) |
+//! | PDB1  | 1 GB         | 1 GB giant page (PDE-as-PTE) |
+//! | PDB2  | 512 GB       | never a leaf here (the root) |
+//!
+//! [`PageTable::map`] follows amdgpu: the range is cut into fragments (largest power of two
+//! allowed by the start's alignment and the remaining length, capped by `max_frag`), each
+//! fragment is written at the level whose entry size fits it, FRAG is written into every
+//! entry, and a fragment of 2 MB or more becomes PDE-as-PTE entries with no PTB below
+//! (a table that was there is freed, as amdgpu frees the children of a new huge page).
+//!
+//! Tables live in an arena and are reached through child indices, so the table grows with
+//! mapped pages, never with the virtual address space, and a walk is four array reads.
+//! Every table occupies a 4 KB frame from a [`TablePageSource`]; walks report the physical
+//! address of the entry read at each level so the GPU model can tell local from remote.
+
+mod fragment;
+mod table_pages;
+mod unmap;
+
+pub use fragment::{fragments, leaf_level, next_fragment, Fragment};
+pub use table_pages::{SequentialTablePages, TablePageSource};
+
+use crate::addr::{Pa, Pfn, Vpn};
+use crate::pte::{Pte, PteFlags, FRAG_MAX, PFN_BITS};
+use serde::Serialize;
+
+/// Entries per table (block size 9).
+pub const ENTRIES: usize = 512;
+/// VPN bits of the 48-bit virtual address space (48 - 12).
+pub const VPN_BITS: u32 = 36;
+const NO_CHILD: u32 = u32::MAX;
+const ROOT: u32 = 0;
+
+/// A page-table level, root first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Level {
+    #[serde(rename = "PDB2")]
+    Pdb2,
+    #[serde(rename = "PDB1")]
+    Pdb1,
+    #[serde(rename = "PDB0")]
+    Pdb0,
+    #[serde(rename = "PTB")]
+    Ptb,
+}
+
+impl Level {
+    /// Root to leaf.
+    pub const ALL: [Level; 4] = [Level::Pdb2, Level::Pdb1, Level::Pdb0, Level::Ptb];
+
+    /// VPN bits below one entry of this level (amdgpu `amdgpu_vm_pt_level_shift`).
+    pub const fn shift(self) -> u32 {
+        match self {
+            Level::Pdb2 => 27,
+            Level::Pdb1 => 18,
+            Level::Pdb0 => 9,
+            Level::Ptb => 0,
+        }
+    }
+    /// Bytes one entry of this level maps.
+    pub const fn entry_bytes(self) -> u64 {
+        crate::addr::PAGE_4K << self.shift()
+    }
+    /// Position from the root (PDB2 = 0 … PTB = 3): the number of table reads above it.
+    pub const fn depth(self) -> usize {
+        self as usize
+    }
+    /// The level below, if any.
+    pub const fn child(self) -> Option<Level> {
+        match self {
+            Level::Pdb2 => Some(Level::Pdb1),
+            Level::Pdb1 => Some(Level::Pdb0),
+            Level::Pdb0 => Some(Level::Ptb),
+            Level::Ptb => None,
+        }
+    }
+    /// amdgpu's name for the level.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Level::Pdb2 => "PDB2",
+            Level::Pdb1 => "PDB1",
+            Level::Pdb0 => "PDB0",
+            Level::Ptb => "PTB",
+        }
+    }
+    fn index(self, vpn: u64) -> usize {
+        ((vpn >> self.shift()) & (ENTRIES as u64 - 1)) as usize
+    }
+}
+
+impl core::fmt::Display for Level {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a mapping points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapTarget {
+    /// Contiguous VRAM frames starting at this frame (page `i` → frame + `i`).
+    Frames(Pfn),
+    /// Host (system) memory starting at this host frame; always fragment 0.
+    System(Pfn),
+}
+
+/// How to map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapOpts {
+    /// Fragment cap: 31 on GMC v9 and later, `fragment_size` (9) before.
+    pub max_frag: u32,
+    /// Always descend to the PTB (no PDE-as-PTE), as before GMC v9.
+    pub no_huge: bool,
+    /// Permissions; `system`/`snooped` are forced on for [`MapTarget::System`].
+    pub flags: PteFlags,
+    /// Allocation ID written into the ignored PTE bits (0 = none).
+    pub alloc_id: u8,
+}
+
+impl Default for MapOpts {
+    fn default() -> Self {
+        MapOpts {
+            max_frag: FRAG_MAX,
+            no_huge: false,
+            flags: PteFlags::VRAM_RWX,
+            alloc_id: 0,
+        }
+    }
+}
+
+/// One page-table update: `count` consecutive entries of one table at `level`, the first
+/// of which maps `first_vpn`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PtWrite {
+    pub level: Level,
+    pub first_vpn: Vpn,
+    pub count: u64,
+    pub frag: u32,
+    /// The entries are directory entries used as leaves (huge pages).
+    pub pde_as_pte: bool,
+}
+
+/// A leaf entry found by a lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leaf {
+    pub pte: Pte,
+    pub level: Level,
+    /// First VPN the entry maps (the looked-up VPN aligned down to the entry size).
+    pub first_vpn: Vpn,
+}
+
+impl Leaf {
+    /// Frame holding `vpn` (which must lie under this leaf).
+    pub fn pfn_of(&self, vpn: Vpn) -> Pfn {
+        Pfn(self.pte.pfn().0 + (vpn.0 - self.first_vpn.0))
+    }
+}
+
+/// A page walk: the physical address of the entry read at each level, root first, and the
+/// leaf if the VPN is mapped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Walk {
+    /// `reads[..depth]` are the entry addresses read (PDB2 first).
+    pub reads: [Pa; 4],
+    pub depth: usize,
+    pub leaf: Option<Leaf>,
+}
+
+impl Walk {
+    /// The entry addresses read, root first.
+    pub fn reads(&self) -> &[Pa] {
+        &self.reads[..self.depth]
+    }
+}
+
+/// Why a page-table operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PageTableError {
+    #[error("VPN range {start}+{pages:#x} leaves the 48-bit virtual address space")]
+    VaOutOfRange { start: Vpn, pages: u64 },
+    #[error("frame range {pfn}+{pages:#x} leaves the 48-bit physical address space")]
+    PaOutOfRange { pfn: Pfn, pages: u64 },
+    #[error("max fragment {0} does not fit the 5-bit FRAG field (0..=31)")]
+    BadMaxFrag(u32),
+    #[error("VPN {0} lies under a huge page; unmap the huge page first")]
+    UnderHugeLeaf(Vpn),
+    #[error("unmapping {start}+{pages:#x} would split the huge page at {leaf}")]
+    SplitsHugeLeaf { start: Vpn, pages: u64, leaf: Vpn },
+    #[error("no free frame for a page-table page")]
+    OutOfTablePages,
+}
+
+struct Table {
+    level: Level,
+    pfn: Pfn,
+    entries: Box<[Pte; ENTRIES]>,
+    /// Arena index of the table below each entry (directories only; empty for a PTB).
+    children: Vec<u32>,
+    /// Valid entries (leaves and pointers).
+    valid: u16,
+    /// Arena index and entry of the parent directory (unused for the root).
+    parent: (u32, u16),
+}
+
+/// The page table. See the module documentation.
+pub struct PageTable {
+    tables: Vec<Table>,
+    free_slots: Vec<u32>,
+    live: u64,
+}
+
+impl core::fmt::Debug for PageTable {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "PageTable {{ pt_pages: {} }}", self.live)
+    }
+}
+
+impl PageTable {
+    /// An empty table: only the root PDB2, whose frame comes from `src`.
+    pub fn new(src: &mut dyn TablePageSource) -> Result<Self, PageTableError> {
+        let mut pt = PageTable {
+            tables: Vec::new(),
+            free_slots: Vec::new(),
+            live: 0,
+        };
+        let root = pt.new_table(Level::Pdb2, (0, 0), src)?;
+        debug_assert_eq!(root, ROOT);
+        Ok(pt)
+    }
+
+    /// Number of 4 KB page-table pages in use (root included).
+    pub fn pt_pages(&self) -> u64 {
+        self.live
+    }
+
+    /// The leaf mapping `vpn`, if any (the fast path: four array reads at most).
+    #[inline]
+    pub fn lookup(&self, vpn: Vpn) -> Option<Leaf> {
+        let mut t = &self.tables[ROOT as usize];
+        loop {
+            let i = t.level.index(vpn.0);
+            let e = t.entries[i];
+            if !e.valid() {
+                return None;
+            }
+            if t.level == Level::Ptb || e.pde_as_pte() {
+                let mask = (1u64 << t.level.shift()) - 1;
+                return Some(Leaf {
+                    pte: e,
+                    level: t.level,
+                    first_vpn: Vpn(vpn.0 & !mask),
+                });
+            }
+            t = &self.tables[t.children[i] as usize];
+        }
+    }
+
+    /// Walk to `vpn`, recording the physical address of every entry read.
+    pub fn walk(&self, vpn: Vpn) -> Walk {
+        let mut w = Walk {
+            reads: [Pa(0); 4],
+            depth: 0,
+            leaf: None,
+        };
+        let mut t = &self.tables[ROOT as usize];
+        loop {
+            let i = t.level.index(vpn.0);
+            w.reads[w.depth] = Pa(t.pfn.pa().0 + i as u64 * 8);
+            w.depth += 1;
+            let e = t.entries[i];
+            if !e.valid() {
+                return w;
+            }
+            if t.level == Level::Ptb || e.pde_as_pte() {
+                let mask = (1u64 << t.level.shift()) - 1;
+                w.leaf = Some(Leaf {
+                    pte: e,
+                    level: t.level,
+                    first_vpn: Vpn(vpn.0 & !mask),
+                });
+                return w;
+            }
+            t = &self.tables[t.children[i] as usize];
+        }
+    }
+
+    /// Frame mapping `vpn`, if any.
+    pub fn translate(&self, vpn: Vpn) -> Option<Pfn> {
+        self.lookup(vpn).map(|l| l.pfn_of(vpn))
+    }
+
+    /// Map `pages` 4 KB pages from `start` to `target`, amdgpu style; returns the writes.
+    /// Entries already there are overwritten; a table under a new huge page is freed.
+    /// A range that would put small pages under an existing huge page is refused before
+    /// anything is written. If `src` runs out of frames the range may be half mapped.
+    pub fn map(
+        &mut self,
+        start: Vpn,
+        pages: u64,
+        target: MapTarget,
+        opts: &MapOpts,
+        src: &mut dyn TablePageSource,
+    ) -> Result<Vec<PtWrite>, PageTableError> {
+        let end = check_va(start, pages)?;
+        if opts.max_frag > FRAG_MAX {
+            return Err(PageTableError::BadMaxFrag(opts.max_frag));
+        }
+        let (base, system, flags) = match target {
+            MapTarget::Frames(p) => (p, false, opts.flags),
+            MapTarget::System(p) => (
+                p,
+                true,
+                PteFlags {
+                    system: true,
+                    snooped: true,
+                    ..opts.flags
+                },
+            ),
+        };
+        if base.0.checked_add(pages).is_none_or(|e| e > 1u64 << PFN_BITS) {
+            return Err(PageTableError::PaOutOfRange { pfn: base, pages });
+        }
+        let frags = fragments(start.0, end, opts.max_frag, system);
+        for f in &frags {
+            self.check_no_huge_above(f, leaf_level(f.frag, opts.no_huge))?;
+        }
+        let mut writes = Vec::new();
+        for f in frags {
+            let level = leaf_level(f.frag, opts.no_huge);
+            let span = (ENTRIES as u64) << level.shift();
+            let mut v = f.start;
+            while v < f.end {
+                let seg_end = f.end.min((v | (span - 1)) + 1);
+                let tid = self.ensure_table(level, v, src)?;
+                let first = level.index(v);
+                let count = (seg_end - v) >> level.shift();
+                for k in 0..count as usize {
+                    let vpn = v + ((k as u64) << level.shift());
+                    let mut pte = Pte::leaf(Pfn(base.0 + (vpn - start.0)), flags, f.frag, opts.alloc_id);
+                    if level != Level::Ptb {
+                        pte = pte.as_huge_leaf();
+                    }
+                    self.set_leaf(tid, first + k, pte, src);
+                }
+                writes.push(PtWrite {
+                    level,
+                    first_vpn: Vpn(v),
+                    count,
+                    frag: f.frag,
+                    pde_as_pte: level != Level::Ptb,
+                });
+                v = seg_end;
+            }
+        }
+        Ok(writes)
+    }
+
+    /// Refuse a fragment written at `level` under a huge leaf of a higher level.
+    fn check_no_huge_above(&self, f: &Fragment, level: Level) -> Result<(), PageTableError> {
+        // One probe per table-sized span is enough: all VPNs of a span share the path.
+        let span_shift = level.shift() + 9;
+        let mut v = f.start;
+        while v < f.end {
+            let mut t = &self.tables[ROOT as usize];
+            while t.level < level {
+                let i = t.level.index(v);
+                let e = t.entries[i];
+                if !e.valid() {
+                    break;
+                }
+                if e.pde_as_pte() {
+                    return Err(PageTableError::UnderHugeLeaf(Vpn(v)));
+                }
+                t = &self.tables[t.children[i] as usize];
+            }
+            v = ((v >> span_shift) + 1) << span_shift;
+        }
+        Ok(())
+    }
+
+    /// The table at `level` covering `vpn`, creating directories on the way.
+    fn ensure_table(
+        &mut self,
+        level: Level,
+        vpn: u64,
+        src: &mut dyn TablePageSource,
+    ) -> Result<u32, PageTableError> {
+        let mut tid = ROOT;
+        while self.tables[tid as usize].level < level {
+            let t = &self.tables[tid as usize];
+            let i = t.level.index(vpn);
+            let child = t.children[i];
+            tid = if child != NO_CHILD {
+                child
+            } else {
+                let child_level = t.level.child().expect("a directory has a child level");
+                let new = self.new_table(child_level, (tid, i as u16), src)?;
+                let pfn = self.tables[new as usize].pfn;
+                let t = &mut self.tables[tid as usize];
+                debug_assert!(!t.entries[i].valid(), "huge leaves are refused before writing");
+                t.entries[i] = Pte::directory(pfn);
+                t.children[i] = new;
+                t.valid += 1;
+                new
+            };
+        }
+        Ok(tid)
+    }
+
+    /// Write a leaf into entry `i` of table `tid`, freeing a table that hung there.
+    fn set_leaf(&mut self, tid: u32, i: usize, pte: Pte, src: &mut dyn TablePageSource) {
+        let t = &mut self.tables[tid as usize];
+        let was_valid = t.entries[i].valid();
+        let child = t.children.get(i).copied().unwrap_or(NO_CHILD);
+        if child != NO_CHILD {
+            t.children[i] = NO_CHILD;
+            self.free_subtree(child, src);
+        }
+        let t = &mut self.tables[tid as usize];
+        t.entries[i] = pte;
+        if !was_valid {
+            t.valid += 1;
+        }
+    }
+
+    fn new_table(
+        &mut self,
+        level: Level,
+        parent: (u32, u16),
+        src: &mut dyn TablePageSource,
+    ) -> Result<u32, PageTableError> {
+        let pfn = src
+            .alloc_table_page()
+            .ok_or(PageTableError::OutOfTablePages)?;
+        let children = if level == Level::Ptb {
+            Vec::new()
+        } else {
+            vec![NO_CHILD; ENTRIES]
+        };
+        self.live += 1;
+        if let Some(slot) = self.free_slots.pop() {
+            let t = &mut self.tables[slot as usize];
+            t.level = level;
+            t.pfn = pfn;
+            t.entries.fill(Pte::INVALID);
+            t.children = children;
+            t.valid = 0;
+            t.parent = parent;
+            return Ok(slot);
+        }
+        self.tables.push(Table {
+            level,
+            pfn,
+            entries: Box::new([Pte::INVALID; ENTRIES]),
+            children,
+            valid: 0,
+            parent,
+        });
+        Ok((self.tables.len() - 1) as u32)
+    }
+
+    /// Free table `tid` and everything below it, returning their frames to `src`.
+    fn free_subtree(&mut self, tid: u32, src: &mut dyn TablePageSource) {
+        let children: Vec<u32> = self.tables[tid as usize]
+            .children
+            .iter()
+            .copied()
+            .filter(|&c| c != NO_CHILD)
+            .collect();
+        for c in children {
+            self.free_subtree(c, src);
+        }
+        let t = &mut self.tables[tid as usize];
+        src.free_table_page(t.pfn);
+        t.children.clear();
+        t.valid = 0;
+        self.free_slots.push(tid);
+        self.live -= 1;
+    }
+}
+
+/// End VPN of `start + pages`, checked against the 48-bit virtual address space.
+fn check_va(start: Vpn, pages: u64) -> Result<u64, PageTableError> {
+    match start.0.checked_add(pages) {
+        Some(end) if end <= 1u64 << VPN_BITS => Ok(end),
+        _ => Err(PageTableError::VaOutOfRange { start, pages }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> (PageTable, SequentialTablePages) {
+        let mut src = SequentialTablePages::new(Pfn(0x10_0000));
+        (PageTable::new(&mut src).unwrap(), src)
+    }
+
+    #[test]
+    fn walk_reads_one_entry_per_level_down_to_the_leaf() {
+        let (mut pt, mut src) = table();
+        pt.map(Vpn(0x123), 1, MapTarget::Frames(Pfn(7)), &MapOpts::default(), &mut src)
+            .unwrap();
+        let w = pt.walk(Vpn(0x123));
+        assert_eq!(w.depth, 4);
+        // Root is the first table frame; entry 0 (VPN 0x123 >> 27 = 0).
+        assert_eq!(w.reads[0], Pa(0x10_0000 << 12));
+        // PTB entry 0x123 of the fourth table frame.
+        assert_eq!(w.reads[3], Pa(((0x10_0000 + 3) << 12) + 0x123 * 8));
+        assert_eq!(w.leaf.unwrap().pfn_of(Vpn(0x123)), Pfn(7));
+        assert_eq!(pt.walk(Vpn(0x124)).leaf, None);
+        assert_eq!(pt.walk(Vpn(1 << 27)).depth, 1, "an empty root entry stops the walk");
+    }
+}

@@ -1,0 +1,416 @@
+//! UVM configuration (`configs/uvm-turing.toml`): the GPU the replay engine times, the host
+//! link, the fault path, TBNp, Forest's detector thresholds and tree shapes, SpecForest.
+//!
+//! Loading goes through `config::parse_toml` after `key=value` overrides are applied to the
+//! TOML tree, so `--set forest.apd.r2=0.8` and the file share one validation path.
+
+use crate::config::{AttConfig, ConfigError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+use super::tbnp::TreeShape;
+
+/// Everything the UVM path needs, validated once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct UvmConfig {
+    pub gpu: GpuTiming,
+    pub host_link: HostLink,
+    pub fault: FaultPath,
+    pub memory: MemoryConfig,
+    pub tbnp: TbnpConfig,
+    pub forest: ForestConfig,
+    pub att: AttConfig,
+}
+
+/// The simple GPU timing of the UVM replay engine (one chiplet, Turing-like).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GpuTiming {
+    pub sms: u32,
+    pub warps_per_sm: u32,
+    pub clock_mhz: f64,
+    /// Cycles from issue to data for a resident page (average of cache hits and DRAM).
+    pub memory_latency_cycles: u64,
+    /// 128-byte lines one SM's load/store unit issues per cycle.
+    pub lines_per_cycle_per_sm: u32,
+}
+
+impl Default for GpuTiming {
+    fn default() -> Self {
+        GpuTiming {
+            sms: 68,
+            warps_per_sm: 32,
+            clock_mhz: 1365.0,
+            memory_latency_cycles: 400,
+            lines_per_cycle_per_sm: 1,
+        }
+    }
+}
+
+/// The CPU–GPU link that migrations and write-backs cross.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostLink {
+    /// Sustained bandwidth in GB/s (10^9 bytes per second).
+    pub bandwidth_gb_s: f64,
+    /// Fixed cost of one DMA transfer (one contiguous run of pages), µs.
+    pub transfer_latency_us: f64,
+}
+
+impl Default for HostLink {
+    fn default() -> Self {
+        HostLink {
+            bandwidth_gb_s: 15.75,
+            transfer_latency_us: 1.0,
+        }
+    }
+}
+
+/// The far-fault path of the driver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FaultPath {
+    /// Fixed handling latency of one fault batch (interrupt, fetch, dedup, replay), µs.
+    pub far_fault_latency_us: f64,
+    /// Fault-buffer entries the driver fetches per batch.
+    pub batch_size: usize,
+    /// Time between the first fault's interrupt and the driver reading the buffer, µs.
+    pub interrupt_delay_us: f64,
+    /// Per-VA-block service cost (locking, page-table update, TLB invalidate), µs.
+    pub block_update_us: f64,
+    /// Driver cost of one Forest profiling step (copying the access counters), µs.
+    pub profiling_step_us: f64,
+}
+
+impl Default for FaultPath {
+    fn default() -> Self {
+        FaultPath {
+            far_fault_latency_us: 45.0,
+            batch_size: 256,
+            interrupt_delay_us: 1.0,
+            block_update_us: 2.0,
+            profiling_step_us: 2.0,
+        }
+    }
+}
+
+/// GPU memory size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemoryConfig {
+    /// Base page size in KB (the model supports 4).
+    pub page_kb: u64,
+    /// Footprint / GPU memory; 1.5 = 150 % oversubscription. Must be ≥ 1.0.
+    pub oversubscription: f64,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            page_kb: 4,
+            oversubscription: 1.5,
+        }
+    }
+}
+
+/// The baseline prefetcher.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TbnpConfig {
+    /// Percent; a subtree is prefetched when occupied × 100 > pages × threshold.
+    pub threshold: u32,
+    /// Big page (leaf) a fault is widened to, KB.
+    pub big_page_kb: u64,
+    /// Tree span, KB (the driver's VA block).
+    pub tree_kb: u64,
+    /// Treat every allocation as preferred-location = GPU (the driver's attribute, off).
+    pub all_preferred_gpu: bool,
+}
+
+impl Default for TbnpConfig {
+    fn default() -> Self {
+        TbnpConfig {
+            threshold: 51,
+            big_page_kb: 64,
+            tree_kb: 2048,
+            all_preferred_gpu: false,
+        }
+    }
+}
+
+/// Forest: detector thresholds, tree shapes per class, SpecForest switches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ForestConfig {
+    pub apd: ApdThresholds,
+    pub trees: ClassTrees,
+    pub spec: SpecForestSwitches,
+}
+
+/// Access-pattern detector thresholds (documented in configs/uvm-turing.toml).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApdThresholds {
+    /// LS when R² of page number on access time exceeds this.
+    pub r2: f64,
+    /// Fewer distinct pages than this in a window: the step decides nothing.
+    pub min_pages: usize,
+    /// High coverage when the touched VPN span / object pages reaches this.
+    pub coverage: f64,
+    /// High intensity when touched pages / touched span reaches this.
+    pub intensity: f64,
+    /// Pages of a window seen again (touched in an earlier window) needed before the
+    /// capture–recapture estimate of intensity is trusted.
+    pub min_recaptures: usize,
+    /// Undecided steps before the object falls back to LC.
+    pub max_steps: u32,
+}
+
+impl Default for ApdThresholds {
+    fn default() -> Self {
+        ApdThresholds {
+            r2: 0.9,
+            min_pages: 16,
+            coverage: 0.5,
+            intensity: 0.5,
+            min_recaptures: 8,
+            max_steps: 16,
+        }
+    }
+}
+
+/// Tree and leaf size per class, KB; the leaf must be ≥ the 16 KB base partition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClassTrees {
+    pub partition_kb: u64,
+    pub ls_tree_kb: u64,
+    pub ls_leaf_kb: u64,
+    pub hchi_tree_kb: u64,
+    pub hchi_leaf_kb: u64,
+    pub hcli_tree_kb: u64,
+    pub hcli_leaf_kb: u64,
+    pub lc_tree_kb: u64,
+    pub lc_leaf_kb: u64,
+}
+
+impl Default for ClassTrees {
+    fn default() -> Self {
+        ClassTrees {
+            partition_kb: 16,
+            ls_tree_kb: 8192,
+            ls_leaf_kb: 256,
+            hchi_tree_kb: 256,
+            hchi_leaf_kb: 64,
+            hcli_tree_kb: 128,
+            hcli_leaf_kb: 16,
+            lc_tree_kb: 2048,
+            lc_leaf_kb: 64,
+        }
+    }
+}
+
+/// Which SpecForest mechanisms are on (each can be switched off to measure it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SpecForestSwitches {
+    pub pattern_recording: bool,
+    pub static_stride_hints: bool,
+    pub similarity_groups: bool,
+}
+
+impl Default for SpecForestSwitches {
+    fn default() -> Self {
+        SpecForestSwitches {
+            pattern_recording: true,
+            static_stride_hints: true,
+            similarity_groups: true,
+        }
+    }
+}
+
+impl UvmConfig {
+    /// Load a file, apply `key=value` overrides (dotted keys, TOML values), validate.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<UvmConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_text(&text, path, overrides)
+    }
+
+    /// As [`UvmConfig::load`], from text already read (`path` names it in messages).
+    pub fn from_text(
+        text: &str,
+        path: &Path,
+        overrides: &[String],
+    ) -> Result<UvmConfig, ConfigError> {
+        let mut tree: toml::Table =
+            crate::config::parse_toml(text, path)?;
+        for o in overrides {
+            apply_override(&mut tree, o, path)?;
+        }
+        let cfg: UvmConfig = toml::Value::Table(tree)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: e.to_string().split_whitespace().collect::<Vec<_>>().join(" "),
+            })?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    /// Check every value the models rely on.
+    pub fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let bad = |key: &str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: key.to_string(),
+            message,
+        };
+        let g = &self.gpu;
+        if g.sms == 0 || g.warps_per_sm == 0 || g.lines_per_cycle_per_sm == 0 {
+            return Err(bad("gpu", "sms, warps_per_sm and lines_per_cycle_per_sm must be ≥ 1".into()));
+        }
+        if !(g.clock_mhz > 0.0) {
+            return Err(bad("gpu.clock_mhz", format!("expected > 0, got {}", g.clock_mhz)));
+        }
+        if !(self.host_link.bandwidth_gb_s > 0.0) {
+            return Err(bad(
+                "host_link.bandwidth_gb_s",
+                format!("expected > 0, got {}", self.host_link.bandwidth_gb_s),
+            ));
+        }
+        let f = &self.fault;
+        for (k, v) in [
+            ("fault.far_fault_latency_us", f.far_fault_latency_us),
+            ("fault.interrupt_delay_us", f.interrupt_delay_us),
+            ("fault.block_update_us", f.block_update_us),
+            ("fault.profiling_step_us", f.profiling_step_us),
+            ("host_link.transfer_latency_us", self.host_link.transfer_latency_us),
+        ] {
+            if !(v >= 0.0) || !v.is_finite() {
+                return Err(bad(k, format!("expected a finite time ≥ 0, got {v}")));
+            }
+        }
+        if f.batch_size == 0 {
+            return Err(bad("fault.batch_size", "expected ≥ 1".into()));
+        }
+        if self.memory.page_kb != 4 {
+            return Err(bad(
+                "memory.page_kb",
+                format!("the UVM model uses 4 KB base pages; got {}", self.memory.page_kb),
+            ));
+        }
+        if !(self.memory.oversubscription >= 1.0) || !self.memory.oversubscription.is_finite() {
+            return Err(bad(
+                "memory.oversubscription",
+                format!("expected ≥ 1.0 (footprint / GPU memory), got {}", self.memory.oversubscription),
+            ));
+        }
+        if self.tbnp.threshold > 100 {
+            return Err(bad("tbnp.threshold", format!("expected 0..=100 (percent), got {}", self.tbnp.threshold)));
+        }
+        self.tbnp_shape()
+            .map_err(|m| bad("tbnp.tree_kb / tbnp.big_page_kb", m))?;
+        let a = &self.forest.apd;
+        for (k, v) in [
+            ("forest.apd.r2", a.r2),
+            ("forest.apd.coverage", a.coverage),
+            ("forest.apd.intensity", a.intensity),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(bad(k, format!("expected a fraction in 0..=1, got {v}")));
+            }
+        }
+        if a.max_steps == 0 {
+            return Err(bad("forest.apd.max_steps", "expected ≥ 1".into()));
+        }
+        let t = &self.forest.trees;
+        if t.partition_kb < 4 || !t.partition_kb.is_power_of_two() {
+            return Err(bad("forest.trees.partition_kb", format!("expected a power of two ≥ 4, got {}", t.partition_kb)));
+        }
+        for (k, tree, leaf) in [
+            ("forest.trees.ls_*", t.ls_tree_kb, t.ls_leaf_kb),
+            ("forest.trees.hchi_*", t.hchi_tree_kb, t.hchi_leaf_kb),
+            ("forest.trees.hcli_*", t.hcli_tree_kb, t.hcli_leaf_kb),
+            ("forest.trees.lc_*", t.lc_tree_kb, t.lc_leaf_kb),
+        ] {
+            if leaf < t.partition_kb {
+                return Err(bad(k, format!("leaf {leaf} KB is below the {} KB base partition", t.partition_kb)));
+            }
+            TreeShape::new((tree / 4) as usize, (leaf / 4) as usize).map_err(|m| bad(k, m))?;
+        }
+        // The ATT block's own limits (same checks as configs/hw.toml).
+        let hw = crate::config::HwConfig {
+            access_time_tracker: self.att.clone(),
+            ..Default::default()
+        };
+        hw.validate(path)
+    }
+
+    /// The baseline tree shape in 4 KB pages.
+    pub fn tbnp_shape(&self) -> Result<TreeShape, String> {
+        TreeShape::new((self.tbnp.tree_kb / 4) as usize, (self.tbnp.big_page_kb / 4) as usize)
+    }
+
+    /// Host-link time of one transfer of `bytes`, µs.
+    pub fn transfer_us(&self, bytes: u64) -> f64 {
+        self.host_link.transfer_latency_us + bytes as f64 / (self.host_link.bandwidth_gb_s * 1e3)
+    }
+
+    /// Microseconds to GPU cycles (rounded up).
+    pub fn us_to_cycles(&self, us: f64) -> u64 {
+        (us * self.gpu.clock_mhz).ceil() as u64
+    }
+}
+
+/// Set one dotted key (`forest.apd.r2=0.8`) in a TOML tree; the value is read as TOML
+/// (number, boolean, quoted string) or else taken as a bare string.
+fn apply_override(tree: &mut toml::Table, text: &str, path: &Path) -> Result<(), ConfigError> {
+    let invalid = |key: &str, message: String| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        key: key.to_string(),
+        message,
+    };
+    let (key, raw) = text
+        .split_once('=')
+        .ok_or_else(|| invalid(text, "an override is KEY=VALUE, e.g. forest.apd.r2=0.8".into()))?;
+    let key = key.trim();
+    let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {}", raw.trim())) {
+        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(raw.trim().into())),
+        Err(_) => toml::Value::String(raw.trim().into()),
+    };
+    let parts: Vec<&str> = key.split('.').collect();
+    let (last, parents) = parts
+        .split_last()
+        .ok_or_else(|| invalid(key, "empty key".into()))?;
+    let mut node = tree;
+    for p in parents {
+        let entry = node
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        node = entry
+            .as_table_mut()
+            .ok_or_else(|| invalid(key, format!("`{p}` is a value, not a table")))?;
+    }
+    node.insert(last.to_string(), value);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_reach_nested_keys_and_unknown_keys_fail() {
+        let p = Path::new("t.toml");
+        let c = UvmConfig::from_text("", p, &["forest.apd.r2=0.8".into(), "memory.oversubscription=2".into()]).unwrap();
+        assert_eq!(c.forest.apd.r2, 0.8);
+        assert_eq!(c.memory.oversubscription, 2.0);
+        let e = UvmConfig::from_text("", p, &["forest.apd.bogus=1".into()]).unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = UvmConfig::from_text("", p, &["memory.oversubscription=0.5".into()]).unwrap_err();
+        assert!(e.to_string().contains("oversubscription"), "{e}");
+    }
+}

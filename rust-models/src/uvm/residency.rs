@@ -1,0 +1,217 @@
+//! GPU residency of every page: which pages are on the GPU, in which frame, whether they
+//! were prefetched and not yet used, dirty, or evicted before; the frame pool of the
+//! oversubscribed GPU memory. This is also the GPU page table of the UVM path (page →
+//! frame), updated per contiguous run as the driver maps and unmaps.
+//!
+//! Invariants (checked by `check_invariants`, used by the tests):
+//! a page sits in at most one frame and a frame holds at most one page; the resident
+//! count never exceeds the capacity; a frame freed by a dirty eviction is reused only
+//! after its write-back finished.
+
+use super::mask::PAGES_PER_BLOCK;
+use std::collections::VecDeque;
+
+const RESIDENT: u8 = 1;
+/// Migrated as a prefetch and not accessed since.
+const PREFETCHED_UNUSED: u8 = 2;
+const DIRTY: u8 = 4;
+/// Evicted at least once (a later migration is thrashing).
+const EVER_EVICTED: u8 = 8;
+/// Accessed at least once since it was last migrated in.
+const ACCESSED: u8 = 16;
+
+const NO_FRAME: u32 = u32::MAX;
+
+/// What evicting one page did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evicted {
+    pub dirty: bool,
+    pub prefetched_unused: bool,
+}
+
+/// Per-page state and the frame pool.
+#[derive(Debug, Clone)]
+pub struct Residency {
+    flags: Vec<u8>,
+    frame_of: Vec<u32>,
+    page_of_frame: Vec<u32>,
+    /// Cycle at which each frame's pending write-back completes (0 = none).
+    frame_ready_at: Vec<u64>,
+    /// Free frames, oldest freed first, so a write-back has the longest time to finish.
+    free_frames: VecDeque<u32>,
+    block_resident: Vec<u16>,
+    resident: usize,
+    capacity: usize,
+    /// Frames taken before their write-back completed (must stay 0).
+    pub early_reuses: u64,
+}
+
+impl Residency {
+    /// `span_pages` pages, `capacity` GPU frames.
+    pub fn new(span_pages: usize, capacity: usize) -> Residency {
+        Residency {
+            flags: vec![0; span_pages],
+            frame_of: vec![NO_FRAME; span_pages],
+            page_of_frame: vec![NO_FRAME; capacity],
+            frame_ready_at: vec![0; capacity],
+            free_frames: (0..capacity as u32).collect(),
+            block_resident: vec![0; span_pages.div_ceil(PAGES_PER_BLOCK)],
+            resident: 0,
+            capacity,
+            early_reuses: 0,
+        }
+    }
+
+    #[inline]
+    pub fn is_resident(&self, page: usize) -> bool {
+        self.flags[page] & RESIDENT != 0
+    }
+    pub fn resident_pages(&self) -> usize {
+        self.resident
+    }
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+    pub fn free_frames(&self) -> usize {
+        self.free_frames.len()
+    }
+    pub fn block_resident(&self, block: usize) -> usize {
+        self.block_resident[block] as usize
+    }
+    pub fn was_evicted(&self, page: usize) -> bool {
+        self.flags[page] & EVER_EVICTED != 0
+    }
+    pub fn is_dirty(&self, page: usize) -> bool {
+        self.flags[page] & DIRTY != 0
+    }
+    pub fn frame_of(&self, page: usize) -> Option<u32> {
+        let f = self.frame_of[page];
+        (f != NO_FRAME).then_some(f)
+    }
+
+    /// Record a GPU access to a resident page. Returns true when it was the first use of
+    /// a prefetched page.
+    #[inline]
+    pub fn touch(&mut self, page: usize, write: bool) -> bool {
+        let f = &mut self.flags[page];
+        let first_use_of_prefetch = *f & PREFETCHED_UNUSED != 0;
+        *f = (*f & !PREFETCHED_UNUSED) | ACCESSED | if write { DIRTY } else { 0 };
+        first_use_of_prefetch
+    }
+
+    /// The earliest cycle at which the next free frame can be written.
+    pub fn next_frame_ready_at(&self) -> u64 {
+        self.free_frames
+            .front()
+            .map(|&f| self.frame_ready_at[f as usize])
+            .unwrap_or(0)
+    }
+
+    /// Map `page` into a free frame whose data arrives at cycle `arrival_start` (the
+    /// start of its host-link transfer). Returns false when no frame is free.
+    pub fn migrate_in(&mut self, page: usize, prefetched: bool, arrival_start: u64) -> bool {
+        debug_assert!(!self.is_resident(page), "page {page} resident twice");
+        let Some(frame) = self.free_frames.pop_front() else {
+            return false;
+        };
+        if self.frame_ready_at[frame as usize] > arrival_start {
+            self.early_reuses += 1;
+        }
+        self.frame_of[page] = frame;
+        self.page_of_frame[frame as usize] = page as u32;
+        let f = &mut self.flags[page];
+        *f = (*f & EVER_EVICTED) | RESIDENT | if prefetched { PREFETCHED_UNUSED } else { 0 };
+        self.block_resident[page / PAGES_PER_BLOCK] += 1;
+        self.resident += 1;
+        true
+    }
+
+    /// Unmap a resident page; its frame becomes free once `writeback_done` (the end of
+    /// its write-back transfer, or now for a clean page) has passed.
+    pub fn evict(&mut self, page: usize, writeback_done: u64) -> Evicted {
+        debug_assert!(self.is_resident(page));
+        let frame = self.frame_of[page];
+        self.frame_of[page] = NO_FRAME;
+        self.page_of_frame[frame as usize] = NO_FRAME;
+        self.frame_ready_at[frame as usize] = writeback_done;
+        self.free_frames.push_back(frame);
+        let f = self.flags[page];
+        self.flags[page] = EVER_EVICTED;
+        self.block_resident[page / PAGES_PER_BLOCK] -= 1;
+        self.resident -= 1;
+        Evicted {
+            dirty: f & DIRTY != 0,
+            prefetched_unused: f & PREFETCHED_UNUSED != 0,
+        }
+    }
+
+    /// Check the invariants of the module doc; the first violation as a message.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        if self.resident > self.capacity {
+            return Err(format!("{} pages resident > capacity {}", self.resident, self.capacity));
+        }
+        if self.resident + self.free_frames.len() != self.capacity {
+            return Err(format!(
+                "frames not conserved: {} resident + {} free != {}",
+                self.resident,
+                self.free_frames.len(),
+                self.capacity
+            ));
+        }
+        let mut counted = 0usize;
+        for (page, &frame) in self.frame_of.iter().enumerate() {
+            let resident = self.flags[page] & RESIDENT != 0;
+            if resident != (frame != NO_FRAME) {
+                return Err(format!("page {page}: resident flag and frame disagree"));
+            }
+            if frame != NO_FRAME {
+                counted += 1;
+                if self.page_of_frame[frame as usize] != page as u32 {
+                    return Err(format!("frame {frame} does not map back to page {page}"));
+                }
+            }
+        }
+        if counted != self.resident {
+            return Err(format!("{counted} mapped pages but resident count {}", self.resident));
+        }
+        if self.early_reuses != 0 {
+            return Err(format!("{} frames reused before their write-back finished", self.early_reuses));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_conserved_and_reused_after_eviction() {
+        let mut r = Residency::new(1024, 2);
+        assert!(r.migrate_in(0, false, 0));
+        assert!(r.migrate_in(1, true, 0));
+        assert!(!r.migrate_in(2, false, 0), "memory is full");
+        r.touch(0, true);
+        let e = r.evict(0, 500);
+        assert!(e.dirty && !e.prefetched_unused);
+        let e = r.evict(1, 0);
+        assert!(e.prefetched_unused);
+        assert!(r.was_evicted(0));
+        r.check_invariants().unwrap();
+        // The dirty page's frame is reused first, after its write-back (cycle 500).
+        assert_eq!(r.next_frame_ready_at(), 500);
+        assert!(r.migrate_in(2, false, 600));
+        assert!(r.migrate_in(3, false, 600));
+        r.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn reusing_a_frame_before_its_write_back_is_caught() {
+        let mut r = Residency::new(16, 1);
+        assert!(r.migrate_in(0, false, 0));
+        r.touch(0, true);
+        r.evict(0, 1000);
+        assert!(r.migrate_in(1, false, 999));
+        assert!(r.check_invariants().is_err());
+    }
+}

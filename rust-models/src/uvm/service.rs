@@ -1,0 +1,317 @@
+//! The driver's far-fault service of one batch:
+//! 1. fetch up to `batch_size` entries from the fault buffer, de-duplicate, drop pages
+//!    that became resident meanwhile (fixed cost: `far_fault_latency_us` per batch);
+//! 2. group the faults by prefetch tree (TBNp: the 2 MB VA block; Forest: the object's
+//!    own tree) and decide each tree's prefetch;
+//! 3. make room: evict (TBNp: the 2 MB chunk migrated longest ago; Forest: the ATT's
+//!    least recently accessed object, then the leaf holding its oldest page), writing
+//!    dirty pages back over the host link first;
+//! 4. per 2 MB block: page-table update (`block_update_us`), then one host-link transfer
+//!    per contiguous run of pages (`transfer_latency_us` + bytes / bandwidth);
+//! 5. the pages become usable, and stalled warps replay, at the end of the batch.
+//! Blocks of the trees being serviced are pinned: a batch never evicts what it migrates.
+
+use bitvec::prelude::*;
+
+use super::engine::Engine;
+use super::mask::PAGES_PER_BLOCK;
+use super::tbnp::{compute_prefetch, TreeShape};
+use super::{UvmError, UvmPolicy};
+
+const PAGE_BYTES: u64 = 4096;
+
+/// Per-batch cache of one object's eviction candidates, oldest last (popped first).
+struct VictimQueue {
+    object: usize,
+    pages: Vec<(u64, usize)>,
+}
+
+impl Engine<'_> {
+    fn shape_for(&self, object: usize) -> TreeShape {
+        match &self.forest {
+            Some(f) => f.shape_of(object),
+            None => self.tbnp_shape,
+        }
+    }
+
+    /// Service one batch starting at cycle `start`; returns its end cycle.
+    pub(super) fn service_batch(&mut self, start: u64) -> Result<u64, UvmError> {
+        // 1. fetch and de-duplicate.
+        let take = self.buffer.len().min(self.cfg.fault.batch_size);
+        let mut faults: Vec<usize> = Vec::with_capacity(take);
+        for _ in 0..take {
+            if let Some((p, _)) = self.buffer.pop_front() {
+                self.queued.set(p as usize, false);
+                faults.push(p as usize);
+            }
+        }
+        faults.sort_unstable();
+        faults.dedup();
+        faults.retain(|&p| !self.res.is_resident(p));
+        self.metrics.batches += 1;
+        self.metrics.far_faults += faults.len() as u64;
+        let mut us = self.cfg.fault.far_fault_latency_us;
+        self.metrics.service.fault_handling_us += us;
+
+        // 2. group by tree and pin the blocks the trees span.
+        let mut trees: Vec<(usize, usize, Vec<usize>)> = Vec::new(); // (object, tree index, faults)
+        for &p in &faults {
+            let Some(o) = self.layout.object_of(p) else {
+                continue;
+            };
+            self.obj_faults[o] += 1;
+            let rel = p - self.layout.objects[o].first_page;
+            let tree = rel / self.shape_for(o).tree_pages;
+            match trees.last_mut() {
+                Some((lo, lt, list)) if *lo == o && *lt == tree => list.push(p),
+                _ => trees.push((o, tree, vec![p])),
+            }
+        }
+        let mut pinned: Vec<usize> = Vec::new();
+        for &(o, tree, _) in &trees {
+            let obj = &self.layout.objects[o];
+            let tp = self.shape_for(o).tree_pages;
+            let first = obj.first_page + tree * tp;
+            let last = (first + tp).min(obj.first_page + obj.pages) - 1;
+            for b in first / PAGES_PER_BLOCK..=last / PAGES_PER_BLOCK {
+                if !self.pinned_blocks[b] {
+                    self.pinned_blocks.set(b, true);
+                    pinned.push(b);
+                }
+            }
+        }
+
+        let mut migrated: Vec<usize> = Vec::new();
+        let mut victims: Option<VictimQueue> = None;
+        for (o, tree, tree_faults) in trees {
+            let shape = self.shape_for(o);
+            let obj = self.layout.objects[o].clone();
+            let tree_first = obj.first_page + tree * shape.tree_pages;
+            let valid = shape.tree_pages.min(obj.first_page + obj.pages - tree_first);
+            let mut resident = bitvec![u64, Lsb0; 0; valid];
+            let mut faulted = bitvec![u64, Lsb0; 0; valid];
+            for i in 0..valid {
+                if self.res.is_resident(tree_first + i) {
+                    resident.set(i, true);
+                }
+            }
+            for &p in &tree_faults {
+                faulted.set(p - tree_first, true);
+            }
+            let preferred = obj.preferred_gpu || self.cfg.tbnp.all_preferred_gpu;
+            let mut prefetch = compute_prefetch(&resident, &faulted, valid, shape, self.cfg.tbnp.threshold).prefetch;
+            if preferred {
+                // The driver's first touch with preferred location = this GPU: a block
+                // no processor holds yet is populated whole.
+                for &p in &tree_faults {
+                    let b = p / PAGES_PER_BLOCK;
+                    if !self.block_populated[b] {
+                        let lo = (b * PAGES_PER_BLOCK).max(tree_first);
+                        let hi = ((b + 1) * PAGES_PER_BLOCK).min(tree_first + valid);
+                        for q in lo..hi {
+                            if !faulted[q - tree_first] && !resident[q - tree_first] {
+                                prefetch.set(q - tree_first, true);
+                            }
+                        }
+                    }
+                }
+            }
+            let mut moves: Vec<(usize, bool)> = (0..valid)
+                .filter(|&i| faulted[i] || prefetch[i])
+                .map(|i| (tree_first + i, prefetch[i]))
+                .collect();
+
+            // 3. make room.
+            while self.res.free_frames() < moves.len() {
+                if !self.evict_one(&mut us, start, &mut victims) {
+                    // Nothing evictable: bring only the faulted pages.
+                    moves.retain(|&(_, pf)| !pf);
+                    if self.res.free_frames() < moves.len() {
+                        return Err(UvmError::Stall {
+                            cycle: start,
+                            detail: format!(
+                                "GPU memory of {} pages cannot hold {} faulted pages of one tree with everything else pinned",
+                                self.res.capacity(),
+                                moves.len()
+                            ),
+                        });
+                    }
+                }
+            }
+
+            // 4. per 2 MB block: page-table update, then one transfer per run.
+            let mut i = 0;
+            while i < moves.len() {
+                let block = moves[i].0 / PAGES_PER_BLOCK;
+                let mut j = i;
+                while j < moves.len() && moves[j].0 / PAGES_PER_BLOCK == block {
+                    j += 1;
+                }
+                us += self.cfg.fault.block_update_us;
+                self.metrics.service.block_update_us += self.cfg.fault.block_update_us;
+                self.lru.touch_block(block);
+                self.block_populated.set(block, true);
+                let mut r = i;
+                while r < j {
+                    let mut s = r + 1;
+                    while s < j && moves[s].0 == moves[s - 1].0 + 1 {
+                        s += 1;
+                    }
+                    let arrival = start + self.cfg.us_to_cycles(us);
+                    for &(p, pf) in &moves[r..s] {
+                        if self.res.was_evicted(p) {
+                            self.metrics.thrashed_pages += 1;
+                        }
+                        self.res.migrate_in(p, pf, arrival);
+                        if pf {
+                            self.metrics.pages_prefetched += 1;
+                        }
+                        if let Some(f) = self.forest.as_mut() {
+                            f.note_migrated(p, o);
+                        }
+                        migrated.push(p);
+                    }
+                    let bytes = (s - r) as u64 * PAGE_BYTES;
+                    let t = self.cfg.transfer_us(bytes);
+                    us += t;
+                    self.metrics.service.migration_us += t;
+                    self.metrics.host_to_gpu_bytes += bytes;
+                    r = s;
+                }
+                i = j;
+            }
+            self.metrics.pages_migrated += moves.len() as u64;
+            self.obj_migrated[o] += moves.len() as u64;
+        }
+
+        // 5. usable at the end of the batch.
+        let end = start + self.cfg.us_to_cycles(us);
+        for p in migrated {
+            self.ready_at[p] = end;
+        }
+        for b in pinned {
+            self.pinned_blocks.set(b, false);
+        }
+        if self.check_invariants {
+            self.res
+                .check_invariants()
+                .map_err(|detail| UvmError::Invariant { cycle: start, detail })?;
+        }
+        Ok(end)
+    }
+
+    /// Evict one unit (TBNp: a 2 MB chunk; Forest: a leaf). False when nothing is
+    /// evictable. Dirty pages are written back, advancing the batch time `us`.
+    fn evict_one(&mut self, us: &mut f64, start: u64, victims: &mut Option<VictimQueue>) -> bool {
+        let pages: Vec<usize> = match self.policy {
+            UvmPolicy::Forest | UvmPolicy::SpecForest => self.forest_victim(victims),
+            _ => self.lru_victim(),
+        };
+        if pages.is_empty() {
+            return false;
+        }
+        self.metrics.evictions += 1;
+        // Write back dirty runs first; the frame of a dirty page is reusable only after.
+        let mut k = 0;
+        while k < pages.len() {
+            let p = pages[k];
+            if !self.res.is_dirty(p) {
+                let e = self.res.evict(p, start + self.cfg.us_to_cycles(*us));
+                self.account_eviction(e);
+                k += 1;
+                continue;
+            }
+            let mut m = k + 1;
+            while m < pages.len() && pages[m] == pages[m - 1] + 1 && self.res.is_dirty(pages[m]) {
+                m += 1;
+            }
+            let bytes = (m - k) as u64 * PAGE_BYTES;
+            let t = self.cfg.transfer_us(bytes);
+            *us += t;
+            self.metrics.service.writeback_us += t;
+            self.metrics.gpu_to_host_bytes += bytes;
+            let done = start + self.cfg.us_to_cycles(*us);
+            for &q in &pages[k..m] {
+                let e = self.res.evict(q, done);
+                self.metrics.dirty_writebacks += 1;
+                self.account_eviction(e);
+            }
+            k = m;
+        }
+        true
+    }
+
+    fn account_eviction(&mut self, e: super::residency::Evicted) {
+        self.metrics.pages_evicted += 1;
+        if e.prefetched_unused {
+            self.metrics.prefetched_unused += 1;
+        }
+    }
+
+    fn lru_victim(&mut self) -> Vec<usize> {
+        let res = &self.res;
+        let pinned = &self.pinned_blocks;
+        let Some(b) = self
+            .lru
+            .victim(|b| res.block_resident(b) > 0 && !pinned[b])
+        else {
+            return Vec::new();
+        };
+        self.lru.remove_block(b);
+        (b * PAGES_PER_BLOCK..(b + 1) * PAGES_PER_BLOCK)
+            .filter(|&p| self.res.is_resident(p))
+            .collect()
+    }
+
+    /// Forest: least recently accessed object (ATT), then the leaf holding its oldest page.
+    fn forest_victim(&mut self, victims: &mut Option<VictimQueue>) -> Vec<usize> {
+        loop {
+            // Reuse this batch's candidate list while its object still has pages.
+            if let Some(q) = victims.as_mut() {
+                while let Some(&(_, p)) = q.pages.last() {
+                    if self.res.is_resident(p) && !self.pinned_blocks[p / PAGES_PER_BLOCK] {
+                        break;
+                    }
+                    q.pages.pop();
+                }
+                if let Some(&(_, p)) = q.pages.last() {
+                    let o = q.object;
+                    let obj = &self.layout.objects[o];
+                    let leaf = self.shape_for(o).leaf_pages;
+                    let rel = p - obj.first_page;
+                    let lo = obj.first_page + rel / leaf * leaf;
+                    let hi = (lo + leaf).min(obj.first_page + obj.pages);
+                    return (lo..hi)
+                        .filter(|&x| self.res.is_resident(x) && !self.pinned_blocks[x / PAGES_PER_BLOCK])
+                        .collect();
+                }
+                *victims = None;
+            }
+            let Some(f) = self.forest.as_mut() else {
+                return Vec::new();
+            };
+            let order = f.objects_by_recency();
+            let mut found = None;
+            for o in order {
+                let obj = &self.layout.objects[o];
+                let mut cands: Vec<(u64, usize)> = (obj.first_page..obj.first_page + obj.pages)
+                    .filter(|&p| self.res.is_resident(p) && !self.pinned_blocks[p / PAGES_PER_BLOCK])
+                    .map(|p| (f.tracker.page_key[p], p))
+                    .collect();
+                if !cands.is_empty() {
+                    // Oldest key last so it pops first.
+                    cands.sort_unstable_by(|a, b| b.cmp(a));
+                    found = Some(VictimQueue {
+                        object: o,
+                        pages: cands,
+                    });
+                    break;
+                }
+            }
+            match found {
+                Some(q) => *victims = Some(q),
+                None => return Vec::new(),
+            }
+        }
+    }
+}

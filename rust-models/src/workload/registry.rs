@@ -1,0 +1,136 @@
+//! The built-in workloads by name, the two study suites, and their one-line descriptions.
+
+use super::{dense, dl, gemm, graph_kernels, pattern, stencil};
+use super::{Workload, WorkloadError};
+
+/// The CLAP study (MCM GPU page placement): the paper's benchmarks.
+const CLAP_SUITE: [&str; 12] = [
+    "bfs",
+    "sssp",
+    "ste",
+    "3dc",
+    "lps",
+    "blk",
+    "paf",
+    "lud",
+    "sc",
+    "gemm-resnet50",
+    "gemm-vit",
+    "gemm-gpt3",
+];
+
+/// The Forest study (UVM oversubscription): access patterns and DL footprints.
+const FOREST_SUITE: [&str; 9] = ["ls", "hchi", "hcli", "lc", "mixed", "alexnet", "resnet50", "bert", "whisper"];
+
+/// Workloads of the CLAP study, in table order.
+pub fn clap_suite() -> &'static [&'static str] {
+    &CLAP_SUITE
+}
+
+/// Workloads of the Forest study, in table order.
+pub fn forest_suite() -> &'static [&'static str] {
+    &FOREST_SUITE
+}
+
+/// A catalogue entry: name, suite and what the generator models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct WorkloadInfo {
+    pub name: &'static str,
+    pub suite: &'static str,
+    pub summary: &'static str,
+}
+
+/// Every built-in workload with a short description (without building it).
+pub fn catalog() -> Vec<WorkloadInfo> {
+    let summary = |n: &str| -> &'static str {
+        match n {
+            "bfs" => "Rodinia BFS on a power-law graph (CSR; divergent edge loops, gathers into visited/cost)",
+            "sssp" => "frontier Bellman-Ford SSSP on a power-law graph (CSR with weights, atomic min)",
+            "ste" => "Parboil 7-point 3D stencil; a thread block per row, chiplet slices per plane",
+            "3dc" => "PolyBench 3D convolution; one kernel per plane, 32x8 tiles",
+            "lps" => "3D Laplace Jacobi solver; 32x4 tiles marching z",
+            "blk" => "BlackScholes: five streamed arrays, contiguous per thread block",
+            "paf" => "Rodinia pathfinder: dynamic programming over wall rows, pyramid blocks",
+            "lud" => "Rodinia LU decomposition: diagonal, perimeter and internal tile kernels",
+            "sc" => "Rodinia streamcluster pgain: transposed coordinates, repeated per candidate",
+            "gemm-resnet50" => "SGEMM with ResNet-50's FC shape; matrix B read by every thread block",
+            "gemm-vit" => "SGEMM with ViT-Base's MLP shape; matrix B read by every thread block",
+            "gemm-gpt3" => "SGEMM with a GPT-3 MLP slice; matrix B read by every thread block",
+            "ls" => "linear streaming (LS): vector add over three arrays",
+            "hchi" => "dense irregular (HCHI): uniform random gathers over a table",
+            "hcli" => "sparse irregular (HCLI): gathers touching one page per 64 KB",
+            "lc" => "low coverage (LC): gathers confined to 10% of a table",
+            "mixed" => "one object of each class (LS, HCHI, HCLI, LC) in one kernel",
+            "alexnet" => "AlexNet layer-by-layer footprint (weights and activations as objects)",
+            "resnet50" => "ResNet-50 layer-by-layer footprint",
+            "bert" => "BERT-base encoder footprint; attention as dense gathers",
+            "whisper" => "Whisper-base encoder/decoder footprint; self- and cross-attention",
+            _ => "",
+        }
+    };
+    let clap = CLAP_SUITE.iter().map(|&n| WorkloadInfo {
+        name: n,
+        suite: "clap",
+        summary: summary(n),
+    });
+    let forest = FOREST_SUITE.iter().map(|&n| WorkloadInfo {
+        name: n,
+        suite: "forest",
+        summary: summary(n),
+    });
+    clap.chain(forest).collect()
+}
+
+/// Build the built-in workload `name` at `scale` (1.0 = default size) with `seed`.
+pub fn by_name(name: &str, scale: f64, seed: u64) -> Result<Box<dyn Workload>, WorkloadError> {
+    let built = gemm::build(name, scale)
+        .or_else(|| graph_kernels::build(name, scale, seed))
+        .or_else(|| stencil::build(name, scale))
+        .or_else(|| dense::build(name, scale, seed))
+        .or_else(|| pattern::build(name, scale, seed))
+        .or_else(|| dl::build(name, scale, seed));
+    built.unwrap_or_else(|| {
+        Err(WorkloadError::UnknownWorkload {
+            name: name.to_string(),
+            valid: CLAP_SUITE.iter().chain(FOREST_SUITE.iter()).copied().collect::<Vec<_>>().join(", "),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_name_builds_and_names_match() {
+        for info in catalog() {
+            let w = by_name(info.name, 0.01, 1).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            assert_eq!(w.name(), info.name);
+            assert!(!info.summary.is_empty());
+        }
+        // The generator files agree with the suites.
+        let all: Vec<&str> = gemm::NAMES
+            .iter()
+            .chain(&graph_kernels::NAMES)
+            .chain(&stencil::NAMES)
+            .chain(&dense::NAMES)
+            .chain(&pattern::NAMES)
+            .chain(&dl::NAMES)
+            .copied()
+            .collect();
+        assert_eq!(all.len(), CLAP_SUITE.len() + FOREST_SUITE.len());
+    }
+
+    #[test]
+    fn unknown_name_lists_the_valid_ones() {
+        let e = by_name("nope", 1.0, 1).err().unwrap().to_string();
+        assert!(e.contains("unknown workload `nope`") && e.contains("gemm-gpt3") && e.contains("whisper"), "{e}");
+    }
+
+    #[test]
+    fn bad_scale_is_an_error() {
+        for s in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(by_name("ste", s, 1), Err(WorkloadError::BadScale { .. })));
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Parsing one trace line. Every error is a message saying what was expected; the caller
+//! adds the file and line number.
+
+use super::super::{Allocation, Kernel, Lanes, WarpInstr};
+use std::collections::HashMap;
+
+/// A parsed, validated line.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Record {
+    Header(u32),
+    Name(String),
+    Alloc(Allocation),
+    Kernel(Kernel),
+    /// (kernel, tb, warp) and the instruction.
+    Access((u32, u32, u32), WarpInstr),
+}
+
+/// What the parser needs to know to validate an access record.
+pub(crate) struct Context<'a> {
+    pub allocations: &'a [Allocation],
+    pub alloc_index: &'a HashMap<String, u16>,
+    pub kernels: &'a [Kernel],
+}
+
+/// Parse a decimal or `0x` hexadecimal unsigned integer.
+fn num(tok: &str, what: &str) -> Result<u64, String> {
+    let parsed = match tok.strip_prefix("0x").or_else(|| tok.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => tok.parse::<u64>(),
+    };
+    parsed.map_err(|_| format!("expected {what} (an unsigned integer), found `{tok}`"))
+}
+
+fn num_max(tok: &str, what: &str, max: u64) -> Result<u64, String> {
+    let v = num(tok, what)?;
+    if v > max {
+        return Err(format!("{what} {v} is larger than {max}"));
+    }
+    Ok(v)
+}
+
+/// Parse one line with comments already stripped and known not to be blank.
+pub(crate) fn parse_line(line: &str, ctx: &Context<'_>) -> Result<Record, String> {
+    let toks: Vec<&str> = line.split_whitespace().collect();
+    let need = |n: usize, form: &str| {
+        if toks.len() < n {
+            Err(format!("too few fields: expected `{form}`"))
+        } else {
+            Ok(())
+        }
+    };
+    match toks[0] {
+        super::HEADER => {
+            need(2, "mcmvm-trace VERSION")?;
+            Ok(Record::Header(num_max(toks[1], "version", u32::MAX as u64)? as u32))
+        }
+        "name" => {
+            need(2, "name NAME")?;
+            Ok(Record::Name(toks[1].to_string()))
+        }
+        "alloc" => parse_alloc(&toks),
+        "kernel" => {
+            const FORM: &str = "kernel NAME GRID WARPS_PER_TB";
+            need(4, FORM)?;
+            if toks.len() > 4 {
+                return Err(format!("unexpected field `{}`: expected `{FORM}`", toks[4]));
+            }
+            let grid = num_max(toks[2], "grid", u32::MAX as u64)? as u32;
+            let warps = num_max(toks[3], "warps per thread block", 32)? as u32;
+            if grid == 0 || warps == 0 {
+                return Err("grid and warps per thread block must be at least 1".into());
+            }
+            Ok(Record::Kernel(Kernel::new(toks[1], grid, warps)))
+        }
+        "a" => parse_access(&toks, ctx),
+        other => Err(format!("unknown record `{other}`: expected `alloc`, `kernel`, `a` or `name`")),
+    }
+}
+
+fn parse_alloc(toks: &[&str]) -> Result<Record, String> {
+    const FORM: &str = "alloc NAME BYTES [stride=PAGES] [preferred-gpu] [group=N]";
+    if toks.len() < 3 {
+        return Err(format!("too few fields: expected `{FORM}`"));
+    }
+    let bytes = num(toks[2], "allocation size in bytes")?;
+    if bytes == 0 {
+        return Err("allocation size must be at least 1 byte".into());
+    }
+    let mut a = Allocation::new(toks[1], bytes);
+    for flag in &toks[3..] {
+        if let Some(v) = flag.strip_prefix("stride=") {
+            a.stride_hint = Some(num(v, "stride hint in pages")?);
+        } else if let Some(v) = flag.strip_prefix("group=") {
+            a.similarity_group = Some(num_max(v, "similarity group", u32::MAX as u64)? as u32);
+        } else if *flag == "preferred-gpu" {
+            a.preferred_gpu = true;
+        } else {
+            return Err(format!("unknown allocation flag `{flag}`: expected stride=PAGES, preferred-gpu or group=N"));
+        }
+    }
+    Ok(Record::Alloc(a))
+}
+
+fn parse_access(toks: &[&str], ctx: &Context<'_>) -> Result<Record, String> {
+    const FORM: &str = "a KERNEL TB WARP ALLOC r|w s OFFSET STRIDE LANES ELEM [c=CYCLES]` or `a KERNEL TB WARP ALLOC r|w g ELEM OFF,OFF,... [c=CYCLES]";
+    if toks.len() < 8 {
+        return Err(format!("too few fields: expected `{FORM}`"));
+    }
+    let kernel = num(toks[1], "kernel index")?;
+    let k = ctx
+        .kernels
+        .get(kernel as usize)
+        .ok_or_else(|| format!("kernel index {kernel} is not declared ({} kernel records so far)", ctx.kernels.len()))?;
+    let tb = num(toks[2], "thread block")?;
+    if tb >= k.grid as u64 {
+        return Err(format!("thread block {tb} is outside kernel {kernel}'s grid of {}", k.grid));
+    }
+    let warp = num(toks[3], "warp")?;
+    if warp >= k.warps_per_tb as u64 {
+        return Err(format!("warp {warp} is outside kernel {kernel}'s {} warps per thread block", k.warps_per_tb));
+    }
+    let alloc = *ctx
+        .alloc_index
+        .get(toks[4])
+        .ok_or_else(|| format!("unknown allocation `{}` (declare it with an `alloc` record first)", toks[4]))?;
+    let write = match toks[5] {
+        "r" | "R" => false,
+        "w" | "W" => true,
+        t => return Err(format!("expected r or w, found `{t}`")),
+    };
+    let (lanes, rest) = match toks[6] {
+        "s" => {
+            if toks.len() < 11 {
+                return Err(format!("too few fields for a strided access: expected `{FORM}`"));
+            }
+            let lanes = num_max(toks[9], "lane count", 32)?;
+            if lanes == 0 {
+                return Err("lane count must be 1..=32".into());
+            }
+            let l = Lanes::Strided {
+                offset: num(toks[7], "offset")?,
+                stride: num(toks[8], "stride")?,
+                lanes: lanes as u8,
+                elem: elem(toks[10])?,
+            };
+            (l, &toks[11..])
+        }
+        "g" => {
+            let e = elem(toks[7])?;
+            let list = toks.get(8).ok_or_else(|| format!("missing offset list: expected `{FORM}`"))?;
+            let offsets = list.split(',').map(|t| num(t, "lane offset")).collect::<Result<Vec<u64>, String>>()?;
+            if offsets.is_empty() || offsets.len() > 32 {
+                return Err(format!("a gather has 1..=32 lane offsets, found {}", offsets.len()));
+            }
+            (
+                Lanes::Gather {
+                    offsets: offsets.into(),
+                    elem: e,
+                },
+                &toks[9..],
+            )
+        }
+        t => return Err(format!("expected lane form `s` (strided) or `g` (gather), found `{t}`")),
+    };
+    let mut compute_cycles = 0;
+    for t in rest {
+        match t.strip_prefix("c=") {
+            Some(v) => compute_cycles = num_max(v, "compute cycles", u32::MAX as u64)? as u32,
+            None => return Err(format!("unexpected field `{t}`: only `c=CYCLES` may follow the lanes")),
+        }
+    }
+    let size = ctx.allocations[alloc as usize].bytes;
+    if let Some((lo, hi)) = lanes.extent() {
+        if hi > size {
+            return Err(format!(
+                "access [{lo:#x}, {hi:#x}) lies outside allocation `{}` of {size} bytes",
+                toks[4]
+            ));
+        }
+    }
+    let instr = WarpInstr {
+        alloc,
+        write,
+        lanes,
+        compute_cycles,
+    };
+    Ok(Record::Access((kernel as u32, tb as u32, warp as u32), instr))
+}
+
+fn elem(tok: &str) -> Result<u8, String> {
+    let e = num_max(tok, "element size in bytes", 128)?;
+    if e == 0 {
+        return Err("element size must be 1..=128 bytes".into());
+    }
+    Ok(e as u8)
+}
+
+/// The part of a line before any `#` comment, trimmed.
+pub(crate) fn strip_comment(line: &str) -> &str {
+    line.split('#').next().unwrap_or("").trim()
+}
