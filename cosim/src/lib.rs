@@ -1,1 +1,30 @@
-//! Lockstep co-simulation. (being written)
+//! # mcmvm-cosim — lockstep co-simulation of the hardware blocks
+//!
+//! A block is proven to behave like its behavioural twin by running up to three engines on
+//! the same inputs, cycle by cycle, and comparing every output on every cycle:
+//! the twin (`model`), rust-hdl's simulator on the RustHDL module (`rusthdl`), and the
+//! *emitted Verilog* compiled by Verilator (`verilator`). The last closes the loop on the
+//! Verilog generator itself: rust-hdl and Verilog disagree on expression widths in places
+//! (literals are emitted as 32-bit constants), and only the Verilator engine sees that.
+//!
+//! The roles are the testbench ones: the stimulus iterator is the driver, each engine's
+//! outputs are monitored every cycle, the [`Scoreboard`] compares them, and the
+//! [`WaveRecorder`] streams everything to a VCD file.
+//!
+//! The Verilator bridge is built by `build.rs` (see there): `verilator --cc` on each block's
+//! emitted Verilog, a generated C++ shim with one `extern "C"` step per block, Verilator's
+//! runtime compiled once. Without Verilator the crate still builds and that engine reports
+//! what to install.
+
+pub mod engine;
+pub mod error;
+pub mod lockstep;
+pub mod scoreboard;
+pub mod verilator;
+pub mod wave;
+
+pub use engine::{Att, BoxedEngine, Coalescer, CosimBlock, EngineKind, Rt};
+pub use error::CosimError;
+pub use lockstep::{lockstep, run_lockstep, EngineTime, LockstepOptions, LockstepReport};
+pub use scoreboard::{Mismatch, Scoreboard};
+pub use wave::WaveRecorder;

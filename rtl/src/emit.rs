@@ -9,7 +9,7 @@
 //! rust-hdl's `generate_verilog` panics when the design fails its connection / loop /
 //! input-write checks; here the checks run first and their result is returned as an error.
 
-// use crate::{access_time_tracker, remote_tracker, tlb_coalescer};
+use crate::tlb_coalescer;
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::BlockKind;
 use rust_hdl::core::check_error::{check_all, CheckError};
@@ -49,34 +49,20 @@ pub enum EmitError {
 
 /// The Verilog of one block, its top module named [`BlockKind::module_name`].
 pub fn verilog(kind: BlockKind, cfg: &HwConfig) -> Result<String, EmitError> {
-    // TEMPORARY until the RTL structs land: the block files are still being written.
-    let _ = cfg;
-    Err(EmitError::Check {
-        module: kind.module_name(),
-        detail: "RTL not written yet".to_string(),
-    })
-}
-
-/* RESTORE when the RTL lands:
-pub fn verilog(kind: BlockKind, cfg: &HwConfig) -> Result<String, EmitError> {
     match kind {
-        BlockKind::RemoteTracker => {
-            let mut block = remote_tracker::RemoteTrackerRtl::new(&cfg.remote_tracker);
-            verilog_of(&mut block, kind.module_name())
-        }
         BlockKind::TlbCoalescer => {
             let mut block = tlb_coalescer::TlbCoalescerRtl::new(&cfg.tlb_coalescer);
             verilog_of(&mut block, kind.module_name())
         }
-        BlockKind::AccessTimeTracker => {
-            let mut block =
-                access_time_tracker::AccessTimeTrackerRtl::new(&cfg.access_time_tracker);
-            verilog_of(&mut block, kind.module_name())
-        }
+        // TEMPORARY until these RTL structs land (their files are still being written):
+        // RemoteTrackerRtl::new(&cfg.remote_tracker),
+        // AccessTimeTrackerRtl::new(&cfg.access_time_tracker).
+        BlockKind::RemoteTracker | BlockKind::AccessTimeTracker => Err(EmitError::Check {
+            module: kind.module_name(),
+            detail: "RTL not written yet".to_string(),
+        }),
     }
 }
-
-*/
 
 /// Write `<module>.v` for every block into `dir` (created if missing); returns the paths in
 /// the order of [`BlockKind::ALL`].

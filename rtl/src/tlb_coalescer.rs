@@ -246,11 +246,12 @@ impl Logic for TlbCoalescerRtl {
                 - self.slot_offset[i].val();
         }
 
-        // Step 2: select the requested slot (a 16-way mux on merge_vpn[3:0]).
+        // Step 2: select the requested slot (a 16-way mux on merge_vpn[3:0]). Slot 0's
+        // values are only the default that keeps the locals latch-free.
         self.requested_coalescable.next = self.slot_coalescable[0].val();
         self.requested_permissions.next = self.slot_permissions[0].val();
         self.requested_base_ppn.next = self.slot_base_ppn[0].val();
-        for i in 1..16 {
+        for i in 0..16 {
             if self.merge_vpn.val().get_bits::<4>(0) == self.slot_index[i].val() {
                 self.requested_coalescable.next = self.slot_coalescable[i].val();
                 self.requested_permissions.next = self.slot_permissions[i].val();
@@ -424,6 +425,7 @@ mod tests {
             .expect("run verilator");
         let log = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success() && !log.contains("%Warning"), "{log}");
+        let _ = std::fs::remove_dir_all(v.parent().expect("scratch directory"));
     }
 
     #[test]
@@ -439,6 +441,7 @@ mod tests {
         );
         let out = Command::new("yosys").args(["-q", "-p", &script]).output().expect("run yosys");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let _ = std::fs::remove_dir_all(v.parent().expect("scratch directory"));
     }
 
     /// A line mapping PPN `first + i` in slot `i` with readable+writeable permissions.

@@ -1,1 +1,295 @@
-//! Driver memory manager (CLAP §4.1–4.5). (being written)
+//! The GPU driver's memory manager (CLAP §4.1–4.5): where every page of every data
+//! structure goes, at which size, and how the page table says so.
+//!
+//! Mechanisms, all modelled:
+//! - **Blocks** (§4.1). VA space and physical memory are cut into 2 MB VA blocks and PF
+//!   blocks. Each VA block gets one [`BlockMode`] on first touch; each PF block is split
+//!   into frames of one size, on free lists per chiplet, frame size and structure
+//!   ([`phys`]).
+//! - **Reservation.** A region (64 KB … 2 MB) gets a contiguous, aligned frame on its first
+//!   toucher's chiplet; its 64 KB pages are mapped into it on demand; when the region is
+//!   full it is remapped in one call, so amdgpu's fragment logic writes FRAG = region (and a
+//!   full 2 MB region becomes a PDE-as-PTE huge page: promotion).
+//! - **OLP** (§4.2). A 2 MB reservation kept while one chiplet touches the block, released
+//!   (unused 64 KB frames back to the free list) when another chiplet touches it; disabled
+//!   for a structure once more than 5 % of its VA blocks released.
+//! - **PMM + MMA** (§4.2, §4.4). CLAP maps a structure with 64 KB pages (and OLP) until
+//!   20 % of it is mapped, then drains the Remote Trackers, scores the locality tree of each
+//!   fully mapped VA block, lowers the threshold by the remote ratio (Eq. 4), and applies the
+//!   dominant level's size to the rest of the structure (§4.5). Structures under 10 MB, or
+//!   with no fully mapped block, fall back to OLP.
+//! - **Chiplet full** (§4.7): frames come from the emptiest other chiplet. **GPU full**: the
+//!   least recently mapped VA block migrates to host ([`MemoryManager::evict_block`]).
+//!
+//! Policies ([`PolicyKind`]) are one trait ([`policy::Policy`]) chosen by name.
+
+mod analysis;
+mod evict;
+mod manager;
+pub mod mma;
+pub mod phys;
+pub mod policy;
+
+pub use manager::MemoryManager;
+pub use policy::{BlockMode, Policy};
+
+use crate::addr::{ChipletId, Pa, Va};
+use crate::pagetable::{Level, PageTableError};
+use crate::pte::Pte;
+use crate::workload::AllocIndex;
+use serde::{Deserialize, Serialize};
+
+/// The placement policies of the CLAP study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PolicyKind {
+    /// Static 4 KB pages, first-touch placement per page.
+    S4k,
+    /// Static 64 KB pages, first-touch placement per page.
+    S64k,
+    /// Static 2 MB pages: a 2 MB reservation on first touch, 64 KB sub-pages on demand,
+    /// promoted to a real 2 MB page when full (the paper's baseline paging, §3.1).
+    S2m,
+    /// Opportunistic large pages alone, for every structure, all run long.
+    Olp,
+    /// CLAP: PMM with OLP, MMA, the chosen size for the rest.
+    Clap,
+    /// 64 KB placement with 2 MB translation cost (an upper bound).
+    Ideal,
+}
+
+impl PolicyKind {
+    /// Every policy, in the order of the paper's figures.
+    pub const ALL: [PolicyKind; 6] = [
+        PolicyKind::S4k,
+        PolicyKind::S64k,
+        PolicyKind::S2m,
+        PolicyKind::Olp,
+        PolicyKind::Clap,
+        PolicyKind::Ideal,
+    ];
+    /// Command-line name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            PolicyKind::S4k => "s4k",
+            PolicyKind::S64k => "s64k",
+            PolicyKind::S2m => "s2m",
+            PolicyKind::Olp => "olp",
+            PolicyKind::Clap => "clap",
+            PolicyKind::Ideal => "ideal",
+        }
+    }
+}
+
+impl core::fmt::Display for PolicyKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl core::str::FromStr for PolicyKind {
+    type Err = DriverError;
+    fn from_str(s: &str) -> Result<Self, DriverError> {
+        PolicyKind::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| DriverError::UnknownPolicy(s.to_string()))
+    }
+}
+
+/// Driver parameters. Defaults are the paper's (CLAP §4.2–4.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DriverConfig {
+    /// Chiplets (a power of two: the chiplet is read from PA bits above 2 MB).
+    pub chiplets: u32,
+    /// GPU memory per chiplet in 4 KB frames (a multiple of 512: whole 2 MB PF blocks).
+    pub frames_per_chiplet: u64,
+    /// PMM ends for a structure when this fraction of it is mapped (0.20).
+    pub pmm_fraction: f64,
+    /// OLP is disabled for a structure once more than this fraction of its VA blocks
+    /// released their reservation (0.05).
+    pub olp_disable_fraction: f64,
+    /// MMA's locality threshold before the Remote Tracker lowers it (1.0).
+    pub mma_threshold: f64,
+    /// Eq. 4 scaling parameter `k` (1).
+    pub rt_k: f64,
+    /// Eq. 4 target remote ratio (0).
+    pub ratio_target: f64,
+    /// Structures smaller than this fall back to OLP instead of MMA (10 MB).
+    pub small_structure_bytes: u64,
+    /// amdgpu fragment cap for mappings (31 on modern GPUs).
+    pub max_frag: u32,
+    /// Virtual address of the first allocation (2 MB aligned).
+    pub va_base: u64,
+    /// When no chiplet has a free frame, migrate the least recently mapped VA block to
+    /// host and retry (CLAP §4.7); otherwise the fault fails with `OutOfMemory`.
+    pub evict_when_full: bool,
+}
+
+impl Default for DriverConfig {
+    fn default() -> Self {
+        DriverConfig {
+            chiplets: 4,
+            // 8 GB per chiplet.
+            frames_per_chiplet: 2 << 20,
+            pmm_fraction: 0.20,
+            olp_disable_fraction: 0.05,
+            mma_threshold: 1.0,
+            rt_k: 1.0,
+            ratio_target: 0.0,
+            small_structure_bytes: 10 << 20,
+            max_frag: crate::pte::FRAG_MAX,
+            va_base: 1 << 32,
+            evict_when_full: true,
+        }
+    }
+}
+
+/// Why the driver refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DriverError {
+    #[error("driver config key `{key}`: {message}")]
+    Config { key: &'static str, message: String },
+    #[error("unknown policy `{0}` (valid: s4k, s64k, s2m, olp, clap, ideal)")]
+    UnknownPolicy(String),
+    #[error("virtual address {0} lies in no allocation")]
+    Unallocated(Va),
+    #[error("GPU memory exhausted: no chiplet has a free frame")]
+    OutOfMemory,
+    #[error("the allocations ({0} bytes) do not fit the 48-bit virtual address space")]
+    VaSpace(u64),
+    #[error("page table: {0}")]
+    PageTable(#[from] PageTableError),
+}
+
+/// What one TLB entry / page walk for a VA looks like.
+///
+/// The data location of any VA is always `translate(va).pa`; `tlb_reach_bytes` is timing
+/// only: the VA span one TLB entry may cover (pick the TLB array by it), and `leaf_level`
+/// is where the walk ends (PDB0 = a 3-read walk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Translation {
+    pub pa: Pa,
+    /// Chiplet holding the data (from the PFN).
+    pub chiplet: ChipletId,
+    /// Allocation ID from the PTE (allocation index + 1; 0 = none).
+    pub alloc_id: u8,
+    /// Size of the mapped page: 4 KB, 64 KB (FRAG >= 4 at the PTB) or the huge-page size.
+    pub leaf_bytes: u64,
+    /// VA span one TLB entry covers: the fragment (an intermediate region once full,
+    /// 2 MB for a huge page), or 2 MB for `ideal`.
+    pub tlb_reach_bytes: u64,
+    pub pte: Pte,
+    pub leaf_level: Level,
+}
+
+/// The Remote Trackers as the driver sees them. The GPU model implements it over the
+/// per-chiplet RT twins' drain port, summing (access, remote) over chiplets; draining
+/// clears the entries.
+pub trait RtDrain {
+    /// `(accesses, remote accesses)` counted for `alloc_id` since the last drain.
+    fn drain(&mut self, alloc_id: u8) -> (u64, u64);
+}
+
+/// An `RtDrain` that has seen nothing (for tools and tests without a GPU).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRemoteTrackers;
+
+impl RtDrain for NoRemoteTrackers {
+    fn drain(&mut self, _alloc_id: u8) -> (u64, u64) {
+        (0, 0)
+    }
+}
+
+/// One VA block migrated to host to make room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Eviction {
+    /// First VA of the 2 MB block; shoot down `va .. va + 2 MB`.
+    pub va: Va,
+    /// Bytes that were mapped in it.
+    pub bytes: u64,
+}
+
+/// The result of an MMA run for one structure (or why it fell back to OLP).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MmaReport {
+    pub alloc: AllocIndex,
+    /// Remote Tracker counters drained for the structure.
+    pub rt_access: u64,
+    pub rt_remote: u64,
+    pub rt_ratio: f64,
+    /// Eq. 4 threshold used.
+    pub threshold: f64,
+    /// Fully mapped VA blocks analysed.
+    pub blocks_analysed: u32,
+    /// Blocks per chosen level (0 = 64 KB … 5 = 2 MB).
+    pub level_histogram: [u32; 6],
+    /// Region size applied to the rest of the structure; `None` = OLP fallback.
+    pub chosen_bytes: Option<u64>,
+    /// Why OLP was kept instead, if it was.
+    pub fallback: Option<&'static str>,
+}
+
+/// What a fault did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultOutcome {
+    /// First VA newly mapped and its bytes (0 if the page was already mapped).
+    pub va: Va,
+    pub bytes: u64,
+    /// Chiplet the page was placed on.
+    pub chiplet: ChipletId,
+    /// A region filled and was remapped as one fragment (a 2 MB one is a huge page).
+    pub promoted: bool,
+    /// An OLP reservation was released by this fault.
+    pub olp_released: bool,
+    /// MMA (or its OLP fallback) ran for the structure: its PMM phase ended here.
+    pub analysis: Option<MmaReport>,
+    /// Blocks migrated to host to make room (shoot their TLB entries down).
+    pub evicted: Vec<Eviction>,
+}
+
+/// Per-structure driver statistics.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AllocStats {
+    pub name: String,
+    pub bytes: u64,
+    pub mapped_bytes: u64,
+    /// The page size / placement applied (Table 4): "4KB", "64KB" … "2MB", or "OLP".
+    pub placement: String,
+    /// Region bytes applied (the OLP reservation size, 2 MB, for "OLP").
+    pub page_bytes: u64,
+    /// The PMM phase ended (CLAP) and at which fault count.
+    pub pmm_end_fault: Option<u64>,
+    pub olp_releases: u64,
+    pub olp_disabled: bool,
+    /// Remote ratio estimated by the Remote Trackers when MMA drained them.
+    pub rt_ratio: Option<f64>,
+    pub mma: Option<MmaReport>,
+}
+
+/// Driver-wide statistics.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DriverStats {
+    pub policy: &'static str,
+    pub faults: u64,
+    /// 2 MB PF blocks not free (data, reservations and page-table pages).
+    pub pf_blocks_used: u64,
+    /// 4 KB page-table pages.
+    pub pt_pages: u64,
+    pub free_frames: u64,
+    pub promotions: u64,
+    pub olp_releases: u64,
+    pub evictions: u64,
+    /// Faults whose frame came from another chiplet because the toucher's was full.
+    pub chiplet_fallbacks: u64,
+    pub allocs: Vec<AllocStats>,
+}
+
+/// Allocation ID of allocation `a`: index + 1 in 8 bits; 0 (untracked) past 254.
+pub fn alloc_id(a: AllocIndex) -> u8 {
+    if a < 255 {
+        a as u8 + 1
+    } else {
+        0
+    }
+}

@@ -40,9 +40,44 @@
 //! so consecutive thread blocks share a chiplet; inside a chiplet, blocks go to SMs as
 //! slots free up.
 
+mod access;
 pub mod config;
+mod engine;
 pub mod gmmu;
+mod lanes;
 pub mod memory;
+pub mod metrics;
+mod simulate;
+pub mod service;
+pub mod sweep;
 pub mod tlb;
 
 pub use config::GpuConfig;
+pub use engine::Gpu;
+pub use metrics::{AllocReport, RunReport};
+pub use service::{AccessEvent, FaultContext, FaultReply, FirstTouchService, MemoryService};
+pub use simulate::{driver_config, simulate, simulate_with, RunSpec};
+
+use crate::addr::Va;
+
+/// Why a simulation could not run or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Driver(#[from] crate::driver::DriverError),
+    #[error(transparent)]
+    Workload(#[from] crate::workload::WorkloadError),
+    #[error("the page fault at {0} was not resolved by the memory service")]
+    FaultNotResolved(Va),
+    #[error("workload access outside its data: {0}")]
+    BadAccess(String),
+    #[error("kernel `{kernel}`: {message}")]
+    BadKernel { kernel: String, message: String },
+    #[error("{0} warp slots exceed the model's limit of 2^20")]
+    TooManyWarps(u64),
+    /// A memory service (e.g. the UVM path) failed.
+    #[error("memory service: {0}")]
+    Service(String),
+}

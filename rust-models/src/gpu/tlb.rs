@@ -87,6 +87,8 @@ pub struct TlbHit {
     pub pa: Option<u64>,
     /// Cycle the entry's fill completes (may be later than the lookup).
     pub ready: u64,
+    /// The whole entry, to fill the level above with.
+    pub entry: TlbFill,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -151,6 +153,12 @@ impl TlbArray {
                     class,
                     pa: e.exact_pa.then(|| e.pa_base.wrapping_add(off)),
                     ready: e.ready,
+                    entry: TlbFill {
+                        class,
+                        mask: e.mask,
+                        pa_base: e.exact_pa.then_some(e.pa_base),
+                        ready: e.ready,
+                    },
                 });
             }
         }

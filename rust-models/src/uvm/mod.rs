@@ -39,7 +39,7 @@ pub mod tbnp;
 pub use config::UvmConfig;
 pub use engine::run_workload;
 pub use metrics::UvmMetrics;
-// sweep re-exports added when sweep.rs lands
+pub use sweep::{sweep_forest, SweepOptions, SweepReport};
 
 /// Which UVM management runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -98,4 +98,6 @@ pub enum UvmError {
     Config(#[from] crate::config::ConfigError),
     #[error("workload: {0}")]
     Workload(String),
+    #[error("writing results: {0}")]
+    Io(String),
 }

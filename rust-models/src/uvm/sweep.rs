@@ -1,0 +1,254 @@
+//! `mcmvm sweep --suite forest`: every Forest-suite workload under TBNp, Forest and
+//! SpecForest at each oversubscription, with speed-ups over TBNp, far faults, unused
+//! prefetches, thrashing, profiling steps and geometric means; CSV and JSON out.
+
+use std::path::PathBuf;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use serde::Serialize;
+
+use super::config::UvmConfig;
+use super::metrics::UvmMetrics;
+use super::{run_workload, UvmError, UvmPolicy};
+
+/// What to sweep.
+#[derive(Debug, Clone)]
+pub struct SweepOptions {
+    pub config: UvmConfig,
+    /// Workload names (default: `workload::forest_suite()`).
+    pub workloads: Vec<String>,
+    /// Oversubscription ratios (default: the config's).
+    pub oversubs: Vec<f64>,
+    pub scale: f64,
+    pub seed: u64,
+    /// Where `forest.csv` and `forest.json` go (None: not written).
+    pub out_dir: Option<PathBuf>,
+}
+
+impl SweepOptions {
+    /// The Forest suite at the config's oversubscription, scale 1, seed 1.
+    pub fn new(config: UvmConfig) -> SweepOptions {
+        SweepOptions {
+            oversubs: vec![config.memory.oversubscription],
+            config,
+            workloads: crate::workload::forest_suite()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            scale: 1.0,
+            seed: 1,
+            out_dir: None,
+        }
+    }
+}
+
+/// One workload at one oversubscription.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepRow {
+    pub workload: String,
+    pub oversubscription: f64,
+    pub tbnp_cycles: u64,
+    pub forest_cycles: u64,
+    pub specforest_cycles: u64,
+    pub forest_speedup: f64,
+    pub specforest_speedup: f64,
+    /// [tbnp, forest, specforest]
+    pub far_faults: [u64; 3],
+    pub unused_prefetch_pct: [f64; 3],
+    pub thrash_multiple: [f64; 3],
+    pub profiling_steps_forest: u64,
+    pub profiling_steps_specforest: u64,
+    /// Forest's class per object, `name:CLASS`.
+    pub classes: String,
+}
+
+/// Geometric means at one oversubscription.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepSummary {
+    pub oversubscription: f64,
+    pub forest_geomean_speedup: f64,
+    pub specforest_geomean_speedup: f64,
+    pub mean_profiling_steps_forest: f64,
+    pub mean_profiling_steps_specforest: f64,
+}
+
+/// The whole sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepReport {
+    pub seed: u64,
+    pub scale: f64,
+    pub rows: Vec<SweepRow>,
+    pub summaries: Vec<SweepSummary>,
+    pub runs: Vec<UvmMetrics>,
+}
+
+const POLICIES: [UvmPolicy; 3] = [UvmPolicy::Tbnp, UvmPolicy::Forest, UvmPolicy::SpecForest];
+
+/// Run the sweep, runs spread over the machine's cores (`MCMVM_THREADS` caps them).
+pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
+    for &o in &opts.oversubs {
+        if !(o >= 1.0) {
+            return Err(UvmError::Oversubscription(o));
+        }
+    }
+    let mut jobs = Vec::new();
+    for w in &opts.workloads {
+        for &o in &opts.oversubs {
+            for p in POLICIES {
+                jobs.push((w.clone(), o, p));
+            }
+        }
+    }
+    let run_one = |(w, o, p): &(String, f64, UvmPolicy)| {
+        let wl = crate::workload::by_name(w, opts.scale, opts.seed)
+            .map_err(|e| UvmError::Workload(e.to_string()))?;
+        let mut cfg = opts.config.clone();
+        cfg.memory.oversubscription = *o;
+        run_workload(wl.as_ref(), &cfg, *p, false)
+    };
+    let runs = run_parallel(&jobs, run_one)?;
+
+    let mut rows = Vec::new();
+    for chunk in runs.chunks(3) {
+        let [t, f, s] = [&chunk[0], &chunk[1], &chunk[2]];
+        rows.push(SweepRow {
+            workload: t.workload.clone(),
+            oversubscription: t.oversubscription,
+            tbnp_cycles: t.cycles,
+            forest_cycles: f.cycles,
+            specforest_cycles: s.cycles,
+            forest_speedup: t.cycles as f64 / f.cycles.max(1) as f64,
+            specforest_speedup: t.cycles as f64 / s.cycles.max(1) as f64,
+            far_faults: [t.far_faults, f.far_faults, s.far_faults],
+            unused_prefetch_pct: [t.prefetched_unused_pct, f.prefetched_unused_pct, s.prefetched_unused_pct],
+            thrash_multiple: [t.thrash_multiple, f.thrash_multiple, s.thrash_multiple],
+            profiling_steps_forest: f.profiling_steps,
+            profiling_steps_specforest: s.profiling_steps,
+            classes: f
+                .objects
+                .iter()
+                .map(|o| format!("{}:{}", o.name, o.class.as_deref().unwrap_or("-")))
+                .collect::<Vec<_>>()
+                .join(" "),
+        });
+    }
+    let summaries = opts
+        .oversubs
+        .iter()
+        .map(|&o| {
+            let rs: Vec<&SweepRow> = rows.iter().filter(|r| r.oversubscription == o).collect();
+            let n = rs.len().max(1) as f64;
+            let geo = |f: &dyn Fn(&SweepRow) -> f64| {
+                (rs.iter().map(|r| f(r).max(1e-12).ln()).sum::<f64>() / n).exp()
+            };
+            SweepSummary {
+                oversubscription: o,
+                forest_geomean_speedup: geo(&|r| r.forest_speedup),
+                specforest_geomean_speedup: geo(&|r| r.specforest_speedup),
+                mean_profiling_steps_forest: rs.iter().map(|r| r.profiling_steps_forest as f64).sum::<f64>() / n,
+                mean_profiling_steps_specforest: rs.iter().map(|r| r.profiling_steps_specforest as f64).sum::<f64>() / n,
+            }
+        })
+        .collect();
+    let report = SweepReport {
+        seed: opts.seed,
+        scale: opts.scale,
+        rows,
+        summaries,
+        runs,
+    };
+    if let Some(dir) = &opts.out_dir {
+        report.write(dir)?;
+    }
+    Ok(report)
+}
+
+/// Run `f` over `jobs` on a few threads; results in job order, first error wins.
+fn run_parallel<J: Sync, R: Send>(
+    jobs: &[J],
+    f: impl Fn(&J) -> Result<R, UvmError> + Sync,
+) -> Result<Vec<R>, UvmError> {
+    let threads = std::env::var("MCMVM_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        .clamp(1, jobs.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<R, UvmError>>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= jobs.len() {
+                    break;
+                }
+                let r = f(&jobs[i]);
+                if let Ok(mut v) = results.lock() {
+                    v[i] = Some(r);
+                }
+            });
+        }
+    });
+    let results = results
+        .into_inner()
+        .map_err(|_| UvmError::Io("a sweep worker panicked".into()))?;
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(UvmError::Io("a sweep run did not finish".into()))))
+        .collect()
+}
+
+impl SweepReport {
+    /// `forest.csv` (one row per workload × oversubscription) and `forest.json` (all).
+    pub fn write(&self, dir: &std::path::Path) -> Result<(), UvmError> {
+        let io = |e: std::io::Error| UvmError::Io(format!("{}: {e}", dir.display()));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let mut csv = String::from(
+            "workload,oversub,tbnp_cycles,forest_cycles,specforest_cycles,forest_speedup,specforest_speedup,\
+far_faults_tbnp,far_faults_forest,far_faults_specforest,unused_pct_tbnp,unused_pct_forest,unused_pct_specforest,\
+thrash_x_tbnp,thrash_x_forest,thrash_x_specforest,profiling_steps_forest,profiling_steps_specforest,classes\n",
+        );
+        for r in &self.rows {
+            csv.push_str(&format!(
+                "{},{},{},{},{},{:.4},{:.4},{},{},{},{:.2},{:.2},{:.2},{:.4},{:.4},{:.4},{},{},{}\n",
+                r.workload, r.oversubscription, r.tbnp_cycles, r.forest_cycles, r.specforest_cycles,
+                r.forest_speedup, r.specforest_speedup, r.far_faults[0], r.far_faults[1], r.far_faults[2],
+                r.unused_prefetch_pct[0], r.unused_prefetch_pct[1], r.unused_prefetch_pct[2],
+                r.thrash_multiple[0], r.thrash_multiple[1], r.thrash_multiple[2],
+                r.profiling_steps_forest, r.profiling_steps_specforest, r.classes
+            ));
+        }
+        std::fs::write(dir.join("forest.csv"), csv).map_err(io)?;
+        let json = serde_json::to_string_pretty(self).map_err(|e| UvmError::Io(e.to_string()))?;
+        std::fs::write(dir.join("forest.json"), json).map_err(io)?;
+        Ok(())
+    }
+
+    /// The terminal table.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "{:<10} {:>6} {:>8} {:>8} | {:>9} {:>9} {:>9} | {:>6} {:>6} {:>6} | {:>6} {:>6} {:>6} | {:>6} {:>5}  classes (forest)\n",
+            "workload", "oversub", "forest", "spec", "faults:T", "F", "S", "unus%T", "F", "S", "thr×T", "F", "S", "steps", "specS"
+        );
+        for r in &self.rows {
+            s.push_str(&format!(
+                "{:<10} {:>6.2} {:>7.2}x {:>7.2}x | {:>9} {:>9} {:>9} | {:>6.1} {:>6.1} {:>6.1} | {:>6.2} {:>6.2} {:>6.2} | {:>6} {:>5}  {}\n",
+                r.workload, r.oversubscription, r.forest_speedup, r.specforest_speedup,
+                r.far_faults[0], r.far_faults[1], r.far_faults[2],
+                r.unused_prefetch_pct[0], r.unused_prefetch_pct[1], r.unused_prefetch_pct[2],
+                r.thrash_multiple[0], r.thrash_multiple[1], r.thrash_multiple[2],
+                r.profiling_steps_forest, r.profiling_steps_specforest, r.classes
+            ));
+        }
+        for m in &self.summaries {
+            s.push_str(&format!(
+                "geomean at oversub {:.2}: forest {:.3}x, specforest {:.3}x over tbnp; mean profiling steps forest {:.1}, specforest {:.1}\n",
+                m.oversubscription, m.forest_geomean_speedup, m.specforest_geomean_speedup,
+                m.mean_profiling_steps_forest, m.mean_profiling_steps_specforest
+            ));
+        }
+        s
+    }
+}

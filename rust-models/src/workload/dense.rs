@@ -7,6 +7,7 @@ use super::rng::{below, hash2, hash4};
 use super::{Allocation, Kernel, WarpInstr, WarpStream, Workload, WorkloadError};
 
 /// Names of the workloads in this file.
+#[cfg(test)]
 pub(crate) const NAMES: [&str; 4] = ["blk", "paf", "lud", "sc"];
 
 /// Build one of `blk`, `paf`, `lud`, `sc`.

@@ -18,6 +18,7 @@ use super::program::{check_scale, grid_u32, Program};
 use super::{Allocation, Workload, WorkloadError};
 
 /// Names of the DL workloads.
+#[cfg(test)]
 pub(crate) const NAMES: [&str; 4] = ["alexnet", "resnet50", "bert", "whisper"];
 
 /// Passes over the network.

@@ -59,6 +59,7 @@ const SHAPES: [Shape; 3] = [
 ];
 
 /// Names of the GEMM workloads.
+#[cfg(test)]
 pub(crate) const NAMES: [&str; 3] = [SHAPES[0].name, SHAPES[1].name, SHAPES[2].name];
 
 struct GemmGen {

@@ -34,6 +34,7 @@ const VISITED_OR_WEIGHTS: u16 = 5;
 const COST: u16 = 6;
 
 /// Names of the graph workloads.
+#[cfg(test)]
 pub(crate) const NAMES: [&str; 2] = ["bfs", "sssp"];
 
 #[derive(Clone, Copy, PartialEq)]

@@ -12,6 +12,7 @@ use super::program::{check_scale, grid_u32, scaled, Program, WARP};
 use super::{Allocation, Workload, WorkloadError};
 
 /// Names of the pattern workloads.
+#[cfg(test)]
 pub(crate) const NAMES: [&str; 5] = ["ls", "hchi", "hcli", "lc", "mixed"];
 
 const MB: u64 = 1 << 20;

@@ -127,10 +127,3 @@ pub(crate) fn after(mut i: WarpInstr, compute_cycles: u32) -> WarpInstr {
     i.compute_cycles = compute_cycles;
     i
 }
-
-/// Number of `elem`-byte lanes (at most a warp) needed to cover `bytes` starting at a
-/// lane-aligned offset: the last instruction of a row may be partial.
-#[inline]
-pub(crate) fn lanes_for(bytes: u64, elem: u64) -> u64 {
-    bytes.div_ceil(elem).min(WARP)
-}

@@ -32,6 +32,7 @@ struct GridGen {
 }
 
 /// Names of the stencil workloads.
+#[cfg(test)]
 pub(crate) const NAMES: [&str; 3] = ["ste", "3dc", "lps"];
 
 /// Jacobi sweeps of `ste` and `lps` (ping-pong between two grids).

@@ -1,0 +1,550 @@
+//! The memory manager: VA layout, per-block state, fault handling and translation.
+
+use super::mma::{LocalityTree, BLOCK_LEAVES};
+use super::phys::{PhysMem, BLOCK_FRAMES, LOG_2M, PT_OWNER};
+use super::policy::{AllocView, BlockMode, Phase, Policy};
+use super::{
+    alloc_id, DriverConfig, DriverError, FaultOutcome, MmaReport, PolicyKind, RtDrain,
+    Translation,
+};
+use crate::addr::{ChipletId, Pa, Pfn, Va, Vpn, PAGE_2M, PAGE_4K, PAGE_64K};
+use crate::pagetable::{Level, MapOpts, MapTarget, PageTable, PageTableError, TablePageSource};
+use crate::pte::PteFlags;
+use crate::workload::{AllocIndex, Allocation};
+use std::collections::BTreeMap;
+
+/// A contiguous frame reserved for one region of a VA block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Reservation {
+    pub pfn: Pfn,
+    /// Chiplet whose touch made the reservation (OLP compares later touches with it).
+    pub toucher: ChipletId,
+}
+
+/// One 2 MB VA block.
+#[derive(Debug, Clone)]
+pub(super) struct VaBlock {
+    pub alloc: AllocIndex,
+    pub mode: Option<BlockMode>,
+    /// One bit per mapped 4 KB page.
+    pub mapped: [u64; 8],
+    pub mapped_pages: u16,
+    /// Live reservations by region index (empty when the mode reserves nothing).
+    pub reservations: Vec<Option<Reservation>>,
+    /// Chiplet-locality tree over the 64 KB pages (created on the first one).
+    pub tree: Option<Box<LocalityTree>>,
+    /// Sequence number of the last mapping in the block (LRU key; 0 = none).
+    pub seq: u64,
+}
+
+/// One data structure.
+#[derive(Debug, Clone)]
+pub(super) struct AllocState {
+    pub name: String,
+    pub bytes: u64,
+    pub first_block: u32,
+    pub blocks: u32,
+    pub mapped_bytes: u64,
+    pub phase: Phase,
+    pub olp_releases: u64,
+    pub olp_disabled: bool,
+    pub pmm_end_fault: Option<u64>,
+    pub mma: Option<MmaReport>,
+}
+
+impl AllocState {
+    pub fn view(&self) -> AllocView {
+        AllocView {
+            phase: self.phase,
+            olp_disabled: self.olp_disabled,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Counters {
+    pub faults: u64,
+    pub promotions: u64,
+    pub olp_releases: u64,
+    pub evictions: u64,
+    pub fallbacks: u64,
+}
+
+/// Page-table pages come from the faulting chiplet (first toucher), else the emptiest
+/// other one: the PTB of a region then usually sits where its data is used.
+pub(super) struct TableFrames<'a> {
+    pub phys: &'a mut PhysMem,
+    pub chiplet: ChipletId,
+}
+
+impl TablePageSource for TableFrames<'_> {
+    fn alloc_table_page(&mut self) -> Option<Pfn> {
+        self.phys.alloc_near(self.chiplet, 0, PT_OWNER)
+    }
+    fn free_table_page(&mut self, pfn: Pfn) {
+        self.phys.free(pfn, 0);
+    }
+}
+
+/// The driver's memory manager. See the module documentation of [`crate::driver`].
+pub struct MemoryManager {
+    pub(super) cfg: DriverConfig,
+    pub(super) policy: Box<dyn Policy>,
+    pub(super) pt: PageTable,
+    pub(super) phys: PhysMem,
+    pub(super) allocs: Vec<AllocState>,
+    pub(super) blocks: Vec<VaBlock>,
+    /// Mapped blocks by the sequence number of their last mapping.
+    pub(super) lru: BTreeMap<u64, u32>,
+    pub(super) seq: u64,
+    pub(super) n: Counters,
+}
+
+pub(super) fn bit(map: &[u64; 8], i: u64) -> bool {
+    map[(i / 64) as usize] & (1 << (i % 64)) != 0
+}
+
+fn set_bits(map: &mut [u64; 8], first: u64, count: u64, on: bool) {
+    for i in first..first + count {
+        let w = &mut map[(i / 64) as usize];
+        if on {
+            *w |= 1 << (i % 64);
+        } else {
+            *w &= !(1 << (i % 64));
+        }
+    }
+}
+
+fn all_bits(map: &[u64; 8], first: u64, count: u64) -> bool {
+    (first..first + count).all(|i| bit(map, i))
+}
+
+impl MemoryManager {
+    /// A manager for `allocs` under `policy`; lays the allocations out from `cfg.va_base`,
+    /// each starting on a 2 MB boundary.
+    pub fn new(
+        cfg: DriverConfig,
+        policy: PolicyKind,
+        allocs: &[Allocation],
+    ) -> Result<Self, DriverError> {
+        validate(&cfg)?;
+        let mut phys = PhysMem::new(cfg.chiplets, cfg.frames_per_chiplet / BLOCK_FRAMES);
+        let pt = PageTable::new(&mut TableFrames {
+            phys: &mut phys,
+            chiplet: ChipletId(0),
+        })?;
+        let policy = policy.build();
+        let mut states = Vec::with_capacity(allocs.len());
+        let mut blocks = Vec::new();
+        for (i, a) in allocs.iter().enumerate() {
+            let n = a.bytes.div_ceil(PAGE_2M) as u32;
+            states.push(AllocState {
+                name: a.name.clone(),
+                bytes: a.bytes,
+                first_block: blocks.len() as u32,
+                blocks: n,
+                mapped_bytes: 0,
+                phase: policy.initial_phase(),
+                olp_releases: 0,
+                olp_disabled: false,
+                pmm_end_fault: None,
+                mma: None,
+            });
+            for _ in 0..n {
+                blocks.push(VaBlock {
+                    alloc: i as AllocIndex,
+                    mode: None,
+                    mapped: [0; 8],
+                    mapped_pages: 0,
+                    reservations: Vec::new(),
+                    tree: None,
+                    seq: 0,
+                });
+            }
+        }
+        let span = blocks.len() as u64 * PAGE_2M;
+        if cfg.va_base.checked_add(span).is_none_or(|e| e > 1u64 << 48) {
+            return Err(DriverError::VaSpace(span));
+        }
+        Ok(MemoryManager {
+            cfg,
+            policy,
+            pt,
+            phys,
+            allocs: states,
+            blocks,
+            lru: BTreeMap::new(),
+            seq: 0,
+            n: Counters::default(),
+        })
+    }
+
+    /// 2 MB-aligned base VA of allocation `a` (panics if `a` is not an allocation index).
+    pub fn alloc_base(&self, a: AllocIndex) -> Va {
+        Va(self.cfg.va_base + self.allocs[a as usize].first_block as u64 * PAGE_2M)
+    }
+    /// The allocation holding `va`, if any (padding up to the 2 MB boundary included).
+    pub fn alloc_of(&self, va: Va) -> Option<AllocIndex> {
+        self.block_index(va).map(|b| self.blocks[b].alloc)
+    }
+    pub fn policy(&self) -> PolicyKind {
+        self.policy.kind()
+    }
+    pub fn config(&self) -> &DriverConfig {
+        &self.cfg
+    }
+    pub fn page_table(&self) -> &PageTable {
+        &self.pt
+    }
+    /// The mode of the VA block holding `va` (None: untouched or not allocated).
+    pub fn block_mode(&self, va: Va) -> Option<BlockMode> {
+        self.block_index(va).and_then(|b| self.blocks[b].mode)
+    }
+    /// Free 4 KB frames on `chiplet`.
+    pub fn free_frames_on(&self, chiplet: ChipletId) -> u64 {
+        self.phys.free_frames_on(chiplet)
+    }
+
+    pub(super) fn block_index(&self, va: Va) -> Option<usize> {
+        let off = va.0.checked_sub(self.cfg.va_base)?;
+        let b = (off / PAGE_2M) as usize;
+        (b < self.blocks.len()).then_some(b)
+    }
+    pub(super) fn block_first_vpn(&self, b: usize) -> u64 {
+        (self.cfg.va_base >> 12) + b as u64 * BLOCK_FRAMES
+    }
+
+    /// Translation of `va`, or None if unmapped (the GPU faults).
+    #[inline]
+    pub fn translate(&self, va: Va) -> Option<Translation> {
+        let vpn = va.vpn();
+        let leaf = self.pt.lookup(vpn)?;
+        let pfn = leaf.pfn_of(vpn);
+        let pte = leaf.pte;
+        let leaf_bytes = match leaf.level {
+            Level::Ptb if pte.frag() >= 4 => PAGE_64K,
+            Level::Ptb => PAGE_4K,
+            l => l.entry_bytes(),
+        };
+        let mut t = Translation {
+            pa: Pa(pfn.pa().0 | (va.0 & (PAGE_4K - 1))),
+            chiplet: pfn.chiplet(self.cfg.chiplets),
+            alloc_id: pte.alloc_id(),
+            leaf_bytes,
+            tlb_reach_bytes: leaf_bytes.max(pte.frag_bytes()),
+            pte,
+            leaf_level: leaf.level,
+        };
+        self.policy.adjust_translation(&mut t);
+        Some(t)
+    }
+
+    /// First touch of `va` from `chiplet`: map it per the policy. May drain the Remote
+    /// Trackers through `rt` (end of a structure's PMM phase) and, with
+    /// `evict_when_full`, migrate least recently mapped blocks to host to make room.
+    pub fn handle_fault(
+        &mut self,
+        va: Va,
+        chiplet: ChipletId,
+        rt: &mut dyn RtDrain,
+    ) -> Result<FaultOutcome, DriverError> {
+        let b = self.block_index(va).ok_or(DriverError::Unallocated(va))?;
+        let mut out = FaultOutcome {
+            va,
+            bytes: 0,
+            chiplet,
+            promoted: false,
+            olp_released: false,
+            analysis: None,
+            evicted: Vec::new(),
+        };
+        if chiplet.0 as u32 >= self.cfg.chiplets {
+            return Err(DriverError::Config {
+                key: "chiplets",
+                message: format!("fault from chiplet {} of {}", chiplet.0, self.cfg.chiplets),
+            });
+        }
+        if self.pt.lookup(va.vpn()).is_some() {
+            return Ok(out);
+        }
+        self.n.faults += 1;
+        loop {
+            match self.place(b, va.vpn().0, chiplet, &mut out) {
+                Err(DriverError::OutOfMemory) if self.cfg.evict_when_full => {
+                    match self.evict_lru(Some(b)) {
+                        Some(ev) => out.evicted.push(ev),
+                        None => return Err(DriverError::OutOfMemory),
+                    }
+                }
+                r => break r?,
+            }
+        }
+        let a = self.blocks[b].alloc as usize;
+        let st = &self.allocs[a];
+        if st.phase == Phase::Pmm
+            && st.mapped_bytes as f64 >= self.cfg.pmm_fraction * st.bytes as f64
+        {
+            out.analysis = Some(self.run_mma(a, rt));
+        }
+        Ok(out)
+    }
+
+    /// Map the page holding `vpn` in block `b`. On `OutOfMemory` nothing changed.
+    fn place(
+        &mut self,
+        b: usize,
+        vpn: u64,
+        chiplet: ChipletId,
+        out: &mut FaultOutcome,
+    ) -> Result<(), DriverError> {
+        let mode = match self.blocks[b].mode {
+            Some(m) => m,
+            None => {
+                let a = self.blocks[b].alloc as usize;
+                let m = self.policy.block_mode(self.allocs[a].view());
+                self.blocks[b].mode = Some(m);
+                m
+            }
+        };
+        match mode {
+            BlockMode::Fixed {
+                page_log,
+                region_log,
+            } => self.place_fixed(b, vpn, chiplet, page_log, region_log, out),
+            BlockMode::Opportunistic => self.place_olp(b, vpn, chiplet, out),
+        }
+    }
+
+    fn place_fixed(
+        &mut self,
+        b: usize,
+        vpn: u64,
+        chiplet: ChipletId,
+        page_log: u8,
+        region_log: u8,
+        out: &mut FaultOutcome,
+    ) -> Result<(), DriverError> {
+        let owner = self.blocks[b].alloc;
+        let page_first = vpn & !((1u64 << page_log) - 1);
+        if region_log <= page_log {
+            let pfn = self.alloc_frame(chiplet, page_log, owner)?;
+            if let Err(e) = self.map_pages(b, page_first, page_log, pfn, chiplet, out) {
+                self.phys.free(pfn, page_log);
+                return Err(e);
+            }
+            return Ok(());
+        }
+        let bf = self.block_first_vpn(b);
+        let region_first = page_first & !((1u64 << region_log) - 1);
+        let r = ((region_first - bf) >> region_log) as usize;
+        let regions = (BLOCK_FRAMES >> region_log) as usize;
+        if self.blocks[b].reservations.len() != regions {
+            self.blocks[b].reservations = vec![None; regions];
+        }
+        let (res, fresh) = match self.blocks[b].reservations[r] {
+            Some(res) => (res, false),
+            None => {
+                let pfn = self.alloc_frame(chiplet, region_log, owner)?;
+                let res = Reservation { pfn, toucher: chiplet };
+                self.blocks[b].reservations[r] = Some(res);
+                (res, true)
+            }
+        };
+        let pfn = Pfn(res.pfn.0 + (page_first - region_first));
+        if let Err(e) = self.map_pages(b, page_first, page_log, pfn, chiplet, out) {
+            if fresh {
+                self.blocks[b].reservations[r] = None;
+                self.phys.free(res.pfn, region_log);
+            }
+            return Err(e);
+        }
+        if all_bits(&self.blocks[b].mapped, region_first - bf, 1 << region_log) {
+            self.remap_region(b, region_first, region_log, res.pfn, chiplet)?;
+            out.promoted = true;
+        }
+        Ok(())
+    }
+
+    fn place_olp(
+        &mut self,
+        b: usize,
+        vpn: u64,
+        chiplet: ChipletId,
+        out: &mut FaultOutcome,
+    ) -> Result<(), DriverError> {
+        let bf = self.block_first_vpn(b);
+        let page_first = vpn & !15;
+        match self.blocks[b].reservations.first().copied().flatten() {
+            Some(res) if res.toucher == chiplet => {
+                let pfn = Pfn(res.pfn.0 + (page_first - bf));
+                self.map_pages(b, page_first, 4, pfn, chiplet, out)?;
+                if self.blocks[b].mapped_pages as u64 == BLOCK_FRAMES {
+                    self.remap_region(b, bf, LOG_2M, res.pfn, chiplet)?;
+                    out.promoted = true;
+                }
+                Ok(())
+            }
+            Some(res) => {
+                self.release_olp(b, res);
+                out.olp_released = true;
+                self.place_fixed(b, vpn, chiplet, 4, 4, out)
+            }
+            None => {
+                let a = self.blocks[b].alloc;
+                if self.blocks[b].mapped_pages == 0 && !self.allocs[a as usize].olp_disabled {
+                    // No fallback chiplet: a reservation elsewhere would defeat its purpose.
+                    if let Some(pfn) = self.phys.alloc(chiplet, LOG_2M, a) {
+                        self.blocks[b].reservations = vec![Some(Reservation { pfn, toucher: chiplet })];
+                        let page = Pfn(pfn.0 + (page_first - bf));
+                        if let Err(e) = self.map_pages(b, page_first, 4, page, chiplet, out) {
+                            self.blocks[b].reservations.clear();
+                            self.phys.free(pfn, LOG_2M);
+                            return Err(e);
+                        }
+                        return Ok(());
+                    }
+                }
+                self.blocks[b].mode = Some(BlockMode::PAGES_64K);
+                self.place_fixed(b, vpn, chiplet, 4, 4, out)
+            }
+        }
+    }
+
+    /// OLP release: unused 64 KB frames of the reservation go back to the free list; the
+    /// block continues with plain 64 KB pages.
+    fn release_olp(&mut self, b: usize, res: Reservation) {
+        let used: Vec<bool> = (0..BLOCK_LEAVES as u64)
+            .map(|i| bit(&self.blocks[b].mapped, i * 16))
+            .collect();
+        self.phys.split_whole(res.pfn, 4, &used);
+        let blk = &mut self.blocks[b];
+        blk.reservations.clear();
+        blk.mode = Some(BlockMode::PAGES_64K);
+        let st = &mut self.allocs[blk.alloc as usize];
+        st.olp_releases += 1;
+        self.n.olp_releases += 1;
+        if st.olp_releases as f64 > self.cfg.olp_disable_fraction * st.blocks as f64 {
+            st.olp_disabled = true;
+        }
+    }
+
+    fn alloc_frame(&mut self, chiplet: ChipletId, log: u8, owner: u16) -> Result<Pfn, DriverError> {
+        if let Some(p) = self.phys.alloc(chiplet, log, owner) {
+            return Ok(p);
+        }
+        let p = self
+            .phys
+            .alloc_near(chiplet, log, owner)
+            .ok_or(DriverError::OutOfMemory)?;
+        self.n.fallbacks += 1;
+        Ok(p)
+    }
+
+    fn map_opts(&self, b: usize) -> MapOpts {
+        MapOpts {
+            max_frag: self.cfg.max_frag,
+            no_huge: false,
+            flags: PteFlags::VRAM_RWX,
+            alloc_id: alloc_id(self.blocks[b].alloc),
+        }
+    }
+
+    /// Map `2^page_log` pages at `first` to `pfn` and account for them.
+    fn map_pages(
+        &mut self,
+        b: usize,
+        first: u64,
+        page_log: u8,
+        pfn: Pfn,
+        toucher: ChipletId,
+        out: &mut FaultOutcome,
+    ) -> Result<(), DriverError> {
+        let opts = self.map_opts(b);
+        let pages = 1u64 << page_log;
+        let mut src = TableFrames {
+            phys: &mut self.phys,
+            chiplet: toucher,
+        };
+        self.pt
+            .map(Vpn(first), pages, MapTarget::Frames(pfn), &opts, &mut src)
+            .map_err(|e| match e {
+                PageTableError::OutOfTablePages => DriverError::OutOfMemory,
+                e => DriverError::PageTable(e),
+            })?;
+        let bf = self.block_first_vpn(b);
+        let chiplets = self.cfg.chiplets;
+        let placed = pfn.chiplet(chiplets);
+        self.seq += 1;
+        let seq = self.seq;
+        let blk = &mut self.blocks[b];
+        set_bits(&mut blk.mapped, first - bf, pages, true);
+        blk.mapped_pages += pages as u16;
+        if page_log == 4 {
+            blk.tree
+                .get_or_insert_with(|| Box::new(LocalityTree::new(BLOCK_LEAVES, chiplets)))
+                .record(((first - bf) >> 4) as usize, placed);
+        }
+        if blk.seq != 0 {
+            self.lru.remove(&blk.seq);
+        }
+        blk.seq = seq;
+        self.lru.insert(seq, b as u32);
+        self.allocs[blk.alloc as usize].mapped_bytes += pages * PAGE_4K;
+        out.va = Vpn(first).va();
+        out.bytes = pages * PAGE_4K;
+        out.chiplet = placed;
+        Ok(())
+    }
+
+    /// A region is full: write it again in one call so its fragment covers it (and a
+    /// 2 MB region becomes a PDE-as-PTE huge page, its PTB freed).
+    fn remap_region(
+        &mut self,
+        b: usize,
+        first: u64,
+        region_log: u8,
+        pfn: Pfn,
+        toucher: ChipletId,
+    ) -> Result<(), DriverError> {
+        let opts = self.map_opts(b);
+        let mut src = TableFrames {
+            phys: &mut self.phys,
+            chiplet: toucher,
+        };
+        self.pt
+            .map(Vpn(first), 1 << region_log, MapTarget::Frames(pfn), &opts, &mut src)?;
+        self.n.promotions += 1;
+        Ok(())
+    }
+}
+
+fn validate(cfg: &DriverConfig) -> Result<(), DriverError> {
+    let bad = |key, message: String| Err(DriverError::Config { key, message });
+    if !cfg.chiplets.is_power_of_two() || cfg.chiplets > 64 {
+        return bad("chiplets", format!("{} is not a power of two in 1..=64", cfg.chiplets));
+    }
+    if cfg.frames_per_chiplet == 0 || cfg.frames_per_chiplet % BLOCK_FRAMES != 0 {
+        return bad(
+            "frames_per_chiplet",
+            format!("{} is not a positive multiple of 512 (whole 2 MB PF blocks)", cfg.frames_per_chiplet),
+        );
+    }
+    for (key, v) in [
+        ("pmm_fraction", cfg.pmm_fraction),
+        ("olp_disable_fraction", cfg.olp_disable_fraction),
+    ] {
+        if !(0.0..=1.0).contains(&v) {
+            return bad(key, format!("{v} is not a fraction in 0..=1"));
+        }
+    }
+    if !(cfg.rt_k > 0.0) || !cfg.mma_threshold.is_finite() || !cfg.ratio_target.is_finite() {
+        return bad("rt_k", "k must be positive and thresholds finite".into());
+    }
+    if cfg.max_frag > crate::pte::FRAG_MAX {
+        return bad("max_frag", format!("{} exceeds 31", cfg.max_frag));
+    }
+    if cfg.va_base % PAGE_2M != 0 {
+        return bad("va_base", format!("{:#x} is not 2 MB aligned", cfg.va_base));
+    }
+    Ok(())
+}

@@ -1,0 +1,311 @@
+//! One warp memory instruction, end to end: issue, coalescing, translation (L1 TLB → L2
+//! TLB → GMMU walk → fault), data access (L1 cache → home chiplet's L2 → HBM). Every step
+//! returns its completion cycle; nothing here advances a clock.
+
+use super::engine::Gpu;
+use super::service::{AccessEvent, FaultContext};
+use super::tlb::{SizeClass, TlbFill};
+use super::GpuError;
+use crate::addr::{ChipletId, Cycle, Va, Vpn, PAGE_64K};
+use crate::driver::{RtDrain, Translation};
+use crate::pagetable::Level;
+use crate::workload::WarpInstr;
+
+/// Faults one access may take before the model gives up (a service that never maps).
+const MAX_REPLAYS: u32 = 4;
+
+/// The Remote Trackers of every chiplet, seen by the driver as one drain port. Whatever
+/// the driver drains is also recorded per allocation for the report.
+pub(super) struct RtBank<'a> {
+    pub gmmus: &'a mut [super::gmmu::Gmmu],
+    pub per_alloc: &'a mut [super::metrics::AllocCounters],
+}
+
+impl RtDrain for RtBank<'_> {
+    fn drain(&mut self, alloc_id: u8) -> (u64, u64) {
+        let (mut access, mut remote) = (0u64, 0u64);
+        for g in self.gmmus.iter_mut() {
+            let (a, r) = g.drain_rt(alloc_id);
+            access += a;
+            remote += r;
+        }
+        // Allocation IDs are allocation index + 1 (0 = none).
+        if let Some(c) = (alloc_id as usize)
+            .checked_sub(1)
+            .and_then(|i| self.per_alloc.get_mut(i))
+        {
+            c.rt_access += access;
+            c.rt_remote += remote;
+        }
+        (access, remote)
+    }
+}
+
+impl Gpu<'_> {
+    /// Issue `instr` for a warp of `sm` ready at `t`; returns the cycle it completes.
+    pub(super) fn execute(&mut self, t: u64, sm: u32, instr: &WarpInstr) -> Result<u64, GpuError> {
+        let alloc = instr.alloc as usize;
+        let Some(&base) = self.alloc_base.get(alloc) else {
+            return Err(GpuError::BadAccess(format!(
+                "allocation index {alloc} but the workload declares {}",
+                self.alloc_base.len()
+            )));
+        };
+        // Compute instructions and the memory instruction share the SM's issue slots.
+        let n = instr.compute_cycles as u64;
+        let s = &mut self.sms[sm as usize];
+        let wait = s.issue.consume(t, (n + 1) as f64 * self.issue_cost_per_instr);
+        let t_issue = t + wait + n;
+        self.counters.warp_mem_instrs += 1;
+        self.counters.warp_instrs += n + 1;
+
+        let mut lines = std::mem::take(&mut self.lines_buf);
+        let end = super::lanes::lines_of(&instr.lanes, &mut lines);
+        if end > self.alloc_bytes[alloc] {
+            self.lines_buf = lines;
+            return Err(GpuError::BadAccess(format!(
+                "access to byte {} of `{}`, which has {} bytes",
+                end - 1,
+                self.workload.allocations()[alloc].name,
+                self.alloc_bytes[alloc]
+            )));
+        }
+        let chiplet = self.sms[sm as usize].chiplet;
+        let mut done = t_issue;
+        let mut i = 0;
+        let result = loop {
+            if i >= lines.len() {
+                break Ok(done);
+            }
+            // One translation per 4 KB page of the instruction.
+            let va = base + lines[i];
+            let page = va >> 12;
+            let mut j = i + 1;
+            while j < lines.len() && (base + lines[j]) >> 12 == page {
+                j += 1;
+            }
+            let (pa, ready) = match self.translate(va, t_issue, sm, instr) {
+                Ok(x) => x,
+                Err(e) => break Err(e),
+            };
+            self.service.on_access(&AccessEvent {
+                now: Cycle(ready),
+                va: Va(va),
+                pa,
+                chiplet: ChipletId(chiplet as u8),
+                sm,
+                alloc: instr.alloc,
+                write: instr.write,
+                lines: (j - i) as u32,
+            });
+            let home_remote = self.mem.home(pa) != chiplet;
+            let ac = &mut self.per_alloc[alloc];
+            ac.lines += (j - i) as u64;
+            if home_remote {
+                ac.remote_lines += (j - i) as u64;
+                self.counters.remote_lines += (j - i) as u64;
+            }
+            self.counters.lines += (j - i) as u64;
+            for &line in &lines[i..j] {
+                let line_pa = pa + (base + line - va);
+                done = done.max(self.data_access(line_pa, ready, sm, chiplet));
+            }
+            i = j;
+        };
+        self.lines_buf = lines;
+        result
+    }
+
+    /// One line through the SM's L1 port and cache, then the memory system.
+    #[inline]
+    fn data_access(&mut self, pa: u64, now: u64, sm: u32, chiplet: u32) -> u64 {
+        let s = &mut self.sms[sm as usize];
+        let t = now + s.l1_port.consume(now, 1.0) + s.l1_cache.latency;
+        if s.l1_cache.access(pa) {
+            self.counters.l1_cache_hits += 1;
+            return t;
+        }
+        self.counters.l1_cache_misses += 1;
+        self.mem.read_line(pa, t, chiplet).done
+    }
+
+    /// Translate `va` for `sm` starting at `now`: (PA, cycle the translation is ready).
+    fn translate(
+        &mut self,
+        va: u64,
+        now: u64,
+        sm: u32,
+        instr: &WarpInstr,
+    ) -> Result<(u64, u64), GpuError> {
+        let mut now = now;
+        for _ in 0..MAX_REPLAYS {
+            let chiplet = self.sms[sm as usize].chiplet;
+            let t1 = now + self.sms[sm as usize].l1_tlb.latency;
+            if let Some(h) = self.sms[sm as usize].l1_tlb.lookup(va) {
+                if let Some(pa) = h.pa.or_else(|| self.functional_pa(va)) {
+                    self.counters.l1_tlb_hits[h.class as usize] += 1;
+                    return Ok((pa, t1.max(h.ready)));
+                }
+            }
+            let g = &mut self.gmmus[chiplet as usize];
+            let t2 = t1 + g.l2_tlb.latency;
+            if let Some(h) = g.l2_tlb.lookup(va) {
+                if let Some(pa) = h.pa.or_else(|| self.functional_pa(va)) {
+                    let c = h.class as usize;
+                    self.counters.l1_tlb_misses[c] += 1;
+                    self.counters.l2_tlb_hits[c] += 1;
+                    let ready = t2.max(h.ready);
+                    let fill = TlbFill { ready, ..h.entry };
+                    self.sms[sm as usize].l1_tlb.insert(va, &fill);
+                    return Ok((pa, ready));
+                }
+            }
+            let vpn = va >> 12;
+            match self.mm.translate(Va(va)) {
+                Some(tr) => {
+                    let ready = self.walk_and_fill(va, t2, sm, instr.alloc as usize, &tr);
+                    return Ok((tr.pa.0, ready));
+                }
+                None => {
+                    let w = self.gmmus[chiplet as usize].walk(
+                        self.mm.page_table(),
+                        vpn,
+                        t2,
+                        None,
+                        &mut self.mem,
+                    );
+                    self.count_walk(&w, instr.alloc as usize);
+                    self.counters.faults += 1;
+                    self.per_alloc[instr.alloc as usize].faults += 1;
+                    let mut rt = RtBank {
+                        gmmus: &mut self.gmmus,
+                        per_alloc: &mut self.per_alloc,
+                    };
+                    self.shootdowns.clear();
+                    let reply = self.service.on_fault(FaultContext {
+                        now: Cycle(w.done),
+                        va: Va(va),
+                        chiplet: ChipletId(chiplet as u8),
+                        sm,
+                        alloc: instr.alloc,
+                        write: instr.write,
+                        mm: &mut self.mm,
+                        rt: &mut rt,
+                        shootdowns: &mut self.shootdowns,
+                    })?;
+                    if let Some(o) = &reply.outcome {
+                        // PMM ends when the last structure is analysed (CLAP §4.2).
+                        if o.analysis.is_some() {
+                            self.counters.pmm_end_instr = Some(self.counters.warp_mem_instrs);
+                        }
+                        for e in &o.evicted {
+                            self.shootdowns.push((e.va, Va(e.va.0 + crate::addr::PAGE_2M)));
+                        }
+                    }
+                    self.apply_shootdowns();
+                    now = reply.replay_at.0.max(w.done);
+                }
+            }
+        }
+        Err(GpuError::FaultNotResolved(Va(va)))
+    }
+
+    /// PA of `va` from the page table, for TLB entries that reach further than their
+    /// mapping is contiguous (`ideal`).
+    fn functional_pa(&self, va: u64) -> Option<u64> {
+        self.mm.translate(Va(va)).map(|t| t.pa.0)
+    }
+
+    fn count_walk(&mut self, w: &super::gmmu::WalkTiming, alloc: usize) {
+        self.counters.walks += 1;
+        self.counters.walk_levels_read += w.levels_read as u64;
+        self.counters.walk_remote_levels += w.remote_levels as u64;
+        self.counters.walks_with_remote_level += (w.remote_levels > 0) as u64;
+        self.counters.pwc_hits += w.pwc_hits as u64;
+        self.per_alloc[alloc].walks += 1;
+    }
+
+    /// Walk for a mapped page, tell the Remote Tracker, build the TLB entry (coalesced when
+    /// possible) and fill both TLB levels. Returns the cycle the translation is ready.
+    fn walk_and_fill(&mut self, va: u64, t2: u64, sm: u32, alloc: usize, tr: &Translation) -> u64 {
+        let chiplet = self.sms[sm as usize].chiplet;
+        let reach = tr.tlb_reach_bytes.max(tr.leaf_bytes);
+        let g = &mut self.gmmus[chiplet as usize];
+        let w = g.walk(self.mm.page_table(), va >> 12, t2, Some(reach), &mut self.mem);
+        g.track_walk(tr.pte);
+        self.count_walk(&w, alloc);
+        let (mut fill, extra) = self.make_fill(va, tr, reach, chiplet);
+        let class = fill.class as usize;
+        self.counters.l1_tlb_misses[class] += 1;
+        self.counters.l2_tlb_misses[class] += 1;
+        fill.ready = w.done + extra;
+        self.gmmus[chiplet as usize].l2_tlb.insert(va, &fill);
+        self.sms[sm as usize].l1_tlb.insert(va, &fill);
+        fill.ready
+    }
+
+    /// The TLB entry for a translation, and the cycles the coalescing twin took.
+    fn make_fill(&mut self, va: u64, tr: &Translation, reach: u64, chiplet: u32) -> (TlbFill, u64) {
+        let class = SizeClass::for_reach(reach);
+        let group = 1u64 << class.group_shift();
+        // The entry may rebuild PAs only across a physically contiguous run.
+        let contiguous = tr.pte.frag_bytes().max(tr.leaf_bytes) >= reach.min(group);
+        let mut fill = TlbFill {
+            class,
+            mask: 1,
+            pa_base: contiguous.then(|| tr.pa.0.wrapping_sub(va & (group - 1))),
+            ready: 0,
+        };
+        if class != SizeClass::K64 {
+            return (fill, 0);
+        }
+        let pages = (reach.min(group) / PAGE_64K).max(1) as u32;
+        let idx = ((va >> 16) & 15) as u32;
+        let first = idx & !(pages - 1);
+        fill.mask = ((((1u32 << pages) - 1) << first) & 0xffff) as u16;
+        if !contiguous {
+            fill.mask = 1 << idx;
+        }
+        if !(self.cfg.walker.coalescing && tr.leaf_bytes == PAGE_64K && tr.leaf_level == Level::Ptb) {
+            return (fill, 0);
+        }
+        // The line of PTEs the merge unit sees: one per 64 KB page of the 1 MB group.
+        let vpn64 = va >> 16;
+        let group_vpn64 = vpn64 & !15;
+        let pt = self.mm.page_table();
+        let line: [u64; 16] = std::array::from_fn(|i| {
+            pt.lookup(Vpn((group_vpn64 + i as u64) << 4))
+                .filter(|l| l.level == Level::Ptb)
+                .map_or(0, |l| l.pte.0)
+        });
+        let Some(m) = self.gmmus[chiplet as usize].coalesce(vpn64, &line) else {
+            return (fill, 0);
+        };
+        let pa_base = m.base_ppn64 << 16;
+        let covers = m.base_vpn64 == group_vpn64 && m.mask & (1 << idx) != 0;
+        if !covers || pa_base.wrapping_add(va & (group - 1)) != tr.pa.0 {
+            self.counters.coalescer_mismatches += 1;
+            return (fill, m.cycles);
+        }
+        self.counters.coalesced_fills += 1;
+        fill.mask = m.mask;
+        fill.pa_base = Some(pa_base);
+        (fill, m.cycles)
+    }
+
+    /// Drop the TLB entries the memory service asked to shoot down, in every TLB.
+    fn apply_shootdowns(&mut self) {
+        if self.shootdowns.is_empty() {
+            return;
+        }
+        for &(s, e) in &self.shootdowns {
+            self.counters.shootdowns += 1;
+            for sm in self.sms.iter_mut() {
+                sm.l1_tlb.invalidate(s.0, e.0);
+            }
+            for g in self.gmmus.iter_mut() {
+                g.l2_tlb.invalidate(s.0, e.0);
+            }
+        }
+    }
+}

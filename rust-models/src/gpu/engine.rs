@@ -1,0 +1,313 @@
+//! The event loop: thread-block scheduling and the per-warp ready-time queue.
+//!
+//! Every resident warp sits in a min-heap keyed by the cycle it is next ready. The loop
+//! pops the earliest, pulls its next memory instruction from its [`WarpStream`], computes
+//! the instruction's completion cycle ([`Gpu::execute`], in `access.rs`) and pushes the
+//! warp back at that cycle. A finished warp frees its slot; a finished thread block frees
+//! its SM slot, and the next block of the chiplet's chunk launches there at that cycle.
+//! A kernel ends when its last warp does; the next kernel starts then (a launch barrier).
+
+use super::gmmu::Gmmu;
+use super::memory::{Budget, MemSystem, TagCache};
+use super::metrics::{AllocCounters, Counters};
+use super::service::MemoryService;
+use super::tlb::Tlb;
+use super::{GpuConfig, GpuError};
+use crate::config::HwConfig;
+use crate::driver::MemoryManager;
+use crate::workload::{WarpStream, Workload};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Bits of the heap key that hold the warp slot (the cycle sits above them).
+const SLOT_BITS: u32 = 20;
+const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
+
+/// One SM's private state.
+pub(super) struct Sm {
+    pub chiplet: u32,
+    pub l1_tlb: Tlb,
+    pub l1_cache: TagCache,
+    /// Warp-instruction issue slots (`issue_width` per cycle).
+    pub issue: Budget,
+    /// The L1's port: one line per cycle.
+    pub l1_port: Budget,
+    resident_tbs: u32,
+}
+
+struct Warp<'w> {
+    stream: WarpStream<'w>,
+    sm: u32,
+    tb: u32,
+}
+
+struct ThreadBlock {
+    warps_left: u32,
+    sm: u32,
+}
+
+/// The simulated GPU, bound to one workload and one memory manager.
+pub struct Gpu<'w> {
+    pub(super) cfg: GpuConfig,
+    pub(super) workload: &'w dyn Workload,
+    pub(super) mm: MemoryManager,
+    pub(super) service: Box<dyn MemoryService + 'w>,
+    pub(super) gmmus: Vec<Gmmu>,
+    pub(super) sms: Vec<Sm>,
+    pub(super) mem: MemSystem,
+    /// Base VA and size of each allocation.
+    pub(super) alloc_base: Vec<u64>,
+    pub(super) alloc_bytes: Vec<u64>,
+    pub(super) counters: Counters,
+    pub(super) per_alloc: Vec<AllocCounters>,
+    /// Reused buffers (no allocation per instruction).
+    pub(super) lines_buf: Vec<u64>,
+    pub(super) shootdowns: Vec<(crate::addr::Va, crate::addr::Va)>,
+    pub(super) issue_cost_per_instr: f64,
+    pub(super) cycles: u64,
+}
+
+impl<'w> Gpu<'w> {
+    /// Assemble the GPU with the behavioural twins of the Remote Tracker and the TLB
+    /// coalescing logic in every GMMU.
+    pub fn new(
+        cfg: &GpuConfig,
+        workload: &'w dyn Workload,
+        mm: MemoryManager,
+        service: Box<dyn MemoryService + 'w>,
+    ) -> Result<Gpu<'w>, GpuError> {
+        let hw: HwConfig = cfg.hw.clone();
+        let coalescing = cfg.walker.coalescing;
+        Gpu::with_engines(cfg, workload, mm, service, &mut |_| {
+            (
+                Box::new(crate::blocks::remote_tracker::RemoteTracker::new(
+                    &hw.remote_tracker,
+                )) as super::gmmu::RtEngine,
+                coalescing.then(|| {
+                    Box::new(crate::blocks::tlb_coalescer::TlbCoalescer::new(
+                        &hw.tlb_coalescer,
+                    )) as super::gmmu::CoalescerEngine
+                }),
+            )
+        })
+    }
+
+    /// Assemble the GPU with caller-supplied twin engines per chiplet (hardware in the
+    /// loop: pass RTL engines here).
+    pub fn with_engines(
+        cfg: &GpuConfig,
+        workload: &'w dyn Workload,
+        mm: MemoryManager,
+        service: Box<dyn MemoryService + 'w>,
+        engines: &mut dyn FnMut(
+            u32,
+        ) -> (
+            super::gmmu::RtEngine,
+            Option<super::gmmu::CoalescerEngine>,
+        ),
+    ) -> Result<Gpu<'w>, GpuError> {
+        let d = cfg.derived();
+        let slots = d.sms as u64 * cfg.gpu.warps_per_sm as u64;
+        if slots > SLOT_MASK {
+            return Err(GpuError::TooManyWarps(slots));
+        }
+        let gmmus = (0..cfg.gpu.chiplets)
+            .map(|c| {
+                let (rt, co) = engines(c);
+                Gmmu::new(cfg, c, rt, co)
+            })
+            .collect();
+        let sms = (0..d.sms)
+            .map(|s| Sm {
+                chiplet: s / cfg.gpu.sms_per_chiplet,
+                l1_tlb: Tlb::new(&cfg.l1_tlb),
+                l1_cache: TagCache::new(&cfg.l1_cache),
+                issue: Budget::default(),
+                l1_port: Budget::default(),
+                resident_tbs: 0,
+            })
+            .collect();
+        let allocs = workload.allocations();
+        let alloc_base = (0..allocs.len())
+            .map(|i| mm.alloc_base(i as crate::workload::AllocIndex).0)
+            .collect();
+        Ok(Gpu {
+            cfg: cfg.clone(),
+            workload,
+            mm,
+            service,
+            gmmus,
+            sms,
+            mem: MemSystem::new(cfg),
+            alloc_base,
+            alloc_bytes: allocs.iter().map(|a| a.bytes).collect(),
+            counters: Counters::default(),
+            per_alloc: vec![AllocCounters::default(); allocs.len()],
+            lines_buf: Vec::with_capacity(64),
+            shootdowns: Vec::new(),
+            issue_cost_per_instr: 1.0 / cfg.gpu.issue_width as f64,
+            cycles: 0,
+        })
+    }
+
+    /// The memory manager (its page table, statistics).
+    pub fn memory_manager(&self) -> &MemoryManager {
+        &self.mm
+    }
+
+    /// Cycles simulated so far (the end of the last finished kernel).
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// Run every kernel of the workload to completion.
+    pub fn run_all(&mut self) -> Result<(), GpuError> {
+        for k in 0..self.workload.kernels().len() {
+            self.run_kernel(k)?;
+        }
+        Ok(())
+    }
+
+    /// Run kernel `k` from the current cycle until its last warp finishes.
+    pub fn run_kernel(&mut self, k: usize) -> Result<(), GpuError> {
+        let workload = self.workload;
+        let kernel = &workload.kernels()[k];
+        if kernel.grid == 0 {
+            return Ok(());
+        }
+        let wpt = kernel.warps_per_tb;
+        if wpt == 0 || wpt > self.cfg.gpu.warps_per_sm {
+            return Err(GpuError::BadKernel {
+                kernel: kernel.name.clone(),
+                message: format!(
+                    "{wpt} warps per thread block; an SM holds 1..={}",
+                    self.cfg.gpu.warps_per_sm
+                ),
+            });
+        }
+        let tbs_per_sm = (self.cfg.gpu.warps_per_sm / wpt).min(self.cfg.gpu.max_tbs_per_sm);
+        let chiplets = self.cfg.gpu.chiplets;
+        let spc = self.cfg.gpu.sms_per_chiplet;
+        // First-touch placement: one contiguous chunk of the grid per chiplet.
+        let chunk = kernel.grid.div_ceil(chiplets);
+
+        let start = self.cycles;
+        let mut ks = KernelState {
+            kernel: k,
+            warps_per_tb: wpt,
+            heap: BinaryHeap::new(),
+            warps: Vec::new(),
+            free_warps: Vec::new(),
+            tbs: Vec::new(),
+            free_tbs: Vec::new(),
+            next_tb: (0..chiplets).map(|c| (c * chunk).min(kernel.grid)).collect(),
+            end_tb: (0..chiplets)
+                .map(|c| ((c + 1) * chunk).min(kernel.grid))
+                .collect(),
+        };
+        // Fill every SM breadth-first so a chiplet's blocks spread over its SMs.
+        for _ in 0..tbs_per_sm {
+            for c in 0..chiplets {
+                for s in 0..spc {
+                    ks.launch_next(workload, c, c * spc + s, start, &mut self.sms);
+                }
+            }
+        }
+        let mut end = start;
+        while let Some(Reverse(key)) = ks.heap.pop() {
+            let t = key >> SLOT_BITS;
+            let ws = (key & SLOT_MASK) as usize;
+            let Some(warp) = ks.warps[ws].as_mut() else {
+                continue;
+            };
+            let (sm, tb_slot) = (warp.sm, warp.tb);
+            match warp.stream.next() {
+                Some(instr) => {
+                    let done = self.execute(t, sm, &instr)?;
+                    ks.heap.push(Reverse((done << SLOT_BITS) | ws as u64));
+                }
+                None => {
+                    ks.warps[ws] = None;
+                    ks.free_warps.push(ws as u32);
+                    end = end.max(t);
+                    let tb = &mut ks.tbs[tb_slot as usize];
+                    tb.warps_left -= 1;
+                    if tb.warps_left == 0 {
+                        let sm = tb.sm;
+                        ks.free_tbs.push(tb_slot);
+                        self.sms[sm as usize].resident_tbs -= 1;
+                        ks.launch_next(workload, sm / spc, sm, t, &mut self.sms);
+                    }
+                }
+            }
+        }
+        self.cycles = end;
+        Ok(())
+    }
+}
+
+/// Scheduling state of the running kernel.
+struct KernelState<'w> {
+    kernel: usize,
+    warps_per_tb: u32,
+    heap: BinaryHeap<Reverse<u64>>,
+    warps: Vec<Option<Warp<'w>>>,
+    free_warps: Vec<u32>,
+    tbs: Vec<ThreadBlock>,
+    free_tbs: Vec<u32>,
+    /// Next unlaunched block and end of each chiplet's chunk of the grid.
+    next_tb: Vec<u32>,
+    end_tb: Vec<u32>,
+}
+
+impl<'w> KernelState<'w> {
+    /// Launch the chiplet's next thread block (if any is left) on `sm` at cycle `t`.
+    fn launch_next(
+        &mut self,
+        workload: &'w dyn Workload,
+        chiplet: u32,
+        sm: u32,
+        t: u64,
+        sms: &mut [Sm],
+    ) {
+        let c = chiplet as usize;
+        if self.next_tb[c] >= self.end_tb[c] {
+            return;
+        }
+        let tb = self.next_tb[c];
+        self.next_tb[c] += 1;
+        let block = ThreadBlock {
+            warps_left: self.warps_per_tb,
+            sm,
+        };
+        let slot = match self.free_tbs.pop() {
+            Some(i) => {
+                self.tbs[i as usize] = block;
+                i
+            }
+            None => {
+                self.tbs.push(block);
+                self.tbs.len() as u32 - 1
+            }
+        };
+        sms[sm as usize].resident_tbs += 1;
+        for w in 0..self.warps_per_tb {
+            let warp = Warp {
+                stream: workload.warp_stream(self.kernel, tb, w),
+                sm,
+                tb: slot,
+            };
+            let ws = match self.free_warps.pop() {
+                Some(i) => {
+                    self.warps[i as usize] = Some(warp);
+                    i
+                }
+                None => {
+                    self.warps.push(Some(warp));
+                    self.warps.len() as u32 - 1
+                }
+            };
+            self.heap.push(Reverse((t << SLOT_BITS) | ws as u64));
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! What a run measured: counters kept by the engine while it runs, and the report built
+//! from them at the end (serde `Serialize` for JSON; [`RunReport::csv_row`] for CSV).
+
+use super::tlb::SizeClass;
+use serde::Serialize;
+
+/// Raw counters of one run (kept by the engine; cheap to bump).
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    pub warp_mem_instrs: u64,
+    /// Memory instructions plus the compute instructions between them.
+    pub warp_instrs: u64,
+    pub lines: u64,
+    pub remote_lines: u64,
+    pub l1_tlb_hits: [u64; 3],
+    pub l1_tlb_misses: [u64; 3],
+    pub l2_tlb_hits: [u64; 3],
+    pub l2_tlb_misses: [u64; 3],
+    pub walks: u64,
+    pub walk_levels_read: u64,
+    pub walk_remote_levels: u64,
+    pub walks_with_remote_level: u64,
+    pub pwc_hits: u64,
+    pub coalesced_fills: u64,
+    /// The coalescing twin's entry disagreed with the page table; the fill fell back to
+    /// the PTE alone. Should stay 0.
+    pub coalescer_mismatches: u64,
+    pub faults: u64,
+    pub shootdowns: u64,
+    pub l1_cache_hits: u64,
+    pub l1_cache_misses: u64,
+    /// Memory instructions issued when the last structure's PMM phase ended (its MMA ran).
+    pub pmm_end_instr: Option<u64>,
+}
+
+/// Per-allocation counters.
+#[derive(Debug, Clone, Default)]
+pub struct AllocCounters {
+    pub lines: u64,
+    pub remote_lines: u64,
+    pub walks: u64,
+    pub faults: u64,
+    /// Remote Tracker counters drained by the driver plus those drained at the end.
+    pub rt_access: u64,
+    pub rt_remote: u64,
+}
+
+/// TLB behaviour of one page-size class.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ClassStats {
+    pub class: &'static str,
+    pub hits: u64,
+    pub misses: u64,
+    pub hit_rate: f64,
+    /// Misses per thousand warp instructions.
+    pub mpki: f64,
+}
+
+/// Per data structure.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct AllocReport {
+    pub name: String,
+    pub bytes: u64,
+    /// Page size (or mapping granularity) the policy gave it, as the driver reports it.
+    pub page_size: String,
+    pub lines: u64,
+    pub remote_lines: u64,
+    /// True remote ratio of its line accesses.
+    pub remote_ratio: f64,
+    pub walks: u64,
+    pub faults: u64,
+    /// Remote Tracker's estimate (completed walks), if it saw any.
+    pub rt_remote_ratio: Option<f64>,
+    pub rt_access: u64,
+    pub rt_remote: u64,
+}
+
+/// Everything one run reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub workload: String,
+    pub policy: String,
+    pub chiplets: u32,
+    pub scale: f64,
+    pub seed: u64,
+    pub cycles: u64,
+    pub warp_mem_instrs: u64,
+    pub warp_instrs: u64,
+    pub lines: u64,
+    /// Line accesses whose frame lives on another chiplet than the requester's.
+    pub remote_ratio: f64,
+    pub l1_tlb: Vec<ClassStats>,
+    pub l2_tlb: Vec<ClassStats>,
+    pub l1_tlb_hit_rate: f64,
+    pub l2_tlb_hit_rate: f64,
+    pub walks: u64,
+    pub walk_levels_read: u64,
+    pub walk_remote_levels: u64,
+    pub walks_with_remote_level: u64,
+    pub pwc_hits: u64,
+    pub coalesced_fills: u64,
+    pub coalescer_mismatches: u64,
+    pub faults: u64,
+    pub shootdowns: u64,
+    pub l1_cache_hit_rate: f64,
+    pub l2_cache_hit_rate: f64,
+    /// Mean queueing per line at the HBM channels and the ring ports, in cycles.
+    pub hbm_queue_cycles: f64,
+    pub ring_queue_cycles: f64,
+    pub page_table_pages: u64,
+    pub pf_blocks_used: u64,
+    /// Percentage of memory instructions issued when PMM ended (None: it never ended or
+    /// the policy has no PMM phase).
+    pub pmm_end_pct: Option<f64>,
+    /// Remote Tracker estimate over all structures vs the true remote ratio above.
+    pub rt_remote_ratio: Option<f64>,
+    pub allocs: Vec<AllocReport>,
+    /// Wall-clock seconds of the simulation and warp memory instructions per second.
+    pub sim_seconds: f64,
+    pub speed: f64,
+    /// The driver's own statistics.
+    pub driver: serde_json::Value,
+    /// The memory service's extra metrics (UVM path), if any.
+    pub service: Option<serde_json::Value>,
+}
+
+/// `num / den`, 0 when `den` is 0.
+pub fn ratio(num: u64, den: u64) -> f64 {
+    if den == 0 {
+        0.0
+    } else {
+        num as f64 / den as f64
+    }
+}
+
+/// Per-class TLB statistics from hit and miss counters.
+pub fn class_stats(hits: &[u64; 3], misses: &[u64; 3], warp_instrs: u64) -> Vec<ClassStats> {
+    SizeClass::ALL
+        .iter()
+        .map(|&c| {
+            let (h, m) = (hits[c as usize], misses[c as usize]);
+            ClassStats {
+                class: c.label(),
+                hits: h,
+                misses: m,
+                hit_rate: ratio(h, h + m),
+                mpki: ratio(m * 1000, warp_instrs),
+            }
+        })
+        .collect()
+}
+
+impl RunReport {
+    /// Header of [`RunReport::csv_row`].
+    pub const CSV_HEADER: &'static str = "workload,policy,chiplets,scale,seed,cycles,\
+warp_mem_instrs,warp_instrs,remote_ratio,l1_tlb_hit_rate,l2_tlb_hit_rate,\
+l1_mpki_4k,l1_mpki_64k,l1_mpki_2m,l2_mpki_4k,l2_mpki_64k,l2_mpki_2m,walks,\
+walk_levels_read,walk_remote_levels,faults,page_table_pages,pf_blocks_used,pmm_end_pct,\
+rt_remote_ratio,sim_seconds,speed";
+
+    /// One CSV row (no quoting needed: names are identifiers).
+    pub fn csv_row(&self) -> String {
+        let opt = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
+        format!(
+            "{},{},{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{},{},{},{:.3},{:.0}",
+            self.workload,
+            self.policy,
+            self.chiplets,
+            self.scale,
+            self.seed,
+            self.cycles,
+            self.warp_mem_instrs,
+            self.warp_instrs,
+            self.remote_ratio,
+            self.l1_tlb_hit_rate,
+            self.l2_tlb_hit_rate,
+            self.l1_tlb[0].mpki,
+            self.l1_tlb[1].mpki,
+            self.l1_tlb[2].mpki,
+            self.l2_tlb[0].mpki,
+            self.l2_tlb[1].mpki,
+            self.l2_tlb[2].mpki,
+            self.walks,
+            self.walk_levels_read,
+            self.walk_remote_levels,
+            self.faults,
+            self.page_table_pages,
+            self.pf_blocks_used,
+            opt(self.pmm_end_pct),
+            opt(self.rt_remote_ratio),
+            self.sim_seconds,
+            self.speed,
+        )
+    }
+
+    /// A readable multi-line summary for the terminal.
+    pub fn table(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let pct = |x: f64| format!("{:.2}%", 100.0 * x);
+        let _ = writeln!(s, "workload {}  policy {}  chiplets {}  scale {}  seed {}",
+            self.workload, self.policy, self.chiplets, self.scale, self.seed);
+        let _ = writeln!(s, "cycles                 {}", self.cycles);
+        let _ = writeln!(s, "warp memory instrs     {}  (warp instrs {})", self.warp_mem_instrs, self.warp_instrs);
+        let _ = writeln!(s, "remote-access ratio    {}  (RT estimate {})", pct(self.remote_ratio),
+            self.rt_remote_ratio.map(pct).unwrap_or_else(|| "-".into()));
+        let _ = writeln!(s, "L1 / L2 cache hit rate {} / {}", pct(self.l1_cache_hit_rate), pct(self.l2_cache_hit_rate));
+        let _ = writeln!(s, "TLB        class   hits        misses      hit rate  MPKI");
+        for (lvl, v) in [("L1", &self.l1_tlb), ("L2", &self.l2_tlb)] {
+            for c in v.iter() {
+                let _ = writeln!(s, "{lvl:<10} {:<7} {:<11} {:<11} {:<9} {:.3}",
+                    c.class, c.hits, c.misses, pct(c.hit_rate), c.mpki);
+            }
+        }
+        let _ = writeln!(s, "page walks             {}  (levels read {}, remote {}, walks with a remote level {}, PWC hits {})",
+            self.walks, self.walk_levels_read, self.walk_remote_levels, self.walks_with_remote_level, self.pwc_hits);
+        let _ = writeln!(s, "coalesced TLB fills    {}", self.coalesced_fills);
+        let _ = writeln!(s, "page faults            {}", self.faults);
+        let _ = writeln!(s, "page-table pages       {}", self.page_table_pages);
+        let _ = writeln!(s, "PF blocks used         {}", self.pf_blocks_used);
+        let _ = writeln!(s, "PMM phase ends at      {}",
+            self.pmm_end_pct.map(|p| format!("{p:.2}% of memory instrs")).unwrap_or_else(|| "-".into()));
+        let _ = writeln!(s, "queueing per line      HBM {:.2} cycles, ring {:.2} cycles", self.hbm_queue_cycles, self.ring_queue_cycles);
+        let _ = writeln!(s, "structure            bytes        page size  remote   RT est.  walks");
+        let mut allocs: Vec<&AllocReport> = self.allocs.iter().collect();
+        allocs.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+        for a in allocs {
+            let _ = writeln!(s, "{:<20} {:<12} {:<10} {:<8} {:<8} {}",
+                a.name, a.bytes, a.page_size, pct(a.remote_ratio),
+                a.rt_remote_ratio.map(pct).unwrap_or_else(|| "-".into()), a.walks);
+        }
+        s
+    }
+}

@@ -1,0 +1,143 @@
+//! One run, start to finish: build the driver's memory manager for a policy, the GPU, run
+//! every kernel, and turn the counters into a [`RunReport`].
+
+use super::access::RtBank;
+use super::engine::Gpu;
+use super::metrics::{class_stats, ratio, AllocReport, RunReport};
+use super::service::{FirstTouchService, MemoryService};
+use super::{GpuConfig, GpuError};
+use crate::driver::{DriverConfig, MemoryManager, PolicyKind, RtDrain};
+use crate::workload::Workload;
+use std::time::Instant;
+
+/// What to run besides the GPU and the workload.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSpec {
+    pub policy: PolicyKind,
+    /// Recorded in the report (the workload was built with them).
+    pub scale: f64,
+    pub seed: u64,
+}
+
+/// The driver's configuration for this GPU: its chiplets and memory per chiplet.
+pub fn driver_config(cfg: &GpuConfig) -> DriverConfig {
+    DriverConfig {
+        chiplets: cfg.gpu.chiplets,
+        frames_per_chiplet: cfg.memory.bytes_per_chiplet / crate::addr::PAGE_4K,
+        ..DriverConfig::default()
+    }
+}
+
+/// Run `workload` on the GPU under `spec.policy` with first-touch demand paging.
+pub fn simulate(
+    cfg: &GpuConfig,
+    workload: &dyn Workload,
+    spec: RunSpec,
+) -> Result<RunReport, GpuError> {
+    let latency = cfg.derived().fault_latency;
+    simulate_with(cfg, workload, spec, Box::new(FirstTouchService { latency }))
+}
+
+/// Run `workload` with a caller-supplied memory service (the UVM path's entry point).
+pub fn simulate_with<'w>(
+    cfg: &GpuConfig,
+    workload: &'w dyn Workload,
+    spec: RunSpec,
+    service: Box<dyn MemoryService + 'w>,
+) -> Result<RunReport, GpuError> {
+    let mm = MemoryManager::new(driver_config(cfg), spec.policy, workload.allocations())?;
+    let mut gpu = Gpu::new(cfg, workload, mm, service)?;
+    let t0 = Instant::now();
+    gpu.run_all()?;
+    let secs = t0.elapsed().as_secs_f64();
+    Ok(gpu.finish(spec, secs))
+}
+
+impl Gpu<'_> {
+    /// Drain what the Remote Trackers still hold and build the report.
+    pub fn finish(mut self, spec: RunSpec, sim_seconds: f64) -> RunReport {
+        let n = self.per_alloc.len();
+        let mut bank = RtBank {
+            gmmus: &mut self.gmmus,
+            per_alloc: &mut self.per_alloc,
+        };
+        for i in 0..n.min(255) {
+            bank.drain(i as u8 + 1);
+        }
+        let c = &self.counters;
+        let stats = self.mm.stats();
+        let allocs: Vec<AllocReport> = self
+            .workload
+            .allocations()
+            .iter()
+            .zip(&self.per_alloc)
+            .enumerate()
+            .map(|(i, (a, pc))| AllocReport {
+                name: a.name.clone(),
+                bytes: a.bytes,
+                page_size: stats
+                    .allocs
+                    .get(i)
+                    .map_or_else(|| "-".to_string(), |s| s.placement.clone()),
+                lines: pc.lines,
+                remote_lines: pc.remote_lines,
+                remote_ratio: ratio(pc.remote_lines, pc.lines),
+                walks: pc.walks,
+                faults: pc.faults,
+                rt_remote_ratio: (pc.rt_access > 0).then(|| ratio(pc.rt_remote, pc.rt_access)),
+                rt_access: pc.rt_access,
+                rt_remote: pc.rt_remote,
+            })
+            .collect();
+        let (rt_a, rt_r) = self
+            .per_alloc
+            .iter()
+            .fold((0, 0), |(a, r), p| (a + p.rt_access, r + p.rt_remote));
+        let sum = |v: &[u64; 3]| v.iter().sum::<u64>();
+        let (hbm_q, ring_q) = self.mem.queueing();
+        RunReport {
+            workload: self.workload.name().to_string(),
+            policy: spec.policy.name().to_string(),
+            chiplets: self.cfg.gpu.chiplets,
+            scale: spec.scale,
+            seed: spec.seed,
+            cycles: self.cycles,
+            warp_mem_instrs: c.warp_mem_instrs,
+            warp_instrs: c.warp_instrs,
+            lines: c.lines,
+            remote_ratio: ratio(c.remote_lines, c.lines),
+            l1_tlb: class_stats(&c.l1_tlb_hits, &c.l1_tlb_misses, c.warp_instrs),
+            l2_tlb: class_stats(&c.l2_tlb_hits, &c.l2_tlb_misses, c.warp_instrs),
+            l1_tlb_hit_rate: ratio(sum(&c.l1_tlb_hits), sum(&c.l1_tlb_hits) + sum(&c.l1_tlb_misses)),
+            l2_tlb_hit_rate: ratio(sum(&c.l2_tlb_hits), sum(&c.l2_tlb_hits) + sum(&c.l2_tlb_misses)),
+            walks: c.walks,
+            walk_levels_read: c.walk_levels_read,
+            walk_remote_levels: c.walk_remote_levels,
+            walks_with_remote_level: c.walks_with_remote_level,
+            pwc_hits: c.pwc_hits,
+            coalesced_fills: c.coalesced_fills,
+            coalescer_mismatches: c.coalescer_mismatches,
+            faults: c.faults,
+            shootdowns: c.shootdowns,
+            l1_cache_hit_rate: ratio(c.l1_cache_hits, c.l1_cache_hits + c.l1_cache_misses),
+            l2_cache_hit_rate: ratio(self.mem.l2_hits, self.mem.l2_hits + self.mem.l2_misses),
+            hbm_queue_cycles: hbm_q,
+            ring_queue_cycles: ring_q,
+            page_table_pages: self.mm.page_table().pt_pages(),
+            pf_blocks_used: stats.pf_blocks_used,
+            pmm_end_pct: c
+                .pmm_end_instr
+                .map(|i| 100.0 * ratio(i, c.warp_mem_instrs)),
+            rt_remote_ratio: (rt_a > 0).then(|| ratio(rt_r, rt_a)),
+            allocs,
+            sim_seconds,
+            speed: if sim_seconds > 0.0 {
+                c.warp_mem_instrs as f64 / sim_seconds
+            } else {
+                0.0
+            },
+            driver: serde_json::to_value(&stats).unwrap_or(serde_json::Value::Null),
+            service: self.service.report(),
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! Placement policies seen through the GPU model: remote ratios, the ideal bound, frame
+//! conservation.
+
+mod gpu_support;
+
+use gpu_support::{config4, interleaved_regions};
+use mcmvm_models::addr::Va;
+use mcmvm_models::driver::{MemoryManager, PolicyKind};
+use mcmvm_models::gpu::{driver_config, simulate, FirstTouchService, Gpu, RunReport, RunSpec};
+use mcmvm_models::workload::Workload;
+use std::collections::HashSet;
+
+fn run(w: &dyn Workload, policy: PolicyKind) -> RunReport {
+    let spec = RunSpec {
+        policy,
+        scale: 1.0,
+        seed: 1,
+    };
+    simulate(&config4(), w, spec).expect("runs")
+}
+
+#[test]
+fn thread_blocks_owning_sub_2mb_regions_see_more_remote_accesses_under_s2m() {
+    // 256 KB slices, neighbours on different chiplets: a 2 MB page spans all four.
+    let w = interleaved_regions(256 << 10, 64, 1);
+    let s64k = run(&w, PolicyKind::S64k);
+    let s2m = run(&w, PolicyKind::S2m);
+    assert!(s64k.remote_ratio < 0.05, "s64k places each 64 KB page locally: {}", s64k.remote_ratio);
+    assert!(
+        s2m.remote_ratio > s64k.remote_ratio + 0.5,
+        "s2m {} vs s64k {}",
+        s2m.remote_ratio,
+        s64k.remote_ratio
+    );
+    // The same holds per structure, and the Remote Tracker sees it.
+    let (a64, a2m) = (&s64k.allocs[0], &s2m.allocs[0]);
+    assert!(a2m.remote_ratio > a64.remote_ratio + 0.5);
+    assert!(a2m.rt_remote_ratio.unwrap_or(0.0) > a64.rt_remote_ratio.unwrap_or(0.0));
+}
+
+#[test]
+fn ideal_is_no_slower_than_any_policy_on_the_interleaved_slices() {
+    let w = interleaved_regions(256 << 10, 64, 2);
+    let ideal = run(&w, PolicyKind::Ideal);
+    for p in [PolicyKind::S4k, PolicyKind::S64k, PolicyKind::S2m, PolicyKind::Olp, PolicyKind::Clap] {
+        let r = run(&w, p);
+        assert!(
+            ideal.cycles <= r.cycles,
+            "ideal {} cycles > {} {} cycles",
+            ideal.cycles,
+            p,
+            r.cycles
+        );
+    }
+}
+
+#[test]
+fn every_mapped_page_has_its_own_frame_under_every_policy() {
+    let cfg = config4();
+    let w = interleaved_regions(256 << 10, 64, 1);
+    for p in PolicyKind::ALL {
+        let mm = MemoryManager::new(driver_config(&cfg), p, w.allocations()).expect("driver");
+        let service = Box::new(FirstTouchService { latency: 100 });
+        let mut gpu = Gpu::new(&cfg, &w, mm, service).expect("gpu");
+        gpu.run_all().expect("runs");
+        let mm = gpu.memory_manager();
+        let base = mm.alloc_base(0).0;
+        let mut frames = HashSet::new();
+        let mut mapped = 0u64;
+        for page in 0..w.allocations()[0].bytes / 4096 {
+            if let Some(t) = mm.translate(Va(base + page * 4096)) {
+                mapped += 1;
+                assert!(frames.insert(t.pa.0 >> 12), "{p}: frame of page {page} mapped twice");
+            }
+        }
+        // Every page was touched, so every page is mapped, and the frames in use fit in
+        // the PF blocks the driver says it used.
+        assert_eq!(mapped, w.allocations()[0].bytes / 4096, "{p}");
+        let stats = mm.stats();
+        let blocks: HashSet<u64> = frames.iter().map(|f| f >> 9).collect();
+        assert!(blocks.len() as u64 <= stats.pf_blocks_used, "{p}");
+        let total = cfg.memory.bytes_per_chiplet / 4096 * cfg.gpu.chiplets as u64;
+        assert!(stats.free_frames + mapped + stats.pt_pages <= total, "{p}: frames created");
+    }
+}
