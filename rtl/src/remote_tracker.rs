@@ -15,7 +15,6 @@
 //!   prints bare literals as 32-bit numbers, which would widen the Verilog expression.
 
 use mcmvm_models::config::RtConfig;
-use mcmvm_models::protocol::{CycleModel, RtIn, RtOut};
 use rust_hdl::prelude::*;
 
 /// Largest table the 5-bit slot numbers and recency ranks can address.
@@ -114,6 +113,11 @@ pub struct RemoteTrackerRtl {
     drained_rank: Signal<Local, Bits<5>>,
 }
 
+/// `n` default-built rows of flip-flops.
+fn rows<T: Default>(n: usize) -> Vec<T> {
+    (0..n).map(|_| T::default()).collect()
+}
+
 impl RemoteTrackerRtl {
     /// Build the module for `cfg`, checking the parameters the ports and ranks can carry.
     pub fn try_new(cfg: &RtConfig) -> Result<Self, RtParamError> {
@@ -127,7 +131,6 @@ impl RemoteTrackerRtl {
             return Err(RtParamError::AllocIdBits(cfg.alloc_id_bits));
         }
         let n = cfg.entries;
-        let rows = |_| Default::default();
         Ok(RemoteTrackerRtl {
             reset: Default::default(),
             walk_valid: Default::default(),
@@ -144,11 +147,11 @@ impl RemoteTrackerRtl {
             evict_access: Default::default(),
             evict_remote: Default::default(),
             clock: Default::default(),
-            valid: (0..n).map(rows).collect(),
-            alloc_id: (0..n).map(rows).collect(),
-            access: (0..n).map(rows).collect(),
-            remote: (0..n).map(rows).collect(),
-            rank: (0..n).map(rows).collect(),
+            valid: rows(n),
+            alloc_id: rows(n),
+            access: rows(n),
+            remote: rows(n),
+            rank: rows(n),
             walk_stage_valid: Default::default(),
             walk_stage_id: Default::default(),
             walk_stage_remote: Default::default(),

@@ -88,19 +88,23 @@ fn instruction_counts_are_exact_and_every_access_is_inside_its_allocation() {
 fn default_scale_is_sized_for_a_few_seconds_per_run() {
     // 2–10 M warp memory instructions and tens to a few hundred MB, per the brief; counted
     // from loop bounds (the graph ones traverse their graph).
+    let mut bad = Vec::new();
     for info in catalog() {
         let w = by_name(info.name, 1.0, 1).unwrap();
         let n = w.instr_count();
         let mb = mcmvm_models::workload::footprint_bytes(w.as_ref()) >> 20;
-        assert!((1_000_000..=12_000_000).contains(&n), "{}: {n} instructions", info.name);
-        assert!((8..=700).contains(&mb), "{}: {mb} MB", info.name);
+        println!("{:14} {:>10} instrs {:>5} MB {:>5} kernels", info.name, n, mb, w.kernels().len());
+        if !(1_000_000..=12_000_000).contains(&n) || !(8..=700).contains(&mb) {
+            bad.push(format!("{}: {n} instructions, {mb} MB", info.name));
+        }
     }
+    assert!(bad.is_empty(), "{bad:?}");
 }
 
 #[test]
 fn gemm_matrix_b_is_read_entirely_by_every_thread_block() {
     for name in ["gemm-resnet50", "gemm-vit", "gemm-gpt3"] {
-        let w = by_name(name, 0.02, 1).unwrap();
+        let w = by_name(name, 0.05, 1).unwrap();
         let b = &w.allocations()[1];
         assert_eq!(b.name, "B");
         let k = &w.kernels()[0];

@@ -4,7 +4,8 @@
 use mcmvm_models::blocks::tlb_coalescer::TlbCoalescer;
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::{CoalIn, CoalOut, CycleModel};
-use mcmvm_rtl::tlb_coalescer::TlbCoalescerHdlSim;
+use mcmvm_cosim::{lockstep, run_lockstep, Coalescer, CosimBlock, EngineKind, LockstepOptions};
+use std::path::PathBuf;
 use mcmvm_testbenches::tlb_coalescer::{directed, directed_cases, random, DirectedCase};
 
 /// Default seed of the random runs; override with MCMVM_SEED.
@@ -156,42 +157,69 @@ fn reset_clears_outputs_and_blocks_the_units() {
     assert_eq!(out[3], CoalOut::default());
 }
 
-/// Twin and rust-hdl simulation in lockstep; returns the cycles run.
-fn lockstep_model_rusthdl(cfg: &HwConfig, stimulus: impl Iterator<Item = CoalIn>) -> u64 {
-    let mut twin = TlbCoalescer::new(&cfg.tlb_coalescer);
-    let mut rtl = TlbCoalescerHdlSim::new(&cfg.tlb_coalescer);
-    let mut cycles = 0;
-    for (cycle, input) in stimulus.enumerate() {
-        let (a, b) = (twin.step(&input), rtl.step(&input));
-        assert_eq!(a, b, "cycle {cycle}: model vs rusthdl on {input:x?}");
-        cycles += 1;
+fn waves_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../out/waves"))
+}
+
+/// Run `stimulus` through `engines` in lockstep, waves to `out/waves/tlb_coalescer_<name>.vcd`;
+/// fails on the first mismatch. Returns the cycles run.
+fn lockstep_on(
+    cfg: &HwConfig,
+    engines: &[EngineKind],
+    name: &str,
+    stimulus: Vec<CoalIn>,
+) -> u64 {
+    let cycles = stimulus.len() as u64;
+    let vcd = waves_dir().join(format!("tlb_coalescer_{name}.vcd"));
+    let opts = LockstepOptions {
+        engines: engines.to_vec(),
+        cycles,
+        vcd: Some(vcd.clone()),
+    };
+    let report = lockstep::<Coalescer>(cfg, &opts, stimulus.into_iter())
+        .unwrap_or_else(|e| panic!("lockstep {name}: {e}"));
+    if let Some(m) = &report.mismatch {
+        panic!("{name}: {m} (waves: {})", vcd.display());
     }
-    cycles
+    assert_eq!(report.cycles, cycles, "{name}: every cycle ran");
+    assert!(vcd.exists(), "{name}: wave file written");
+    for (engine, rate) in report.engine_rates() {
+        println!("{name}: {engine}: {rate:.0} cycles/s");
+    }
+    report.cycles
 }
 
 #[test]
-fn directed_stimulus_agrees_on_every_engine() {
+fn every_directed_case_agrees_on_all_three_engines() {
     let cfg = HwConfig::default();
-    let cycles = lockstep_model_rusthdl(&cfg, directed(&cfg).into_iter());
-    assert!(cycles > 30);
+    for case in directed_cases(&cfg) {
+        lockstep_on(&cfg, &EngineKind::ALL, case.name, case.inputs);
+    }
+    let all = directed(&cfg);
+    assert!(all.len() > 30);
+    lockstep_on(&cfg, &EngineKind::ALL, "directed", all);
 }
 
 #[test]
-fn directed_stimulus_agrees_for_other_page_sizes() {
+fn other_page_sizes_agree_between_model_and_rusthdl() {
+    // The Verilator models are compiled for configs/hw.toml only.
     for frames_log2 in [0, 2, 5, 9] {
         let mut cfg = HwConfig::default();
         cfg.tlb_coalescer.page_frames_log2 = frames_log2;
-        let stimulus = directed(&cfg).into_iter().chain(random(&cfg, seed()).take(2_000));
-        lockstep_model_rusthdl(&cfg, stimulus);
+        let mut stimulus = directed(&cfg);
+        stimulus.extend(random(&cfg, seed()).take(2_000));
+        let name = format!("page_frames_log2_{frames_log2}");
+        lockstep_on(&cfg, &[EngineKind::Model, EngineKind::RustHdl], &name, stimulus);
     }
 }
 
 #[test]
-fn random_stimulus_agrees_on_every_engine() {
+fn random_stimulus_agrees_on_all_three_engines() {
     let cfg = HwConfig::default();
     let seed = seed();
     println!("tlb_coalescer random seed: {seed} (set MCMVM_SEED to change)");
-    lockstep_model_rusthdl(&cfg, random(&cfg, seed).take(20_000));
+    let stimulus = random(&cfg, seed).take(20_000).collect();
+    lockstep_on(&cfg, &EngineKind::ALL, "random", stimulus);
 }
 
 #[test]
@@ -199,8 +227,53 @@ fn random_stimulus_agrees_on_every_engine() {
 fn random_stimulus_agrees_for_a_million_cycles() {
     let cfg = HwConfig::default();
     let seed = seed();
-    println!("tlb_coalescer random seed: {seed}");
-    lockstep_model_rusthdl(&cfg, random(&cfg, seed).take(1_000_000));
+    println!("tlb_coalescer random seed: {seed} (set MCMVM_SEED to change)");
+    let stimulus = random(&cfg, seed).take(1_000_000).collect();
+    lockstep_on(&cfg, &EngineKind::ALL, "random_1m", stimulus);
+}
+
+/// The twin with the PPN rebuilt by concatenation (base PPN's bits 31..4 ‖ slot) instead of
+/// addition: right only for reservations aligned to sixteen pages.
+struct ConcatenatingTwin {
+    twin: TlbCoalescer,
+    previous: CoalIn,
+}
+
+impl CycleModel for ConcatenatingTwin {
+    type In = CoalIn;
+    type Out = CoalOut;
+    fn step(&mut self, input: &CoalIn) -> CoalOut {
+        let mut out = self.twin.step(input);
+        if out.lookup_hit == 1 {
+            let p = &self.previous;
+            out.lookup_ppn = (p.entry_base_ppn & !0xF) | (p.lookup_vpn & 0xF);
+        }
+        self.previous = *input;
+        out
+    }
+}
+
+#[test]
+fn a_twin_that_concatenates_the_ppn_is_caught() {
+    let cfg = HwConfig::default();
+    let wrong = ConcatenatingTwin {
+        twin: TlbCoalescer::new(&cfg.tlb_coalescer),
+        previous: CoalIn::default(),
+    };
+    let engines: Vec<(String, Box<dyn CycleModel<In = CoalIn, Out = CoalOut>>)> = vec![
+        ("rusthdl".into(), Coalescer::engine(EngineKind::RustHdl, &cfg).expect("rusthdl")),
+        ("concatenating".into(), Box::new(wrong)),
+    ];
+    let inputs = case(&cfg, "ppn_wrap").inputs;
+    let report = run_lockstep(engines, inputs.len() as u64, None, inputs.into_iter())
+        .expect("lockstep runs");
+    let m = report.mismatch.expect("the wrong twin must be caught");
+    // Cycle 3 answers the lookup of VPN 0xFFFF_FFFF in an entry based at PPN 0xFFFF_FFFB.
+    assert_eq!((m.cycle, m.signal), (3, "lookup_ppn"));
+    assert_eq!(
+        m.values,
+        vec![("rusthdl".to_string(), 0xA), ("concatenating".to_string(), 0xFFFF_FFFF)]
+    );
 }
 
 #[test]

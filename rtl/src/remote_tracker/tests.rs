@@ -3,6 +3,7 @@
 
 use super::*;
 use mcmvm_models::blocks::remote_tracker::RemoteTracker;
+use mcmvm_models::protocol::{CycleModel, RtIn};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -27,6 +28,12 @@ fn verilog_file(cfg: &RtConfig, tag: &str) -> PathBuf {
     path
 }
 
+fn remove_scratch(verilog: &std::path::Path) {
+    if let Some(dir) = verilog.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
 fn tool_present(tool: &str) -> bool {
     Command::new(tool).arg("-V").output().is_ok()
 }
@@ -46,36 +53,57 @@ fn rejects_parameters_the_ports_cannot_carry() {
 
 #[test]
 fn hdl_sim_matches_twin_on_a_short_random_run() {
-    // A tiny xorshift keeps this unit test free of the testbench crate; the long seeded
-    // runs live in testbenches/tests/remote_tracker.rs.
     let cfg = small_cfg();
     let mut twin = RemoteTracker::new(&cfg);
     let mut hdl = RemoteTrackerHdlSim::new(&cfg);
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    for cycle in 0..3000u64 {
-        let r = next();
-        let input = if cycle == 0 || r % 500 == 0 {
-            RtIn::reset()
-        } else {
-            RtIn {
-                walk_valid: r & 1,
-                walk_alloc_id: (r >> 8) % 6,
-                walk_remote: (r >> 16) & 1,
-                drain_valid: u64::from((r >> 20) % 5 == 0),
-                drain_alloc_id: (r >> 24) % 6,
-                ..RtIn::default()
-            }
-        };
+    for (cycle, input) in stimulus(3000, 6).enumerate() {
         let want = twin.step(&input);
         let got = hdl.step(&input);
         assert_eq!(got, want, "cycle {cycle}, input {input:?}");
     }
+}
+
+/// Random inputs over a few IDs (xorshift; no dependency on the testbench crate).
+fn stimulus(cycles: u64, ids: u64) -> impl Iterator<Item = RtIn> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..cycles).map(move |cycle| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if cycle == 0 || x % 500 == 0 {
+            return RtIn::reset();
+        }
+        RtIn {
+            walk_valid: x & 1,
+            walk_alloc_id: (x >> 8) % ids,
+            walk_remote: (x >> 16) & 1,
+            drain_valid: u64::from((x >> 20) % 5 == 0),
+            drain_alloc_id: (x >> 24) % ids,
+            ..RtIn::default()
+        }
+    })
+}
+
+#[test]
+#[ignore = "speed measurement; run with --release --ignored --nocapture"]
+fn hdl_sim_speed() {
+    let cfg = RtConfig::default();
+    let mut hdl = RemoteTrackerHdlSim::new(&cfg);
+    let mut twin = RemoteTracker::new(&cfg);
+    let inputs: Vec<RtIn> = stimulus(200_000, 48).collect();
+    let t = std::time::Instant::now();
+    for i in &inputs {
+        std::hint::black_box(hdl.step(i));
+    }
+    let hdl_rate = inputs.len() as f64 / t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    for _ in 0..50 {
+        for i in &inputs {
+            std::hint::black_box(twin.step(i));
+        }
+    }
+    let twin_rate = 50.0 * inputs.len() as f64 / t.elapsed().as_secs_f64();
+    println!("rusthdl: {hdl_rate:.0} cycles/s, twin: {twin_rate:.0} cycles/s");
 }
 
 #[test]

@@ -144,7 +144,9 @@ impl TlbArray {
         let class = self.class;
         let gs = class.group_shift();
         let tag = va >> gs;
-        let bit = 1u16 << ((va >> class.page_shift()) & 15);
+        // Page index inside the group: 0 when the group is a single page.
+        let pages_mask = (1u64 << (gs - class.page_shift())) - 1;
+        let bit = 1u16 << ((va >> class.page_shift()) & pages_mask);
         for e in self.set_of(tag).iter_mut() {
             if e.tag == tag && e.mask & bit != 0 {
                 e.stamp = stamp;

@@ -10,7 +10,7 @@
 //! (two batches), so every layer kernel repeats, as SpecForest's pattern recording needs.
 //!
 //! Shapes at scale 1: AlexNet batch 16 fp32, ResNet-50 batch 4 fp32, BERT-base batch 2 ×
-//! 256 tokens fp16, Whisper-base 750 audio frames / 224 text tokens fp16. `--scale`
+//! 224 tokens fp16, Whisper-base 750 audio frames / 224 text tokens fp16. `--scale`
 //! multiplies every object's size (and so the traffic).
 
 use super::phases::{Class, Phase, PhaseGen, WARPS};
@@ -18,7 +18,6 @@ use super::program::{check_scale, grid_u32, Program};
 use super::{Allocation, Workload, WorkloadError};
 
 /// Names of the DL workloads.
-#[cfg(test)]
 pub(crate) const NAMES: [&str; 4] = ["alexnet", "resnet50", "bert", "whisper"];
 
 /// Passes over the network.
@@ -191,12 +190,12 @@ fn resnet50(net: &mut Net) -> &'static str {
 }
 
 fn bert(net: &mut Net) -> &'static str {
-    let (t, d, heads) = (2 * 256, 768, 12);
+    let (t, d, heads) = (2 * 224, 768, 12);
     let mut h = net.obj("embeddings", t * d, 2);
     for l in 0..12 {
         h = net.transformer(&format!("enc{l}"), h, t, d, heads, None);
     }
-    "BERT-base encoder, batch 2 x 256 tokens, fp16, attention as dense gathers"
+    "BERT-base encoder, batch 2 x 224 tokens, fp16, attention as dense gathers"
 }
 
 fn whisper(net: &mut Net) -> &'static str {

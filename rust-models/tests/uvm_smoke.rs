@@ -1,0 +1,20 @@
+//! Prints one UVM run per Forest-suite workload and policy (manual look: `--ignored`).
+
+use mcmvm_models::uvm::{run_workload, UvmConfig, UvmPolicy};
+use std::path::Path;
+
+#[test]
+#[ignore]
+fn print_forest_suite_runs() {
+    let scale: f64 = std::env::var("UVM_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(0.1);
+    let names = std::env::var("UVM_WL").unwrap_or_else(|_| "ls,hchi,hcli,lc,mixed".into());
+    let cfg = UvmConfig::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/uvm-turing.toml")), &[]).unwrap();
+    for name in names.split(',') {
+        let wl = mcmvm_models::workload::by_name(name, scale, 1).unwrap();
+        for p in [UvmPolicy::Tbnp, UvmPolicy::Forest, UvmPolicy::SpecForest] {
+            let m = run_workload(wl.as_ref(), &cfg, p, false).unwrap();
+            println!("{}", m.table());
+            println!("  speed {:.2} M warp mem-instr/s (wall {:.2}s, service {:.2}s)\n", m.instr_per_s / 1e6, m.wall_s, m.service_wall_s);
+        }
+    }
+}
