@@ -23,7 +23,10 @@ use std::process::Command;
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
-    let root = manifest.parent().expect("cosim/ sits in the workspace").to_path_buf();
+    let root = manifest
+        .parent()
+        .expect("cosim/ sits in the workspace")
+        .to_path_buf();
     let hw_toml = root.join("configs/hw.toml");
     for watched in ["rtl/src", "rust-models/src/protocol.rs", "configs/hw.toml"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
@@ -44,7 +47,10 @@ fn main() {
     let statuses: Vec<BlockStatus> = match verilator_root() {
         Err(reason) => {
             println!("cargo:warning={reason}");
-            blocks.iter().map(|_| BlockStatus::Unavailable(reason.clone())).collect()
+            blocks
+                .iter()
+                .map(|_| BlockStatus::Unavailable(reason.clone()))
+                .collect()
         }
         Ok(vroot) => build_blocks(&blocks, &cfg, &out, &vroot),
     };
@@ -72,7 +78,11 @@ fn load_config(path: &Path) -> HwConfig {
 fn verilator_root() -> Result<PathBuf, String> {
     const MISSING: &str = "verilator not found: install it (apt-get install verilator, or \
                            `make deps`) and rebuild";
-    let output = match Command::new("verilator").arg("--getenv").arg("VERILATOR_ROOT").output() {
+    let output = match Command::new("verilator")
+        .arg("--getenv")
+        .arg("VERILATOR_ROOT")
+        .output()
+    {
         Ok(o) if o.status.success() => o,
         _ => return Err(MISSING.to_string()),
     };

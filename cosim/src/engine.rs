@@ -28,7 +28,11 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order the CLI lists them.
-    pub const ALL: [EngineKind; 3] = [EngineKind::Model, EngineKind::RustHdl, EngineKind::Verilator];
+    pub const ALL: [EngineKind; 3] = [
+        EngineKind::Model,
+        EngineKind::RustHdl,
+        EngineKind::Verilator,
+    ];
 
     /// The command-line name, also the engine's VCD scope.
     pub fn name(self) -> &'static str {
@@ -84,7 +88,10 @@ pub trait CosimBlock {
     /// Which block this is.
     const KIND: BlockKind;
     /// Build engine `kind` for the parameters `cfg`.
-    fn engine(kind: EngineKind, cfg: &HwConfig) -> Result<BoxedEngine<Self::In, Self::Out>, CosimError>;
+    fn engine(
+        kind: EngineKind,
+        cfg: &HwConfig,
+    ) -> Result<BoxedEngine<Self::In, Self::Out>, CosimError>;
 }
 
 /// The Remote Tracker (CLAP §4.3).
@@ -101,7 +108,9 @@ impl CosimBlock for Rt {
     fn engine(kind: EngineKind, cfg: &HwConfig) -> Result<BoxedEngine<RtIn, RtOut>, CosimError> {
         Ok(match kind {
             EngineKind::Model => Box::new(remote_tracker::RemoteTracker::new(&cfg.remote_tracker)),
-            EngineKind::RustHdl => return Err(rusthdl_pending(Self::KIND)),
+            EngineKind::RustHdl => Box::new(mcmvm_rtl::remote_tracker::RemoteTrackerHdlSim::new(
+                &cfg.remote_tracker,
+            )),
             EngineKind::Verilator => Box::new(VerilatorModel::<RtIn, RtOut>::new(Self::KIND, cfg)?),
         })
     }
@@ -111,7 +120,10 @@ impl CosimBlock for Coalescer {
     type In = CoalIn;
     type Out = CoalOut;
     const KIND: BlockKind = BlockKind::TlbCoalescer;
-    fn engine(kind: EngineKind, cfg: &HwConfig) -> Result<BoxedEngine<CoalIn, CoalOut>, CosimError> {
+    fn engine(
+        kind: EngineKind,
+        cfg: &HwConfig,
+    ) -> Result<BoxedEngine<CoalIn, CoalOut>, CosimError> {
         Ok(match kind {
             EngineKind::Model => Box::new(tlb_coalescer::TlbCoalescer::new(&cfg.tlb_coalescer)),
             EngineKind::RustHdl => Box::new(mcmvm_rtl::tlb_coalescer::TlbCoalescerHdlSim::new(
@@ -133,18 +145,15 @@ impl CosimBlock for Att {
             EngineKind::Model => Box::new(access_time_tracker::AccessTimeTracker::new(
                 &cfg.access_time_tracker,
             )),
-            EngineKind::RustHdl => return Err(rusthdl_pending(Self::KIND)),
-            EngineKind::Verilator => Box::new(VerilatorModel::<AttIn, AttOut>::new(Self::KIND, cfg)?),
+            EngineKind::RustHdl => Box::new(
+                mcmvm_rtl::access_time_tracker::AccessTimeTrackerHdlSim::new(
+                    &cfg.access_time_tracker,
+                ),
+            ),
+            EngineKind::Verilator => {
+                Box::new(VerilatorModel::<AttIn, AttOut>::new(Self::KIND, cfg)?)
+            }
         })
-    }
-}
-
-/// TEMPORARY until the RustHDL adapters land in `mcmvm_rtl`.
-fn rusthdl_pending(kind: BlockKind) -> CosimError {
-    CosimError::EngineUnavailable {
-        engine: "rusthdl",
-        module: kind.module_name(),
-        reason: "the RustHDL adapter is not written yet".to_string(),
     }
 }
 
@@ -158,12 +167,20 @@ mod tests {
             EngineKind::parse_list("model,rusthdl,verilator").unwrap(),
             EngineKind::ALL.to_vec()
         );
-        let err = EngineKind::parse_list("model,spice").unwrap_err().to_string();
-        assert_eq!(err, "unknown engine `spice`: expected one of model, rusthdl, verilator");
+        let err = EngineKind::parse_list("model,spice")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "unknown engine `spice`: expected one of model, rusthdl, verilator"
+        );
         assert!(matches!(
             EngineKind::parse_list("model,model"),
             Err(CosimError::DuplicateEngine(_))
         ));
-        assert!(matches!(EngineKind::parse_list(" , "), Err(CosimError::NoEngines)));
+        assert!(matches!(
+            EngineKind::parse_list(" , "),
+            Err(CosimError::NoEngines)
+        ));
     }
 }

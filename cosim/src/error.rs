@@ -45,7 +45,9 @@ pub enum CosimError {
         requested: String,
     },
     /// The compiled Verilator model has other ports than the protocol (a stale build).
-    #[error("the Verilator model of {module} has ports {built}, the protocol has {expected}: rebuild")]
+    #[error(
+        "the Verilator model of {module} has ports {built}, the protocol has {expected}: rebuild"
+    )]
     PortMismatch {
         /// The block's module name.
         module: &'static str,

@@ -53,8 +53,7 @@ impl Scoreboard {
         if rest.iter().all(|o| o == first) {
             return None;
         }
-        let port = (0..O::PORTS.len())
-            .find(|&i| rest.iter().any(|o| o.get(i) != first.get(i)))?;
+        let port = (0..O::PORTS.len()).find(|&i| rest.iter().any(|o| o.get(i) != first.get(i)))?;
         Some(Mismatch {
             cycle,
             signal: O::PORTS[port].name,
@@ -90,7 +89,11 @@ mod tests {
         assert_eq!(m.cycle, 1);
         assert_eq!(
             m.values,
-            vec![("a".to_string(), 0), ("b".to_string(), 0), ("c".to_string(), 1)]
+            vec![
+                ("a".to_string(), 0),
+                ("b".to_string(), 0),
+                ("c".to_string(), 1)
+            ]
         );
         assert_eq!(sb.cycles_checked(), 2);
     }

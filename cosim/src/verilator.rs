@@ -88,7 +88,11 @@ impl<I: Ports, O: Ports> CycleModel for VerilatorModel<I, O> {
         // `I::PORTS.len()` words and writes `O::PORTS.len()` words, which the port
         // signature check in `new` guarantees match these buffers.
         unsafe {
-            (self.bridge.step)(self.handle, self.in_words.as_ptr(), self.out_words.as_mut_ptr())
+            (self.bridge.step)(
+                self.handle,
+                self.in_words.as_ptr(),
+                self.out_words.as_mut_ptr(),
+            )
         };
         let mut out = O::default();
         for (i, &w) in self.out_words.iter().enumerate() {
@@ -153,7 +157,11 @@ mod tests {
     #[test]
     fn other_parameters_than_the_built_ones_are_refused() {
         let mut cfg = built_config();
-        cfg.remote_tracker.entries = if cfg.remote_tracker.entries == 16 { 8 } else { 16 };
+        cfg.remote_tracker.entries = if cfg.remote_tracker.entries == 16 {
+            8
+        } else {
+            16
+        };
         match VerilatorModel::<RtIn, RtOut>::new(BlockKind::RemoteTracker, &cfg) {
             Err(CosimError::ConfigMismatch { module, .. }) => assert_eq!(module, "remote_tracker"),
             Err(CosimError::ToolMissing(_)) | Err(CosimError::VerilatorUnavailable { .. }) => {}

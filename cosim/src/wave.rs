@@ -64,10 +64,11 @@ impl<I: Ports, O: Ports> WaveRecorder<I, O> {
 
     /// Record cycle `cycle`: the inputs applied and each engine's outputs, in engine order.
     pub fn record(&mut self, cycle: u64, input: &I, outputs: &[O]) -> Result<(), CosimError> {
-        self.write_cycle(cycle, input, outputs).map_err(|source| CosimError::Vcd {
-            path: self.path.clone(),
-            source,
-        })
+        self.write_cycle(cycle, input, outputs)
+            .map_err(|source| CosimError::Vcd {
+                path: self.path.clone(),
+                source,
+            })
     }
 
     fn write_cycle(&mut self, cycle: u64, input: &I, outputs: &[O]) -> std::io::Result<()> {
@@ -81,7 +82,14 @@ impl<I: Ports, O: Ports> WaveRecorder<I, O> {
         for (e, out) in outputs.iter().enumerate() {
             for (i, desc) in O::PORTS.iter().enumerate() {
                 let v = out.get(i);
-                self.change(&mut stamped, cycle, slot, self.output_ids[e][i], desc.width, v)?;
+                self.change(
+                    &mut stamped,
+                    cycle,
+                    slot,
+                    self.output_ids[e][i],
+                    desc.width,
+                    v,
+                )?;
                 slot += 1;
             }
         }

@@ -89,6 +89,8 @@ pub struct AccessTimeTrackerRtl {
     slot_bit: Vec<Constant<Bits<32>>>,
     /// The `objects` low bits.
     live_slots: Constant<Bits<32>>,
+    /// Bits age-matrix row `i` can hold: every live slot but `i` itself.
+    row_mask: Vec<Constant<Bits<32>>>,
     timer_max: Constant<Bits<32>>,
     threshold: Constant<Bits<32>>,
     /// Covers every interval value below `threshold`.
@@ -134,7 +136,11 @@ impl AccessTimeTrackerRtl {
     pub fn try_new(cfg: &AttConfig) -> Result<Self, AttConfigError> {
         let spec = AttSpec::from_config(cfg)?;
         let n = spec.objects;
-        let dffs = || (0..n).map(|_| DFF::default()).collect::<Vec<DFF<Bits<32>>>>();
+        let dffs = || {
+            (0..n)
+                .map(|_| DFF::default())
+                .collect::<Vec<DFF<Bits<32>>>>()
+        };
         let word = |v: u64| Constant::new(Bits::<32>::from(v));
         // Values 0..threshold need the bits of threshold - 1.
         let interval_bits = 64 - u64::from(spec.threshold - 1).leading_zeros();
@@ -177,6 +183,9 @@ impl AccessTimeTrackerRtl {
                 .collect(),
             slot_bit: (0..n).map(|i| word(1 << i)).collect(),
             live_slots: word(u64::from(spec.slot_mask())),
+            row_mask: (0..n)
+                .map(|i| word(u64::from(spec.slot_mask()) & !(1 << i)))
+                .collect(),
             timer_max: word(u64::from(spec.timer_max)),
             threshold: word(u64::from(spec.threshold)),
             interval_mask: word(mask(interval_bits)),
@@ -232,8 +241,7 @@ impl Logic for AccessTimeTrackerRtl {
             self.end_vpn[i].d.next = self.end_vpn[i].q.val();
             self.timer[i].d.next = self.timer[i].q.val() & self.timer_max.val();
             self.interval[i].d.next = self.interval[i].q.val() & self.interval_mask.val();
-            self.newer[i].d.next =
-                self.newer[i].q.val() & self.live_slots.val() & !self.slot_bit[i].val();
+            self.newer[i].d.next = self.newer[i].q.val() & self.row_mask[i].val();
         }
 
         // 1. Range match: the lowest valid slot whose range holds the VPN.
@@ -275,27 +283,23 @@ impl Logic for AccessTimeTrackerRtl {
             }
         }
 
-        // 3. Driver ports decoded to one-hot slot masks (object numbers >= objects match
-        //    no slot).
+        // 3. Driver ports decoded to one-hot slot masks (object numbers >= objects fall
+        //    outside `live_slots` and name no slot).
         self.reg_bit.next = self.zero.val();
         self.rm_bit.next = self.zero.val();
         self.cease_bit.next = self.zero.val();
-        for i in 0..self.slot_id.len() {
-            if self.reg_valid.val() & (self.reg_obj.val() == self.slot_id[i].val()) {
-                self.reg_bit.next = self.slot_bit[i].val();
-            }
-            if self.rm_valid.val() & (self.rm_obj.val() == self.slot_id[i].val()) {
-                self.rm_bit.next = self.slot_bit[i].val();
-            }
-            if self.cease_valid.val() & (self.cease_obj.val() == self.slot_id[i].val()) {
-                self.cease_bit.next = self.slot_bit[i].val();
-            }
+        if self.reg_valid.val() {
+            self.reg_bit.next = (self.one.val() << self.reg_obj.val()) & self.live_slots.val();
         }
-        self.driver_writes_hit.next = ((self.reg_bit.val()
-            | self.rm_bit.val()
-            | self.cease_bit.val())
-            & self.hit_bit.val())
-            != self.zero.val();
+        if self.rm_valid.val() {
+            self.rm_bit.next = (self.one.val() << self.rm_obj.val()) & self.live_slots.val();
+        }
+        if self.cease_valid.val() {
+            self.cease_bit.next = (self.one.val() << self.cease_obj.val()) & self.live_slots.val();
+        }
+        self.driver_writes_hit.next =
+            ((self.reg_bit.val() | self.rm_bit.val() | self.cease_bit.val()) & self.hit_bit.val())
+                != self.zero.val();
         self.touched.next = self.hit_bit.val() | self.reg_bit.val();
 
         // 4. Oldest valid slot: every other valid slot is newer than it.
@@ -333,20 +337,16 @@ impl Logic for AccessTimeTrackerRtl {
             self.irq_obj_q.d.next = self.zero_obj.val();
         } else {
             for i in 0..self.slot_id.len() {
-                if (self.hit_bit.val() & self.slot_bit[i].val()) != self.zero.val() {
+                if self.hit_bit.val().get_bit(i) {
                     self.timer[i].d.next = self.timer_after.val() & self.timer_max.val();
-                    self.interval[i].d.next =
-                        self.interval_after.val() & self.interval_mask.val();
+                    self.interval[i].d.next = self.interval_after.val() & self.interval_mask.val();
                     // Only a register in the same cycle is newer than this access.
-                    self.newer[i].d.next = self.reg_bit.val()
-                        & self.live_slots.val()
-                        & !self.slot_bit[i].val();
+                    self.newer[i].d.next = self.reg_bit.val() & self.row_mask[i].val();
                 } else {
-                    self.newer[i].d.next = (self.newer[i].q.val() | self.touched.val())
-                        & self.live_slots.val()
-                        & !self.slot_bit[i].val();
+                    self.newer[i].d.next =
+                        (self.newer[i].q.val() | self.touched.val()) & self.row_mask[i].val();
                 }
-                if (self.reg_bit.val() & self.slot_bit[i].val()) != self.zero.val() {
+                if self.reg_bit.val().get_bit(i) {
                     self.start_vpn[i].d.next = self.reg_start_vpn.val();
                     self.end_vpn[i].d.next = self.reg_end_vpn.val();
                     self.timer[i].d.next = self.zero.val();
@@ -357,8 +357,7 @@ impl Logic for AccessTimeTrackerRtl {
             self.valid.d.next = (self.valid.q.val() | self.reg_bit.val())
                 & !self.rm_bit.val()
                 & self.live_slots.val();
-            self.cease.d.next = ((self.cease.q.val() & !self.reg_bit.val())
-                | self.cease_bit.val())
+            self.cease.d.next = ((self.cease.q.val() & !self.reg_bit.val()) | self.cease_bit.val())
                 & self.live_slots.val();
             self.rec_valid_q.d.next = self.hit.val();
             self.rec_obj_q.d.next = self.hit_obj.val();
@@ -452,117 +451,4 @@ impl CycleModel for AccessTimeTrackerHdlSim {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
-    use std::path::PathBuf;
-    use std::process::Command;
-
-    fn small() -> AttConfig {
-        AttConfig {
-            objects: 4,
-            timer_bits: 4,
-            profiling_threshold: 3,
-        }
-    }
-
-    /// The emitted Verilog of `cfg`, written to a per-test file under the target dir.
-    fn verilog_file(cfg: &AttConfig, tag: &str) -> PathBuf {
-        let mut uut = AccessTimeTrackerRtl::new(cfg);
-        uut.connect_all();
-        let v = generate_verilog(&uut);
-        let dir = std::env::temp_dir().join(format!("att_rtl_{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir is writable");
-        let path = dir.join(format!("{tag}.v"));
-        std::fs::write(&path, v).expect("temp file is writable");
-        path
-    }
-
-    /// Run a tool; `None` (with a message) when it is not installed.
-    fn run_tool(tool: &str, args: &[&str]) -> Option<std::process::Output> {
-        match Command::new(tool).args(args).output() {
-            Ok(out) => Some(out),
-            Err(e) => {
-                eprintln!("SKIPPED: `{tool}` is not runnable ({e}); install the Debian package `{tool}`");
-                None
-            }
-        }
-    }
-
-    #[test]
-    fn verilator_lint_is_clean_and_yosys_check_passes() {
-        for (tag, cfg) in [("default", AttConfig::default()), ("small", small())] {
-            let path = verilog_file(&cfg, tag);
-            let file = path.to_str().expect("temp path is UTF-8");
-            if let Some(out) = run_tool(
-                "verilator",
-                &["--lint-only", "-Wall", "-Wno-DECLFILENAME", "--top-module", "top", file],
-            ) {
-                let log = String::from_utf8_lossy(&out.stderr);
-                assert!(out.status.success() && !log.contains("%Warning"), "{tag}: {log}");
-            }
-            let script = format!("read_verilog {file}; hierarchy -top top; proc; check -assert");
-            if let Some(out) = run_tool("yosys", &["-q", "-p", &script]) {
-                let log = String::from_utf8_lossy(&out.stderr);
-                assert!(out.status.success(), "{tag}: {log}");
-            }
-        }
-    }
-
-    #[test]
-    fn block_synthesises_and_drops_unused_flip_flops() {
-        let path = verilog_file(&small(), "synth");
-        let file = path.to_str().expect("temp path is UTF-8");
-        let script = format!("read_verilog {file}; synth -flatten -top top; stat");
-        let Some(out) = run_tool("yosys", &["-p", &script]) else {
-            return;
-        };
-        let log = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{log}");
-        let flops: u64 = log
-            .lines()
-            .filter(|l| l.trim_start().starts_with("$_DFF_") || l.trim_start().starts_with("$_SDFF"))
-            .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
-            .sum();
-        // 4 slots: valid + cease 8, ranges 256, timers 4x4, intervals 4x2 (threshold 3),
-        // age matrix 4x3, outputs 1+5+32+32+1+5 = 76 -> 376 if the masks work.
-        assert!(flops > 0 && flops <= 400, "flip-flops: {flops}\n{log}");
-    }
-
-    #[test]
-    fn rust_hdl_simulation_matches_the_twin_on_seeded_traffic() {
-        for cfg in [small(), AttConfig::default()] {
-            let mut twin = AccessTimeTracker::new(&cfg);
-            let mut rtl = AccessTimeTrackerHdlSim::new(&cfg);
-            // A small xorshift keeps this crate free of a rand dependency; seed printed.
-            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-            println!("seed {x:#x}");
-            let mut next = move || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            };
-            for cycle in 0..3000 {
-                let r = next();
-                let slot = (r >> 8) % 6;
-                let input = AttIn {
-                    reset: u64::from(cycle == 0 || r % 997 == 0),
-                    acc_valid: u64::from(r % 4 != 0),
-                    acc_vpn: (r >> 20) % 64,
-                    reg_valid: u64::from(r % 17 == 0),
-                    reg_obj: slot,
-                    reg_start_vpn: (r >> 32) % 48,
-                    reg_end_vpn: (r >> 40) % 64,
-                    rm_valid: u64::from(r % 53 == 0),
-                    rm_obj: (r >> 48) % 5,
-                    cease_valid: u64::from(r % 41 == 0),
-                    cease_obj: (r >> 52) % 5,
-                };
-                let want = twin.step(&input);
-                let got = rtl.step(&input);
-                assert_eq!(got, want, "cycle {cycle}, input {input:?}");
-            }
-        }
-    }
-}
+mod tests;

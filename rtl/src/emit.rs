@@ -9,7 +9,7 @@
 //! rust-hdl's `generate_verilog` panics when the design fails its connection / loop /
 //! input-write checks; here the checks run first and their result is returned as an error.
 
-use crate::tlb_coalescer;
+use crate::{access_time_tracker, remote_tracker, tlb_coalescer};
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::BlockKind;
 use rust_hdl::core::check_error::{check_all, CheckError};
@@ -49,18 +49,21 @@ pub enum EmitError {
 
 /// The Verilog of one block, its top module named [`BlockKind::module_name`].
 pub fn verilog(kind: BlockKind, cfg: &HwConfig) -> Result<String, EmitError> {
+    let name = kind.module_name();
     match kind {
+        BlockKind::RemoteTracker => {
+            let mut block = remote_tracker::RemoteTrackerRtl::new(&cfg.remote_tracker);
+            verilog_of(&mut block, name)
+        }
         BlockKind::TlbCoalescer => {
             let mut block = tlb_coalescer::TlbCoalescerRtl::new(&cfg.tlb_coalescer);
-            verilog_of(&mut block, kind.module_name())
+            verilog_of(&mut block, name)
         }
-        // TEMPORARY until these RTL structs land (their files are still being written):
-        // RemoteTrackerRtl::new(&cfg.remote_tracker),
-        // AccessTimeTrackerRtl::new(&cfg.access_time_tracker).
-        BlockKind::RemoteTracker | BlockKind::AccessTimeTracker => Err(EmitError::Check {
-            module: kind.module_name(),
-            detail: "RTL not written yet".to_string(),
-        }),
+        BlockKind::AccessTimeTracker => {
+            let mut block =
+                access_time_tracker::AccessTimeTrackerRtl::new(&cfg.access_time_tracker);
+            verilog_of(&mut block, name)
+        }
     }
 }
 
@@ -218,7 +221,10 @@ mod tests {
             .map(identifier_prefix)
             .collect();
         assert!(modules.contains(&"tiny_counter"), "{v}");
-        assert!(modules.iter().any(|m| m.starts_with("tiny_counter$")), "{v}");
+        assert!(
+            modules.iter().any(|m| m.starts_with("tiny_counter$")),
+            "{v}"
+        );
         assert!(modules.iter().all(|m| m.starts_with("tiny_counter")), "{v}");
         // The flip-flop field is itself named `top`: its stubs (`top$d`, `top$q`) are signal
         // names, not module names, and must survive the rename.
@@ -233,7 +239,10 @@ mod tests {
     fn numbers_with_letters_are_copied_verbatim() {
         let v = "module top(a);\nassign a = 32'h0top1 + 8'd3;\nendmodule // top\n";
         let r = rename_top_module(v, "x").expect("has top");
-        assert_eq!(r, "module x(a);\nassign a = 32'h0top1 + 8'd3;\nendmodule // x\n");
+        assert_eq!(
+            r,
+            "module x(a);\nassign a = 32'h0top1 + 8'd3;\nendmodule // x\n"
+        );
     }
 
     #[test]

@@ -8,11 +8,14 @@
 //! file lists the ports and walks through a cycle.
 //!
 //! The sixteen slots are written once, as loops over arrays of local signals: a copy of each
-//! PTE port, then per slot "coalescable", permissions and the base PPN the slot implies. A
-//! flat module also keeps rust-hdl's settle loop short (no sub-module boundary to cross),
-//! which is what the simulation adapter's speed depends on.
+//! PTE port, then per slot "coalescable", permissions and the base PPN the slot implies.
+//! The shape serves rust-hdl's simulator, which sets the adapter's speed: it keeps signals
+//! over 32 bits as arrays of bools (a mask and a compare are cheap, a 64-to-32-bit select
+//! walks every bit) and shifts 32-bit values through a bignum. So each PTE sees one select
+//! (its PPN) and otherwise only masks and compares against typed 64-bit constants, no
+//! shifts appear anywhere, and the module is flat so the settle loop has no boundary to cross.
 
-use mcmvm_models::blocks::tlb_coalescer::{MergeUnit, PTE_VALID, SLOTS};
+use mcmvm_models::blocks::tlb_coalescer::{MergeUnit, PTE_PERMISSIONS, PTE_VALID, SLOTS};
 use mcmvm_models::config::CoalescerConfig;
 use mcmvm_models::protocol::{CoalIn, CoalOut, CycleModel};
 use rust_hdl::prelude::*;
@@ -91,24 +94,26 @@ pub struct TlbCoalescerRtl {
 
     // Per-slot combinational values (the loops below index these).
     line: [Signal<Local, Bits<64>>; SLOTS],
+    pte_ppn_window: [Signal<Local, Bits<32>>; SLOTS],
     slot_coalescable: [Signal<Local, Bit>; SLOTS],
-    slot_permissions: [Signal<Local, Bits<6>>; SLOTS],
+    slot_permissions: [Signal<Local, Bits<64>>; SLOTS],
     slot_base_ppn: [Signal<Local, Bits<32>>; SLOTS],
     // The requested slot's values, selected by `merge_vpn[3:0]`.
     requested_coalescable: Signal<Local, Bit>,
-    requested_permissions: Signal<Local, Bits<6>>,
+    requested_permissions: Signal<Local, Bits<64>>,
     requested_base_ppn: Signal<Local, Bits<32>>,
     merged_mask: Signal<Local, Bits<16>>,
     lookup_slot: Signal<Local, Bits<32>>,
+    lookup_slot_set: Signal<Local, Bit>,
     lookup_hits: Signal<Local, Bit>,
 
     // Typed constants: rust-hdl prints bare literals as 32-bit numbers, so every operand
     // that is not 32 bits wide gets a constant of its own width.
-    slot_index: [Constant<Bits<4>>; SLOTS],
     slot_offset: [Constant<Bits<32>>; SLOTS],
     slot_bit: [Constant<Bits<16>>; SLOTS],
-    valid_bit: Constant<Bits<64>>,
-    must_be_zero: Constant<Bits<64>>,
+    coalescable_bits: Constant<Bits<64>>,
+    coalescable_value: Constant<Bits<64>>,
+    permission_bits: Constant<Bits<64>>,
     ppn_lsb: Constant<Bits<6>>,
     ppn_field_mask: Constant<Bits<32>>,
     group_bits: Constant<Bits<32>>,
@@ -165,6 +170,7 @@ impl TlbCoalescerRtl {
             lookup_ppn: Default::default(),
             clock: Default::default(),
             line: Default::default(),
+            pte_ppn_window: Default::default(),
             slot_coalescable: Default::default(),
             slot_permissions: Default::default(),
             slot_base_ppn: Default::default(),
@@ -173,12 +179,13 @@ impl TlbCoalescerRtl {
             requested_base_ppn: Default::default(),
             merged_mask: Default::default(),
             lookup_slot: Default::default(),
+            lookup_slot_set: Default::default(),
             lookup_hits: Default::default(),
-            slot_index: core::array::from_fn(|i| Constant::new((i as u64).into())),
             slot_offset: core::array::from_fn(|i| Constant::new((i as u64).into())),
             slot_bit: core::array::from_fn(|i| Constant::new((1u64 << i).into())),
-            valid_bit: Constant::new(PTE_VALID.into()),
-            must_be_zero: Constant::new(decode.must_be_zero().into()),
+            coalescable_bits: Constant::new((PTE_VALID | decode.must_be_zero()).into()),
+            coalescable_value: Constant::new(PTE_VALID.into()),
+            permission_bits: Constant::new(PTE_PERMISSIONS.into()),
             ppn_lsb: Constant::new(u64::from(decode.ppn_lsb()).into()),
             ppn_field_mask: Constant::new(u64::from(decode.ppn_field_mask()).into()),
             group_bits: Constant::new((0xFFFF_FFFF & !slot_group).into()),
@@ -220,29 +227,73 @@ impl Logic for TlbCoalescerRtl {
         self.lookup_ppn.next = self.lookup_ppn_q.q.val();
 
         // Merge unit, step 1: decode every slot.
-        self.line[0].next = self.pte0.val();
-        self.line[1].next = self.pte1.val();
-        self.line[2].next = self.pte2.val();
-        self.line[3].next = self.pte3.val();
-        self.line[4].next = self.pte4.val();
-        self.line[5].next = self.pte5.val();
-        self.line[6].next = self.pte6.val();
-        self.line[7].next = self.pte7.val();
-        self.line[8].next = self.pte8.val();
-        self.line[9].next = self.pte9.val();
-        self.line[10].next = self.pte10.val();
-        self.line[11].next = self.pte11.val();
-        self.line[12].next = self.pte12.val();
-        self.line[13].next = self.pte13.val();
-        self.line[14].next = self.pte14.val();
-        self.line[15].next = self.pte15.val();
+        self.slot_coalescable[0].next =
+            (self.pte0.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[0].next = self.pte0.val() & self.permission_bits.val();
+        self.pte_ppn_window[0].next = self.pte0.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[1].next =
+            (self.pte1.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[1].next = self.pte1.val() & self.permission_bits.val();
+        self.pte_ppn_window[1].next = self.pte1.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[2].next =
+            (self.pte2.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[2].next = self.pte2.val() & self.permission_bits.val();
+        self.pte_ppn_window[2].next = self.pte2.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[3].next =
+            (self.pte3.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[3].next = self.pte3.val() & self.permission_bits.val();
+        self.pte_ppn_window[3].next = self.pte3.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[4].next =
+            (self.pte4.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[4].next = self.pte4.val() & self.permission_bits.val();
+        self.pte_ppn_window[4].next = self.pte4.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[5].next =
+            (self.pte5.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[5].next = self.pte5.val() & self.permission_bits.val();
+        self.pte_ppn_window[5].next = self.pte5.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[6].next =
+            (self.pte6.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[6].next = self.pte6.val() & self.permission_bits.val();
+        self.pte_ppn_window[6].next = self.pte6.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[7].next =
+            (self.pte7.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[7].next = self.pte7.val() & self.permission_bits.val();
+        self.pte_ppn_window[7].next = self.pte7.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[8].next =
+            (self.pte8.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[8].next = self.pte8.val() & self.permission_bits.val();
+        self.pte_ppn_window[8].next = self.pte8.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[9].next =
+            (self.pte9.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[9].next = self.pte9.val() & self.permission_bits.val();
+        self.pte_ppn_window[9].next = self.pte9.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[10].next =
+            (self.pte10.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[10].next = self.pte10.val() & self.permission_bits.val();
+        self.pte_ppn_window[10].next = self.pte10.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[11].next =
+            (self.pte11.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[11].next = self.pte11.val() & self.permission_bits.val();
+        self.pte_ppn_window[11].next = self.pte11.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[12].next =
+            (self.pte12.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[12].next = self.pte12.val() & self.permission_bits.val();
+        self.pte_ppn_window[12].next = self.pte12.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[13].next =
+            (self.pte13.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[13].next = self.pte13.val() & self.permission_bits.val();
+        self.pte_ppn_window[13].next = self.pte13.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[14].next =
+            (self.pte14.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[14].next = self.pte14.val() & self.permission_bits.val();
+        self.pte_ppn_window[14].next = self.pte14.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.slot_coalescable[15].next =
+            (self.pte15.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+        self.slot_permissions[15].next = self.pte15.val() & self.permission_bits.val();
+        self.pte_ppn_window[15].next = self.pte15.val().get_bits::<32>(self.ppn_lsb.val().index());
         for i in 0..16 {
-            self.slot_coalescable[i].next = (self.line[i].val() & self.valid_bit.val()).any()
-                & !(self.line[i].val() & self.must_be_zero.val()).any();
-            self.slot_permissions[i].next = self.line[i].val().get_bits::<6>(1);
-            // PPN − slot: equal for every slot that keeps the requested VPN-to-PPN offset.
-            self.slot_base_ppn[i].next = (self.line[i].val().get_bits::<32>(self.ppn_lsb.val().index())
-                & self.ppn_field_mask.val())
+            // PPN − slot is equal for every slot that keeps the requested VPN-to-PPN offset.
+            self.slot_base_ppn[i].next = (self.pte_ppn_window[i].val() & self.ppn_field_mask.val())
                 - self.slot_offset[i].val();
         }
 
@@ -252,7 +303,7 @@ impl Logic for TlbCoalescerRtl {
         self.requested_permissions.next = self.slot_permissions[0].val();
         self.requested_base_ppn.next = self.slot_base_ppn[0].val();
         for i in 0..16 {
-            if self.merge_vpn.val().get_bits::<4>(0) == self.slot_index[i].val() {
+            if (self.merge_vpn.val() & self.slot_bits.val()) == self.slot_offset[i].val() {
                 self.requested_coalescable.next = self.slot_coalescable[i].val();
                 self.requested_permissions.next = self.slot_permissions[i].val();
                 self.requested_base_ppn.next = self.slot_base_ppn[i].val();
@@ -272,12 +323,16 @@ impl Logic for TlbCoalescerRtl {
 
         // Lookup unit: tag compare on bits 31..4, slot bit from the mask, PPN by addition.
         self.lookup_slot.next = self.lookup_vpn.val() & self.slot_bits.val();
+        // entry_mask[slot], written as a 16-way mux (rust-hdl would shift through a bignum).
+        self.lookup_slot_set.next = false;
+        for i in 0..16 {
+            if self.lookup_slot.val() == self.slot_offset[i].val() {
+                self.lookup_slot_set.next = (self.entry_mask.val() & self.slot_bit[i].val()).any();
+            }
+        }
         self.lookup_hits.next = ((self.lookup_vpn.val() & self.group_bits.val())
             == (self.entry_base_vpn.val() & self.group_bits.val()))
-            & self
-                .entry_mask
-                .val()
-                .get_bit(self.lookup_vpn.val().get_bits::<4>(0).index());
+            & self.lookup_slot_set.val();
 
         if self.reset.val() {
             self.merge_done_q.d.next = false;
@@ -476,6 +531,45 @@ mod tests {
         stimulus.push(CoalIn::default());
         for (cycle, input) in stimulus.iter().enumerate() {
             assert_eq!(twin.step(input), sim.step(input), "cycle {cycle}");
+        }
+    }
+}
+#[cfg(test)]
+mod scratch_speed {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn scratch_speed() {
+        let cfg = CoalescerConfig::default();
+        let mut sim = TlbCoalescerHdlSim::new(&cfg);
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let inputs: Vec<CoalIn> = (0..20000).map(|_| {
+            let mut i = CoalIn { merge_valid: 1, merge_vpn: next() & 0xFFFF_FFFF, lookup_valid: 1, lookup_vpn: next() & 0xFFFF_FFFF, ..Default::default() };
+            let base = next() & 0xFFFF_FFFF;
+            let line: [u64; 16] = core::array::from_fn(|k| 0x61 | (((base + k as u64) & 0xFFFF_FFFF) << 16));
+            i.set_ptes(&line);
+            i
+        }).collect();
+        let cpu = || std::fs::read_to_string("/proc/thread-self/schedstat").unwrap().split_whitespace().next().unwrap().parse::<f64>().unwrap() * 1e-9;
+        let c0 = cpu();
+        let t = std::time::Instant::now();
+        for i in &inputs { sim.step(i); }
+        let e = t.elapsed().as_secs_f64();
+        let c = cpu() - c0;
+        println!("random: {:.0} cycles/s wall, {:.0} cycles/s cpu", inputs.len() as f64 / e, inputs.len() as f64 / c);
+        let idle = CoalIn::default();
+        let t = std::time::Instant::now();
+        for _ in 0..20000 { sim.step(&idle); }
+        println!("idle: {:.0} cycles/s", 20000.0 / t.elapsed().as_secs_f64());
+        let u = &mut sim.uut;
+        for (k, inp) in inputs.iter().take(3).enumerate() {
+            u.pte0.next = (inp.pte0).into(); u.pte5.next = inp.pte5.into(); u.merge_vpn.next = inp.merge_vpn.into();
+            u.clock.next = false.into();
+            let mut n = 0; loop { n += 1; u.update_all(); if !u.has_changed() { break; } }
+            u.clock.next = true.into();
+            let mut m = 0; loop { m += 1; u.update_all(); if !u.has_changed() { break; } }
+            println!("iterations {k}: low {n} high {m}");
         }
     }
 }

@@ -27,15 +27,12 @@ fn locality_scores_per_level_of_a_512kb_region() {
     assert_eq!(t.node_score(1, 0), 1.0);
     assert_eq!(t.node_score(1, 3), 1.0);
     // Level 2 (256 KB): the left half is uniform; the right half's busiest chiplet holds
-    // 2 of 4 leaves, where an even spread over 4 chiplets would hold 1: (2-1)/(4-1).
+    // 2 of its 4 leaves.
     assert_eq!(t.node_score(2, 0), 1.0);
-    assert!((t.node_score(2, 1) - 1.0 / 3.0).abs() < 1e-12);
-    // Level 3 (512 KB): chiplet 0 holds 4 of 8; an even spread holds 2: (4-2)/(8-2).
-    let s = t.level_scores();
-    let expect = [1.0, 1.0, 2.0 / 3.0, 1.0 / 3.0];
-    for (l, (&got, &want)) in s.iter().zip(expect.iter()).enumerate() {
-        assert!((got - want).abs() < 1e-12, "level {l}: {got} vs {want}");
-    }
+    assert_eq!(t.node_score(2, 1), 0.5);
+    // Level 3 (512 KB): chiplet 0 holds 4 of 8.
+    assert_eq!(t.node_score(3, 0), 0.5);
+    assert_eq!(t.level_scores(), vec![1.0, 1.0, 0.75, 0.5]);
 }
 
 #[test]
@@ -45,7 +42,8 @@ fn threshold_one_keeps_128kb_and_a_075_remote_ratio_selects_512kb() {
     let lowered = effective_threshold(1.0, 0.75, 0.0, 1.0);
     assert!((lowered - 0.25).abs() < 1e-12);
     assert_eq!(t.select_level(lowered), 3, "512 KB");
-    assert_eq!(t.select_level(0.5), 2, "256 KB in between");
+    assert_eq!(t.select_level(0.75), 2, "256 KB in between");
+    assert_eq!(t.select_level(0.8), 1);
 }
 
 struct FixedRatio(u64, u64);
@@ -89,14 +87,24 @@ fn clap_picks_128kb_without_remote_accesses() {
 }
 
 #[test]
-fn clap_picks_512kb_when_the_rt_reports_075_remote() {
-    let (mut mm, report) = clap_until_pmm_ends(&mut FixedRatio(400, 300));
+fn a_structure_shared_by_every_chiplet_gets_2mb_once_the_rt_reports_075_remote() {
+    // 0.75 remote is what even sharing over 4 chiplets gives; no level scores below 1/4.
+    let (mm, report) = clap_until_pmm_ends(&mut FixedRatio(400, 300));
     assert!((report.rt_ratio - 0.75).abs() < 1e-12);
     assert!((report.threshold - 0.25).abs() < 1e-12);
+    assert_eq!(report.chosen_bytes, Some(2 << 20));
+    assert_eq!(mm.stats().allocs[0].rt_ratio, Some(0.75));
+}
+
+#[test]
+fn clap_picks_512kb_when_the_rt_reports_half_remote() {
+    // Threshold 0.5: the 512 KB regions score 4/8; 1 MB nodes 6/16, 2 MB 8/32.
+    let (mut mm, report) = clap_until_pmm_ends(&mut FixedRatio(400, 200));
+    assert!((report.threshold - 0.5).abs() < 1e-12);
+    assert_eq!(report.level_histogram, [0, 0, 0, 1, 0, 0]);
     assert_eq!(report.chosen_bytes, Some(512 << 10));
     let s = mm.stats();
     assert_eq!(s.allocs[0].placement, "512KB");
-    assert_eq!(s.allocs[0].rt_ratio, Some(0.75));
     // The rest of the structure: an untouched VA block gets 512 KB regions, reserved on
     // the first toucher's chiplet; other chiplets' pages land in the same region.
     let block = mm.alloc_base(0).0 + 4 * (2 << 20);

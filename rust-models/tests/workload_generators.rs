@@ -245,3 +245,28 @@ fn repeated_kernels_exist_for_pattern_recording() {
     }
     assert_eq!(count_by_walking(small("lud", 1).as_ref()), small("lud", 1).instr_count());
 }
+
+/// Generation speed per workload (run with `--ignored --nocapture`): the GPU model targets
+/// at least 5 M warp instructions/s end to end, so generation must be far faster.
+#[test]
+#[ignore]
+fn generation_throughput() {
+    for info in catalog() {
+        let w = by_name(info.name, 0.25, 1).unwrap();
+        let t = std::time::Instant::now();
+        let mut n = 0u64;
+        let mut lanes = 0u64;
+        for (k, kern) in w.kernels().iter().enumerate() {
+            for tb in 0..kern.grid {
+                for warp in 0..kern.warps_per_tb {
+                    for i in w.warp_stream(k, tb, warp) {
+                        n += 1;
+                        lanes += i.lanes.active() as u64;
+                    }
+                }
+            }
+        }
+        let s = t.elapsed().as_secs_f64();
+        println!("{:14} {:>9} instrs {:6.1} M instr/s ({:.1} lanes avg)", info.name, n, n as f64 / s / 1e6, lanes as f64 / n as f64);
+    }
+}

@@ -69,14 +69,30 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Stimulus::Directed => println!("stimulus: directed"),
     }
     let report = match plan.block {
-        BlockKind::RemoteTracker => run_block::<Rt>(&cfg, &plan, not_yet("rt")?),
+        BlockKind::RemoteTracker => {
+            use mcmvm_testbenches::remote_tracker as tb;
+            run_block::<Rt>(
+                &cfg,
+                &plan,
+                stimulus(&plan, tb::directed(&cfg), || tb::random(&cfg, plan.seed)),
+            )
+        }
         BlockKind::TlbCoalescer => {
             use mcmvm_testbenches::tlb_coalescer as tb;
-            run_block::<Coalescer>(&cfg, &plan, stimulus(&plan, tb::directed(&cfg), || {
-                tb::random(&cfg, plan.seed)
-            }))
+            run_block::<Coalescer>(
+                &cfg,
+                &plan,
+                stimulus(&plan, tb::directed(&cfg), || tb::random(&cfg, plan.seed)),
+            )
         }
-        BlockKind::AccessTimeTracker => run_block::<Att>(&cfg, &plan, not_yet("att")?),
+        BlockKind::AccessTimeTracker => {
+            use mcmvm_testbenches::access_time_tracker as tb;
+            run_block::<Att>(
+                &cfg,
+                &plan,
+                stimulus(&plan, tb::directed(&cfg), || tb::random(&cfg, plan.seed)),
+            )
+        }
     }?;
     println!("cycles run: {}", report.cycles);
     let code = match &report.mismatch {
@@ -101,11 +117,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         println!("vcd: {}", path.display());
     }
     Ok(code)
-}
-
-/// TEMPORARY until this block's stimulus lands in `mcmvm-testbenches`.
-fn not_yet<I>(block: &str) -> anyhow::Result<Box<dyn Iterator<Item = I>>> {
-    bail!("the stimulus of block {block} is not written yet")
 }
 
 /// The chosen stimulus as one boxed iterator.

@@ -11,6 +11,9 @@ use mcmvm_models::protocol::{mask, AttIn};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// Seed of the random stimulus unless the caller picks another (printed by the tests).
+pub const DEFAULT_SEED: u64 = 0x4154_5425;
+
 /// Largest timer the saturation case will count up to (cycles it would take).
 pub const SATURATION_CASE_MAX_TIMER: u64 = 4096;
 
@@ -169,13 +172,23 @@ pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<AttIn>)> {
     for i in 0..n.min(4) {
         s.register(i, base(i), base(i) + 0xF);
     }
-    s.idle(1).access(base(0)).access(base(2)).idle(1).remove(slot(1)).idle(1);
+    s.idle(1)
+        .access(base(0))
+        .access(base(2))
+        .idle(1)
+        .remove(slot(1))
+        .idle(1);
     s.push(AttIn {
         acc_valid: 1,
         acc_vpn: base(slot(3)),
         ..register(slot(1), base(1), base(1) + 0xF)
     });
-    s.idle(1).remove(0).remove(slot(2)).remove(slot(3)).remove(slot(1)).idle(2);
+    s.idle(1)
+        .remove(0)
+        .remove(slot(2))
+        .remove(slot(3))
+        .remove(slot(1))
+        .idle(2);
     cases.push(("recency", s.build()));
 
     // Driver writes and an access to the same slot in one cycle; object numbers beyond
@@ -194,8 +207,13 @@ pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<AttIn>)> {
         ..register(0, base(6), base(6))
     });
     s.access(base(6));
-    s.register(31, base(7), base(7)).access(base(7)).remove(31).cease(31);
-    s.register(slot(1), base(8) + 5, base(8)).access(base(8) + 2).idle(2);
+    s.register(31, base(7), base(7))
+        .access(base(7))
+        .remove(31)
+        .cease(31);
+    s.register(slot(1), base(8) + 5, base(8))
+        .access(base(8) + 2)
+        .idle(2);
     cases.push(("same_cycle_and_bounds", s.build()));
 
     // Synchronous reset in the middle of activity, with other inputs asserted.

@@ -35,9 +35,7 @@ const SEED: u64 = 20251130;
 
 /// For every output port of block `B`: model, rusthdl, verilator and a wrong twin of the
 /// model that flips that port on cycle `k`; the run must stop at `k` naming the port.
-fn wrong_twin_is_caught<B: CosimBlock>(
-    stimulus: impl Fn() -> Box<dyn Iterator<Item = B::In>>,
-) {
+fn wrong_twin_is_caught<B: CosimBlock>(stimulus: impl Fn() -> Box<dyn Iterator<Item = B::In>>) {
     let cfg = HwConfig::default();
     println!("block {:?}, seed {SEED}", B::KIND);
     for (port, desc) in B::Out::PORTS.iter().enumerate() {
@@ -57,8 +55,8 @@ fn wrong_twin_is_caught<B: CosimBlock>(
         };
         engines.push(("wrong".to_string(), Box::new(wrong)));
         let vcd = (port == 0).then(|| wave_path(B::KIND.module_name()));
-        let report = run_lockstep(engines, 10_000, vcd.as_deref(), stimulus())
-            .expect("lockstep runs");
+        let report =
+            run_lockstep(engines, 10_000, vcd.as_deref(), stimulus()).expect("lockstep runs");
         let m = report
             .mismatch
             .unwrap_or_else(|| panic!("flipping {} at cycle {k} went unnoticed", desc.name));
@@ -69,7 +67,10 @@ fn wrong_twin_is_caught<B: CosimBlock>(
         assert_eq!(values.len(), 4);
         assert_eq!(values["model"], values["rusthdl"]);
         assert_eq!(values["model"], values["verilator"]);
-        assert_eq!(values["wrong"], values["model"] ^ (1u64 << (desc.width - 1)));
+        assert_eq!(
+            values["wrong"],
+            values["model"] ^ (1u64 << (desc.width - 1))
+        );
         if let Some(path) = vcd {
             check_wave::<B>(&path, k, desc.name);
         }
@@ -117,7 +118,11 @@ fn check_wave<B: CosimBlock>(path: &Path, k: u64, flipped: &str) {
             _ => {}
         }
     }
-    assert_eq!(last_time, k + 1, "the wave ends right after the mismatching cycle");
+    assert_eq!(
+        last_time,
+        k + 1,
+        "the wave ends right after the mismatching cycle"
+    );
     assert_ne!(
         last[&("model".to_string(), flipped)],
         last[&("wrong".to_string(), flipped)],
@@ -134,13 +139,15 @@ fn wrong_coalescer_twin_is_caught_at_its_cycle_and_signal() {
 }
 
 #[test]
-#[ignore = "TEMPORARY: waits for the RT stimulus and RTL"]
 fn wrong_rt_twin_is_caught_at_its_cycle_and_signal() {
-    wrong_twin_is_caught::<Rt>(|| Box::new(std::iter::repeat(Default::default())));
+    let cfg = HwConfig::default();
+    wrong_twin_is_caught::<Rt>(|| Box::new(mcmvm_testbenches::remote_tracker::random(&cfg, SEED)));
 }
 
 #[test]
-#[ignore = "TEMPORARY: waits for the ATT stimulus and RTL"]
 fn wrong_att_twin_is_caught_at_its_cycle_and_signal() {
-    wrong_twin_is_caught::<Att>(|| Box::new(std::iter::repeat(Default::default())));
+    let cfg = HwConfig::default();
+    wrong_twin_is_caught::<Att>(|| {
+        Box::new(mcmvm_testbenches::access_time_tracker::random(&cfg, SEED))
+    });
 }

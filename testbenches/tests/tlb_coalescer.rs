@@ -46,9 +46,9 @@ fn merged(base_vpn: u64, base_ppn: u64, mask: u64) -> CoalOut {
     }
 }
 
+/// `before` with a lookup answered (`None`: a miss).
 fn looked_up(before: CoalOut, ppn: Option<u64>) -> CoalOut {
     CoalOut {
-        merge_done: 0,
         lookup_done: 1,
         lookup_hit: u64::from(ppn.is_some()),
         lookup_ppn: ppn.unwrap_or(0),
@@ -105,6 +105,7 @@ fn base_ppn_and_rebuilt_ppn_wrap_at_32_bits() {
     let out = outputs("ppn_wrap");
     let m = merged(0xFFFF_FFF0, 0xFFFF_FFFB, 0xFFFF);
     assert_eq!(out[2], m);
+    let m = CoalOut { merge_done: 0, ..m };
     assert_eq!(out[3], looked_up(m, Some(0xA)), "0xFFFF_FFFB + 15 wraps to 0xA");
     assert_eq!(out[4], looked_up(m, Some(0xFFFF_FFFF)));
 }

@@ -28,13 +28,19 @@
 //! name no slot and are ignored.
 //!
 //! # Recency: an age matrix
-//! `newer[i]` is the set of slots touched more recently than slot `i` (bit j set: j is
-//! newer). Touching slot k (an access hit, or a register, which counts as the newer touch
-//! when both happen in one cycle) clears row k and sets bit k in every other row. The oldest
-//! valid slot is the valid `i` whose row holds every other valid slot. This costs
-//! `objects × (objects − 1)` flip-flops and one AND-reduction per slot, no comparators, and
-//! it never saturates. Every valid slot was registered (touched) after the last reset, so the
-//! order among valid slots is total; reset therefore only clears the valid bits.
+//! In the RTL, row `newer[i]` is the set of slots touched more recently than slot `i` (bit
+//! j set: j is newer). Touching slot k (an access hit, or a register, which counts as the
+//! newer touch when both happen in one cycle) clears row k and sets bit k in every other
+//! row. The oldest valid slot is the valid `i` whose row holds every other valid slot. This
+//! costs `objects × (objects − 1)` flip-flops and one AND-reduction per slot, no
+//! comparators, and it never saturates. Every valid slot was registered (touched) after the
+//! last reset, so the order among valid slots is total — there are no ties — and reset
+//! only clears the valid bits.
+//!
+//! The twin keeps the same order more cheaply for software: a last-touch stamp per slot
+//! from a 64-bit touch counter (access first, then register, within a cycle). Among valid
+//! slots, "j is in row i" is exactly "stamp j > stamp i", so both give the same oldest
+//! object on every cycle; the lockstep tests check it against the RTL.
 
 use crate::config::AttConfig;
 use crate::protocol::{mask, AttIn, AttOut, CycleModel};
@@ -116,8 +122,10 @@ struct AttState {
     end: [u32; MAX_OBJECTS],
     timer: [u32; MAX_OBJECTS],
     interval: [u32; MAX_OBJECTS],
-    /// Age matrix row per slot: the slots touched more recently than this one.
-    newer: [u32; MAX_OBJECTS],
+    /// Last-touch stamp per slot (the twin's form of the RTL's age matrix).
+    touched_at: [u64; MAX_OBJECTS],
+    /// Touches so far; the next touch gets this value plus one.
+    touches: u64,
 }
 
 impl AttState {
@@ -130,7 +138,8 @@ impl AttState {
             end: [0; MAX_OBJECTS],
             timer: [0; MAX_OBJECTS],
             interval: [0; MAX_OBJECTS],
-            newer: [0; MAX_OBJECTS],
+            touched_at: [0; MAX_OBJECTS],
+            touches: 0,
         }
     }
 }
@@ -143,6 +152,8 @@ pub struct AccessTimeTracker {
     state: AttState,
     /// `rec_*` / `irq_*` output registers, loaded at each edge.
     registered: AttOut,
+    /// `oldest()` of the current state, kept up to date by `clock_edge`.
+    oldest: Option<usize>,
 }
 
 impl AccessTimeTracker {
@@ -164,6 +175,7 @@ impl AccessTimeTracker {
             spec: AttSpec::from_config(cfg)?,
             state: AttState::power_on(),
             registered: AttOut::default(),
+            oldest: None,
         })
     }
 
@@ -194,20 +206,21 @@ impl AccessTimeTracker {
         let mut slots: Vec<usize> = (0..self.spec.objects)
             .filter(|&i| s.valid >> i & 1 == 1)
             .collect();
-        // Within the valid set the age matrix is a total order: an object with more valid
-        // objects newer than it is older.
-        slots.sort_by_key(|&i| std::cmp::Reverse((s.newer[i] & s.valid).count_ones()));
+        slots.sort_by_key(|&i| s.touched_at[i]);
         slots
     }
 
     /// The least recently accessed registered object (what `oldest_*` shows).
     pub fn oldest(&self) -> Option<usize> {
+        self.oldest
+    }
+
+    /// Scan for the valid slot with the earliest last touch (stamps are unique).
+    fn find_oldest(&self) -> Option<usize> {
         let s = &self.state;
-        let live = self.spec.slot_mask();
-        (0..self.spec.objects).find(|&i| {
-            let bit = 1u32 << i;
-            s.valid & bit != 0 && (s.newer[i] | !s.valid | bit) & live == live
-        })
+        (0..self.spec.objects)
+            .filter(|&i| s.valid >> i & 1 == 1)
+            .min_by_key(|&i| s.touched_at[i])
     }
 
     /// Slots whose range holds `vpn`, as a bit mask (valid slots only).
@@ -235,6 +248,7 @@ impl AccessTimeTracker {
             // register before it can be seen (see the module docs).
             self.state.valid = 0;
             self.registered = AttOut::default();
+            self.oldest = None;
             return;
         }
         let reg = self.slot(input.reg_valid, input.reg_obj);
@@ -291,20 +305,20 @@ impl AccessTimeTracker {
         }
 
         // 5. Recency: the register is the newer touch when both happen.
-        let touched = acc_touch | reg_touch;
-        if touched != 0 {
-            for j in 0..self.spec.objects {
-                let bit = 1u32 << j;
-                s.newer[j] = if reg_touch & bit != 0 {
-                    0
-                } else if acc_touch & bit != 0 {
-                    reg_touch
-                } else {
-                    s.newer[j] | touched
-                };
+        for touch in [acc_touch, reg_touch] {
+            if touch != 0 {
+                s.touches += 1;
+                s.touched_at[touch.trailing_zeros() as usize] = s.touches;
             }
         }
         self.registered = next_out;
+        // Touching or registering a slot other than the oldest, or removing another one,
+        // leaves the oldest in place: rescan only when it was touched or removed, or when
+        // the table was empty.
+        let moved = acc_touch | reg_touch | rm.map_or(0, |k| 1u32 << k);
+        if self.oldest.map_or(true, |o| moved >> o & 1 == 1) {
+            self.oldest = self.find_oldest();
+        }
     }
 }
 
@@ -314,7 +328,7 @@ impl CycleModel for AccessTimeTracker {
 
     fn step(&mut self, input: &AttIn) -> AttOut {
         let mut out = self.registered;
-        if let Some(k) = self.oldest() {
+        if let Some(k) = self.oldest {
             out.oldest_valid = 1;
             out.oldest_obj = k as u64;
         }

@@ -37,15 +37,24 @@ use crate::protocol::{CycleModel, RtIn, RtOut};
 /// Maximum number of table entries any configuration may ask for (5-bit slot numbers).
 pub const MAX_ENTRIES: usize = 32;
 
-/// One table slot.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Entry {
-    valid: bool,
-    alloc_id: u8,
-    access: u32,
-    remote: u32,
-    /// Remote-recency rank; meaningful only while `valid`.
-    rank: u8,
+/// The table, one array per field (struct of arrays) so the all-rows compare and the rank
+/// updates are short, branch-free loops over fixed-size arrays. Rows at or above `entries`
+/// are never valid.
+#[derive(Debug, Clone, Default)]
+struct Table {
+    /// Bit `i` set: row `i` is valid.
+    valid: u32,
+    alloc_id: [u8; MAX_ENTRIES],
+    access: [u32; MAX_ENTRIES],
+    remote: [u32; MAX_ENTRIES],
+    /// Remote-recency rank; meaningful only while the row is valid.
+    rank: [u8; MAX_ENTRIES],
+}
+
+impl Table {
+    fn is_valid(&self, slot: usize) -> bool {
+        (self.valid >> slot) & 1 != 0
+    }
 }
 
 /// The index-stage result of one lane, held in the pipeline register between the stages.
@@ -76,7 +85,7 @@ pub struct RemoteTracker {
     entries: usize,
     counter_max: u32,
     report_evictions: bool,
-    table: [Entry; MAX_ENTRIES],
+    table: Table,
     walk_stage: Indexed,
     drain_stage: Indexed,
 }
@@ -90,7 +99,7 @@ impl RemoteTracker {
             entries: cfg.entries.clamp(1, MAX_ENTRIES),
             counter_max: u32::MAX >> (32 - bits),
             report_evictions: cfg.report_evictions,
-            table: [Entry::default(); MAX_ENTRIES],
+            table: Table::default(),
             walk_stage: Indexed::default(),
             drain_stage: Indexed::default(),
         }
@@ -103,16 +112,15 @@ impl RemoteTracker {
 
     /// The valid entries, by slot (for reports and the system model's state dump).
     pub fn snapshot(&self) -> Vec<RtEntryView> {
-        self.table[..self.entries]
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.valid)
-            .map(|(slot, e)| RtEntryView {
+        let t = &self.table;
+        (0..self.entries)
+            .filter(|&slot| t.is_valid(slot))
+            .map(|slot| RtEntryView {
                 slot,
-                alloc_id: e.alloc_id,
-                access: e.access,
-                remote: e.remote,
-                remote_rank: e.rank,
+                alloc_id: t.alloc_id[slot],
+                access: t.access[slot],
+                remote: t.remote[slot],
+                remote_rank: t.rank[slot],
             })
             .collect()
     }
@@ -121,20 +129,24 @@ impl RemoteTracker {
     /// of the valid entries are a permutation of `0..valid_count`. Returns a description of
     /// the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let live = &self.table[..self.entries];
-        let count = live.iter().filter(|e| e.valid).count();
+        let t = &self.table;
+        if t.valid >> self.entries != 0 {
+            return Err(format!("rows at or above {} are valid", self.entries));
+        }
+        let count = t.valid.count_ones() as usize;
         let mut seen_rank = [false; MAX_ENTRIES];
         let mut seen_id = [false; 256];
-        for (slot, e) in live.iter().enumerate().filter(|(_, e)| e.valid) {
-            let r = e.rank as usize;
+        for slot in (0..self.entries).filter(|&s| t.is_valid(s)) {
+            let r = t.rank[slot] as usize;
             if r >= count || seen_rank[r] {
                 return Err(format!("slot {slot}: rank {r} repeated or >= {count}"));
             }
             seen_rank[r] = true;
-            if seen_id[e.alloc_id as usize] {
-                return Err(format!("slot {slot}: alloc ID {} held twice", e.alloc_id));
+            let id = t.alloc_id[slot] as usize;
+            if seen_id[id] {
+                return Err(format!("slot {slot}: alloc ID {id} held twice"));
             }
-            seen_id[e.alloc_id as usize] = true;
+            seen_id[id] = true;
         }
         Ok(())
     }
@@ -147,38 +159,43 @@ impl RemoteTracker {
         }
     }
 
-    /// Slot holding `alloc_id`, if any.
+    /// Slot holding `alloc_id`, if any: every row compared at once, as the CAM does.
     fn find(&self, alloc_id: u8) -> Option<usize> {
-        self.table[..self.entries]
-            .iter()
-            .position(|e| e.valid && e.alloc_id == alloc_id)
+        let mut matches = 0u32;
+        for (i, &id) in self.table.alloc_id.iter().enumerate() {
+            matches |= u32::from(id == alloc_id) << i;
+        }
+        matches &= self.table.valid;
+        (matches != 0).then(|| matches.trailing_zeros() as usize)
     }
 
     /// Clear `slot` and close the gap it leaves in the rank order.
     fn remove(&mut self, slot: usize) {
-        let gone = self.table[slot].rank;
-        self.table[slot].valid = false;
-        for e in self.table[..self.entries].iter_mut() {
-            if e.valid && e.rank > gone {
-                e.rank -= 1;
+        let t = &mut self.table;
+        let gone = t.rank[slot];
+        t.valid &= !(1 << slot);
+        for (i, r) in t.rank.iter_mut().enumerate() {
+            if (t.valid >> i) & 1 != 0 && *r > gone {
+                *r -= 1;
             }
         }
     }
 
     /// Make `slot` the most recently remote-updated entry. `slot` must be valid or about to
     /// be (an allocation), in which case every other valid entry ages by one.
-    fn touch(&mut self, slot: usize, was_valid: bool) {
-        let old = if was_valid {
-            self.table[slot].rank
+    fn touch(&mut self, slot: usize) {
+        let t = &mut self.table;
+        let old = if t.is_valid(slot) {
+            t.rank[slot]
         } else {
             u8::MAX
         };
-        for (i, e) in self.table[..self.entries].iter_mut().enumerate() {
-            if i != slot && e.valid && e.rank < old {
-                e.rank += 1;
+        for (i, r) in t.rank.iter_mut().enumerate() {
+            if (t.valid >> i) & 1 != 0 && *r < old {
+                *r += 1;
             }
         }
-        self.table[slot].rank = 0;
+        t.rank[slot] = 0;
     }
 
     /// Update stage of the drain lane: the response, and the clear.
@@ -189,11 +206,11 @@ impl RemoteTracker {
         }
         out.drain_done = 1;
         if d.hit {
-            let e = self.table[d.slot as usize];
+            let slot = d.slot as usize;
             out.drain_hit = 1;
-            out.drain_access = e.access as u64;
-            out.drain_remote = e.remote as u64;
-            self.remove(d.slot as usize);
+            out.drain_access = u64::from(self.table.access[slot]);
+            out.drain_remote = u64::from(self.table.remote[slot]);
+            self.remove(slot);
         }
     }
 
@@ -205,52 +222,43 @@ impl RemoteTracker {
         }
         let hit_slot = w.slot as usize;
         // A hit whose entry the drain just cleared restarts the entry from zero.
-        if w.hit && self.table[hit_slot].valid {
-            let access = self.saturating_inc(self.table[hit_slot].access);
-            let remote = if w.remote {
-                self.saturating_inc(self.table[hit_slot].remote)
-            } else {
-                self.table[hit_slot].remote
-            };
-            let e = &mut self.table[hit_slot];
-            e.access = access;
-            e.remote = remote;
+        if w.hit && self.table.is_valid(hit_slot) {
+            self.table.access[hit_slot] = self.saturating_inc(self.table.access[hit_slot]);
             if w.remote {
-                self.touch(hit_slot, true);
+                self.table.remote[hit_slot] = self.saturating_inc(self.table.remote[hit_slot]);
+                self.touch(hit_slot);
             }
             return;
         }
-        let free = if w.hit {
-            Some(hit_slot)
+        let live = u32::MAX >> (MAX_ENTRIES - self.entries);
+        let free = !self.table.valid & live;
+        let slot = if w.hit {
+            hit_slot
+        } else if free != 0 {
+            // The highest-numbered free row, as the RTL's "last assignment wins" loop picks.
+            31 - free.leading_zeros() as usize
         } else {
-            self.table[..self.entries].iter().rposition(|e| !e.valid)
-        };
-        let slot = match free {
-            Some(slot) => slot,
-            None => {
-                let victim = self.table[..self.entries]
-                    .iter()
-                    .position(|e| e.rank as usize == self.entries - 1)
-                    .unwrap_or(0); // unreachable while the rank invariant holds
-                let v = self.table[victim];
-                if self.report_evictions {
-                    out.evict_valid = 1;
-                    out.evict_alloc_id = v.alloc_id as u64;
-                    out.evict_access = v.access as u64;
-                    out.evict_remote = v.remote as u64;
-                }
-                self.remove(victim);
-                victim
+            let oldest = (self.entries - 1) as u8;
+            // While the rank invariant holds exactly one row of a full table has it.
+            let victim = self.table.rank[..self.entries]
+                .iter()
+                .position(|&r| r == oldest)
+                .unwrap_or(0);
+            if self.report_evictions {
+                out.evict_valid = 1;
+                out.evict_alloc_id = u64::from(self.table.alloc_id[victim]);
+                out.evict_access = u64::from(self.table.access[victim]);
+                out.evict_remote = u64::from(self.table.remote[victim]);
             }
+            self.remove(victim);
+            victim
         };
-        self.touch(slot, false);
-        self.table[slot] = Entry {
-            valid: true,
-            alloc_id: w.alloc_id,
-            access: 1,
-            remote: u32::from(w.remote),
-            rank: 0,
-        };
+        self.touch(slot);
+        let t = &mut self.table;
+        t.valid |= 1 << slot;
+        t.alloc_id[slot] = w.alloc_id;
+        t.access[slot] = 1;
+        t.remote[slot] = u32::from(w.remote);
     }
 
     /// Index stage of one lane against the table as it stands after this cycle's updates.
@@ -276,9 +284,7 @@ impl CycleModel for RemoteTracker {
     fn step(&mut self, input: &RtIn) -> RtOut {
         let mut out = RtOut::default();
         if input.reset != 0 {
-            for e in self.table.iter_mut() {
-                e.valid = false;
-            }
+            self.table.valid = 0;
             self.walk_stage = Indexed::default();
             self.drain_stage = Indexed::default();
             return out;
@@ -451,7 +457,7 @@ mod tests {
     fn counters_saturate_at_counter_bits() {
         let mut t = rt(2, 4, false);
         let mut seq = vec![RtIn::reset()];
-        seq.extend(std::iter::repeat(RtIn::walk(5, true)).take(20));
+        seq.extend(std::iter::repeat_n(RtIn::walk(5, true), 20));
         seq.extend([RtIn::drain(5), RtIn::idle()]);
         let out = run(&mut t, &seq);
         let last = out.last().unwrap();

@@ -7,20 +7,21 @@
 //! (`log2(leaves)` increments), which is the incremental per-page update the paper times
 //! at ~0.4 µs.
 //!
-//! **Locality score of a node (Eq. 1, as modelled here).** A node at level `l` covers
-//! `n = 2^l` leaves spread over `C` chiplets. With `max` the largest per-chiplet count and
-//! `m = ceil(n / C)` the smallest `max` any placement can have (leaves spread evenly),
+//! **Locality score of a node (Eq. 1).** A node at level `l` covers `2^l` leaves; its score
+//! is the share of them mapped to its busiest chiplet,
 //!
 //! ```text
-//! score = (max - m) / (n - m)        (1 when n <= m)
+//! score(node) = max over chiplets c = 1..C_n of count_c(node) / 2^l
 //! ```
 //!
-//! so a node whose leaves all sit on one chiplet scores 1 and a node spread as evenly as
-//! the chiplet count allows scores 0. The paper gives Eq. 1 in terms of the node's level
-//! and the chiplet count with exactly these two end points; the normalisation between them
-//! (linear in `max`) is this model's reading. `score_avg(l)` averages the nodes of level
-//! `l`; the chosen level is the highest with `score_avg(l) >= thres` (Eq. 2), where Eq. 4
-//! lowers `thres` by the Remote Tracker's ratio: `thres - (ratio_rt + ratio_target) / k`.
+//! so 1 means every 64 KB page below it sits on one chiplet, and the average over a level,
+//! `score_avg(l)`, is the fraction of 64 KB pages that would stay on their chiplet if pages
+//! of `64 KB << l` were used (each placed on its busiest chiplet) — the paper's reading of
+//! `score_avg`. The chosen level is the highest with `score_avg(l) >= thres` (Eq. 2), where
+//! Eq. 4 lowers `thres` by the Remote Tracker's ratio: `thres - (ratio_rt + ratio_target) / k`.
+//! A structure every chiplet shares evenly has `ratio_rt = 1 - 1/C_n`, and no level can
+//! score below `1/C_n`, so such a structure always gets the largest size: the paper's
+//! "larger pages for inherently remote data" (GEMM's matrix B).
 
 use crate::addr::ChipletId;
 
@@ -119,7 +120,7 @@ impl LocalityTree {
         let c = self.chiplets as usize;
         let base = (self.node_offset(level) + node) * c;
         let max = *self.counts[base..base + c].iter().max().unwrap_or(&0) as u64;
-        locality_score(max, 1 << level, self.chiplets as u64)
+        locality_score(max, 1 << level)
     }
 
     /// `score_avg(l)` for every level, leaves (always 1) first.
@@ -140,12 +141,8 @@ impl LocalityTree {
 }
 
 /// Eq. 1: locality of a node with `leaves` leaves whose busiest chiplet holds `max`.
-pub fn locality_score(max: u64, leaves: u64, chiplets: u64) -> f64 {
-    let floor = leaves.div_ceil(chiplets.max(1));
-    if leaves <= floor {
-        return 1.0;
-    }
-    (max.saturating_sub(floor)) as f64 / (leaves - floor) as f64
+pub fn locality_score(max: u64, leaves: u64) -> f64 {
+    max as f64 / leaves as f64
 }
 
 /// The highest level whose score reaches `threshold`; level 0 (64 KB) always qualifies.
@@ -177,7 +174,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn uniform_chiplet_scores_one_and_even_spread_scores_zero() {
+    fn uniform_chiplet_scores_one_and_even_spread_scores_one_over_chiplets() {
         let mut t = LocalityTree::new(BLOCK_LEAVES, 4);
         for i in 0..32 {
             t.record(i, ChipletId(2));
@@ -190,9 +187,12 @@ mod tests {
             r.record(i, ChipletId((i % 4) as u8));
         }
         let s = r.level_scores();
-        assert_eq!(s[1], 0.0);
-        assert_eq!(s[2], 0.0);
+        assert_eq!(s[1], 0.5);
+        assert_eq!(s[2], 0.25);
+        assert_eq!(s[5], 0.25);
         assert_eq!(r.select_level(1.0), 0);
+        assert_eq!(r.select_level(0.5), 1);
+        assert_eq!(r.select_level(0.25), 5);
     }
 
     #[test]

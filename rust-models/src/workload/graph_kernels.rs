@@ -262,10 +262,9 @@ impl Iterator for Expand<'_> {
                 if !self.active.is_empty() {
                     let vs: Vec<u64> = self.active.iter().map(|a| a.0 as u64).collect();
                     let rows: Vec<u64> = vs.iter().map(|v| v * 4).collect();
-                    let mut hdr = vec![gather(MASK, &vs, 1, true), gather(ROWS, &rows, 8, false)];
-                    if self.gen.algo == Algo::Sssp {
-                        hdr.push(gather(COST, &rows, 4, false));
-                    }
+                    // Clear the flag, read the row bounds and the vertex's own cost (BFS
+                    // writes cost + 1 to new vertices; SSSP relaxes from it).
+                    let mut hdr = vec![gather(MASK, &vs, 1, true), gather(ROWS, &rows, 8, false), gather(COST, &rows, 4, false)];
                     hdr.reverse();
                     self.pending = hdr;
                 }
@@ -312,7 +311,7 @@ impl GraphGen {
         let mut total = 1; // expand: mask read
         let active: Vec<u32> = (lanes.v0..lanes.v0 + lanes.n).filter(|&v| self.active(v, round)).collect();
         if !active.is_empty() {
-            total += if bfs { 2 } else { 3 };
+            total += 3;
             let max_deg = active.iter().map(|&v| self.g.edges(v).1).max().unwrap_or(0);
             for j in 0..max_deg {
                 let any_update = active.iter().any(|&v| {

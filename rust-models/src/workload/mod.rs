@@ -26,6 +26,7 @@ mod pattern;
 mod phases;
 mod program;
 pub mod registry;
+mod spmv;
 pub mod rng;
 mod stencil;
 pub mod trace;

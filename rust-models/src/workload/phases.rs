@@ -15,7 +15,7 @@
 //!   coverage).
 
 use super::program::{coalesced, gather, WarpGen, WARP};
-use super::rng::{below, hash4, mix64};
+use super::rng::{below, hash4, mix64, XorShift};
 use super::{Kernel, WarpInstr, WarpStream};
 
 /// Warps per thread block of every phase.
@@ -67,7 +67,9 @@ impl PhaseGen {
         let elems = bytes / 4;
         let seed = self.seed ^ mix64(alloc as u64 + 1);
         let mut lanes = [0u64; WARP as usize];
-        let lane_hash = |l: usize| hash4(seed, kernel, gw, step, l as u64);
+        // One hash per instruction seeds a cheap sequential generator for its 32 lanes.
+        let mut rng = XorShift::new(hash4(seed, kernel, gw, step, 0));
+        let mut lane_hash = |_: usize| rng.next_u64();
         match class {
             Class::Stream { write } => {
                 let lines = bytes / 128;

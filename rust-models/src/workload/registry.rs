@@ -1,6 +1,6 @@
 //! The built-in workloads by name, the two study suites, and their one-line descriptions.
 
-use super::{dense, dl, gemm, graph_kernels, pattern, stencil};
+use super::{dense, dl, gemm, graph_kernels, pattern, spmv, stencil};
 use super::{Workload, WorkloadError};
 
 /// The CLAP study (MCM GPU page placement): the paper's benchmarks.
@@ -20,7 +20,7 @@ const CLAP_SUITE: [&str; 12] = [
 ];
 
 /// The Forest study (UVM oversubscription): access patterns and DL footprints.
-const FOREST_SUITE: [&str; 9] = ["ls", "hchi", "hcli", "lc", "mixed", "alexnet", "resnet50", "bert", "whisper"];
+const FOREST_SUITE: [&str; 10] = ["ls", "hchi", "hcli", "lc", "mixed", "spmv", "alexnet", "resnet50", "bert", "whisper"];
 
 /// Workloads of the CLAP study, in table order.
 pub fn clap_suite() -> &'static [&'static str] {
@@ -61,6 +61,7 @@ pub fn catalog() -> Vec<WorkloadInfo> {
             "hcli" => "sparse irregular (HCLI): gathers touching one page per 64 KB",
             "lc" => "low coverage (LC): gathers confined to 10% of a table",
             "mixed" => "one object of each class (LS, HCHI, HCLI, LC) in one kernel",
+            "spmv" => "CSR SpMV: streamed rows and nonzeros, dense irregular gathers of x",
             "alexnet" => "AlexNet layer-by-layer footprint (weights and activations as objects)",
             "resnet50" => "ResNet-50 layer-by-layer footprint",
             "bert" => "BERT-base encoder footprint; attention as dense gathers",
@@ -88,6 +89,7 @@ pub fn by_name(name: &str, scale: f64, seed: u64) -> Result<Box<dyn Workload>, W
         .or_else(|| stencil::build(name, scale))
         .or_else(|| dense::build(name, scale, seed))
         .or_else(|| pattern::build(name, scale, seed))
+        .or_else(|| spmv::build(name, scale, seed))
         .or_else(|| dl::build(name, scale, seed));
     built.unwrap_or_else(|| {
         Err(WorkloadError::UnknownWorkload {
@@ -116,6 +118,7 @@ mod tests {
             .chain(&dense::NAMES)
             .chain(&pattern::NAMES)
             .chain(&dl::NAMES)
+            .chain(&["spmv"])
             .copied()
             .collect();
         assert_eq!(all.len(), CLAP_SUITE.len() + FOREST_SUITE.len());

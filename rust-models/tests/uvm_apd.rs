@@ -1,0 +1,78 @@
+//! The access-pattern detector on synthetic objects of each class, fed window by window as
+//! the ATT would report them (page, object-local access time).
+
+use mcmvm_models::uvm::apd::{AccessClass, ClassSource, ObjectProfile, StepOutcome};
+use mcmvm_models::uvm::config::ApdThresholds;
+
+/// A seeded xorshift64* (the test's own, fixed seeds).
+struct Rng(u64);
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        ((x.wrapping_mul(0x2545_f491_4f6c_dd1d) as u128 * n as u128) >> 64) as u64
+    }
+}
+
+const PAGES: usize = 8192;
+const WINDOW: u32 = 256;
+
+/// Feed `page_at(access)` until the profile decides; (class, source, steps).
+fn classify(mut page_at: impl FnMut(u32) -> usize) -> (AccessClass, ClassSource, u32) {
+    let t = ApdThresholds::default();
+    let mut p = ObjectProfile::new(PAGES);
+    let mut timer = 0u32;
+    loop {
+        for _ in 0..WINDOW {
+            timer += 1;
+            p.record(page_at(timer), timer);
+        }
+        if let StepOutcome::Decided(c, s) = p.step(&t) {
+            return (c, s, p.steps);
+        }
+        assert!(p.steps < 1000, "never decided");
+    }
+}
+
+#[test]
+fn streaming_is_ls() {
+    // 8 accesses per page in page order, with a little jitter.
+    let mut rng = Rng::new(7);
+    let (c, s, steps) = classify(|t| ((t / 8) as usize + rng.below(3) as usize) % PAGES);
+    assert_eq!((c, s), (AccessClass::Ls, ClassSource::Profiled));
+    assert!(steps <= 2, "{steps}");
+}
+
+#[test]
+fn uniform_random_over_the_whole_object_is_hchi() {
+    let mut rng = Rng::new(1);
+    let (c, s, _) = classify(|_| rng.below(PAGES as u64) as usize);
+    assert_eq!((c, s), (AccessClass::Hchi, ClassSource::Profiled));
+}
+
+#[test]
+fn one_page_per_64kb_over_the_whole_object_is_hcli() {
+    let mut rng = Rng::new(2);
+    let (c, s, _) = classify(|_| rng.below((PAGES / 16) as u64) as usize * 16 + 5);
+    assert_eq!((c, s), (AccessClass::Hcli, ClassSource::Profiled));
+}
+
+#[test]
+fn a_hot_tenth_of_the_object_is_lc() {
+    let mut rng = Rng::new(3);
+    let (c, s, _) = classify(|_| 3000 + rng.below((PAGES / 10) as u64) as usize);
+    assert_eq!((c, s), (AccessClass::Lc, ClassSource::Profiled));
+}
+
+#[test]
+fn an_object_hammering_a_few_pages_falls_back_to_lc() {
+    let (c, s, steps) = classify(|t| (t % 4) as usize);
+    assert_eq!((c, s), (AccessClass::Lc, ClassSource::Fallback));
+    assert_eq!(steps, ApdThresholds::default().max_steps);
+}

@@ -1,0 +1,50 @@
+//! Eviction order: the baseline evicts by fault (migration) order, Forest by the ATT's
+//! access recency — so an object that is hot on the GPU but faulted long ago survives
+//! under Forest and thrashes under TBNp.
+
+mod uvm_common;
+
+use mcmvm_models::uvm::{run_workload, UvmConfig, UvmPolicy};
+use mcmvm_models::workload::Allocation;
+use uvm_common::{single_warp, touch};
+
+/// Three 64 KB objects (one big page each), GPU memory for two of them.
+fn scenario() -> uvm_common::ListWorkload {
+    let allocs = vec![
+        Allocation::new("A", 64 << 10),
+        Allocation::new("B", 64 << 10),
+        Allocation::new("C", 64 << 10),
+    ];
+    let mut instrs = vec![touch(0, 0, false), touch(1, 0, false)];
+    // A is hot on the GPU: these hits never reach the driver.
+    for i in 0..50 {
+        instrs.push(touch(0, i % 16, false));
+    }
+    instrs.push(touch(2, 0, false)); // needs room: evict A (fault order) or B (recency)
+    instrs.push(touch(0, 5, false)); // A again
+    single_warp(allocs, instrs)
+}
+
+fn config() -> UvmConfig {
+    UvmConfig::from_text("", std::path::Path::new("test"), &["memory.oversubscription=1.5".into()]).unwrap()
+}
+
+#[test]
+fn fault_order_lru_evicts_the_hot_object_and_it_thrashes() {
+    let m = run_workload(&scenario(), &config(), UvmPolicy::Tbnp, true).unwrap();
+    assert_eq!(m.capacity_pages, 32);
+    assert_eq!(m.far_faults, 4, "A, B, C, then A again");
+    assert_eq!(m.thrashed_pages, 16, "A's big page comes back");
+    assert_eq!(m.pages_evicted, 32, "A for C, then B for A");
+}
+
+#[test]
+fn access_aware_eviction_keeps_the_recently_accessed_object() {
+    for policy in [UvmPolicy::Forest, UvmPolicy::SpecForest] {
+        let m = run_workload(&scenario(), &config(), policy, true).unwrap();
+        assert_eq!(m.far_faults, 3, "{policy:?}: A stays resident");
+        assert_eq!(m.thrashed_pages, 0, "{policy:?}");
+        assert_eq!(m.pages_evicted, 16, "{policy:?}: B's leaf only");
+        assert_ne!(m.att_engine, "none");
+    }
+}

@@ -1,0 +1,327 @@
+//! Access Time Tracker (Forest): exact outputs of every directed case on the behavioural
+//! twin, then the same stimulus — and seeded random traffic — in lockstep through the twin,
+//! rust-hdl's simulator and the emitted Verilog under Verilator, with waves written to
+//! `out/waves/att_<case>.vcd`.
+//!
+//! The Verilator model is compiled for `configs/hw.toml` (the defaults), so runs with other
+//! parameters (4 objects, 4-bit timers, threshold 3) use the twin and rust-hdl only.
+
+use mcmvm_cosim::{run_lockstep, Att, BoxedEngine, CosimBlock, EngineKind};
+use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
+use mcmvm_models::config::{AttConfig, HwConfig};
+use mcmvm_models::protocol::{AttIn, AttOut, CycleModel};
+use mcmvm_rtl::access_time_tracker::AccessTimeTrackerHdlSim;
+use mcmvm_testbenches::access_time_tracker::{base, cases, directed, random, DEFAULT_SEED};
+use std::path::PathBuf;
+
+fn seed() -> u64 {
+    let seed = std::env::var("MCMVM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_SEED);
+    println!("access_time_tracker random seed: {seed} (override with MCMVM_SEED)");
+    seed
+}
+
+/// 4 objects, 4-bit timers, an interrupt every 3 accesses: saturation and wrap-around
+/// happen within a few cycles, and object numbers 4..31 name no slot.
+fn small() -> HwConfig {
+    HwConfig {
+        access_time_tracker: AttConfig {
+            objects: 4,
+            timer_bits: 4,
+            profiling_threshold: 3,
+        },
+        ..HwConfig::default()
+    }
+}
+
+fn case(cfg: &HwConfig, name: &str) -> Vec<AttIn> {
+    cases(cfg)
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, seq)| seq)
+        .unwrap_or_else(|| panic!("no directed case {name}"))
+}
+
+fn twin_outputs(cfg: &HwConfig, inputs: &[AttIn]) -> Vec<AttOut> {
+    let mut twin = AccessTimeTracker::new(&cfg.access_time_tracker);
+    inputs.iter().map(|i| twin.step(i)).collect()
+}
+
+/// (cycle, object, vpn, timer) of every record.
+fn records(out: &[AttOut]) -> Vec<(usize, u64, u64, u64)> {
+    out.iter()
+        .enumerate()
+        .filter(|(_, o)| o.rec_valid == 1)
+        .map(|(c, o)| (c, o.rec_obj, o.rec_vpn, o.rec_timer))
+        .collect()
+}
+
+/// (cycle, object) of every interrupt.
+fn interrupts(out: &[AttOut]) -> Vec<(usize, u64)> {
+    out.iter()
+        .enumerate()
+        .filter(|(_, o)| o.irq_valid == 1)
+        .map(|(c, o)| (c, o.irq_obj))
+        .collect()
+}
+
+/// The oldest object shown in each cycle.
+fn oldest(out: &[AttOut]) -> Vec<Option<u64>> {
+    out.iter()
+        .map(|o| (o.oldest_valid == 1).then_some(o.oldest_obj))
+        .collect()
+}
+
+#[test]
+fn ranges_hit_at_both_boundaries_and_overlaps_go_to_the_lowest_slot() {
+    let cfg = HwConfig::default();
+    let out = twin_outputs(&cfg, &case(&cfg, "ranges"));
+    let b1 = base(1);
+    // Accesses in cycles 3..=6 show up one cycle later; the misses (start - 1, end + 1,
+    // acc_valid low, VPN 0 and 2^32 - 1) emit nothing.
+    assert_eq!(
+        records(&out),
+        vec![
+            (4, 1, b1, 1),
+            (5, 0, b1 + 0xFF, 1),
+            (6, 0, b1 + 0x80, 2),
+            (7, 0, b1 + 0x17F, 3),
+        ]
+    );
+    assert!(interrupts(&out).is_empty());
+    let o = oldest(&out);
+    assert_eq!(&o[..6], &[None, None, Some(1), Some(1), Some(0), Some(1)]);
+    assert!(o[6..].iter().all(|&x| x == Some(1)), "{o:?}");
+}
+
+#[test]
+fn interrupt_comes_exactly_at_each_threshold_and_never_after_cease() {
+    let cfg = HwConfig::default();
+    let p = cfg.access_time_tracker.profiling_threshold as usize;
+    let out = twin_outputs(&cfg, &case(&cfg, "threshold_and_cease"));
+    // The k-th access is in cycle 1 + k and shows in cycle 2 + k with timer k. The 3p-th
+    // access carries a cease for its object: that wrap raises nothing, nor does the 4p-th.
+    assert_eq!(interrupts(&out), vec![(p + 2, 2), (2 * p + 2, 2)]);
+    assert_eq!(out[p + 2].rec_timer, p as u64);
+    assert_eq!(out[p + 1].irq_valid, 0, "not one access early");
+    assert_eq!(out[p + 3].irq_valid, 0, "not one access late");
+    let recs = records(&out);
+    assert_eq!(recs.len(), 4 * p + 1);
+    assert_eq!(recs.last().map(|r| r.3), Some(4 * p as u64 + 1));
+}
+
+#[test]
+fn reregistering_clears_timer_interval_and_cease() {
+    let cfg = HwConfig::default();
+    let p = cfg.access_time_tracker.profiling_threshold as usize;
+    let out = twin_outputs(&cfg, &case(&cfg, "reregister"));
+    // Ceased for the first p accesses (cycles 3..3+p); re-registered in cycle 3 + p; the
+    // old range misses in cycle 4 + p; p accesses to the new range end in cycle 4 + 2p.
+    assert_eq!(interrupts(&out), vec![(2 * p + 5, 2)]);
+    assert_eq!(out[p + 5].rec_valid, 0, "the old range no longer hits");
+    assert_eq!(
+        (out[p + 6].rec_obj, out[p + 6].rec_vpn, out[p + 6].rec_timer),
+        (2, base(3), 1),
+        "the timer restarted"
+    );
+}
+
+#[test]
+fn recency_order_follows_accesses_registers_and_removals() {
+    let cfg = HwConfig::default();
+    let inputs = case(&cfg, "recency");
+    let out = twin_outputs(&cfg, &inputs);
+    #[rustfmt::skip]
+    let want = [
+        None, None, Some(0), Some(0), Some(0), Some(0), Some(0), // registered 0, 1, 2, 3
+        Some(1), Some(1), Some(1),                                // access 0, access 2
+        Some(3), Some(3),                                         // remove 1
+        Some(0), Some(0),                                         // access 3 + register 1
+        Some(2), Some(3), Some(1), None, None,                    // remove 0, 2, 3, 1
+    ];
+    assert_eq!(oldest(&out), want);
+    // After cycle 11 the full order, oldest first: the register is newer than the access.
+    let mut twin = AccessTimeTracker::new(&cfg.access_time_tracker);
+    for i in &inputs[..12] {
+        twin.step(i);
+    }
+    assert_eq!(twin.recency_order(), vec![0, 2, 3, 1]);
+}
+
+#[test]
+fn driver_writes_win_over_a_same_cycle_access() {
+    let cfg = HwConfig::default();
+    let out = twin_outputs(&cfg, &case(&cfg, "same_cycle_and_bounds"));
+    // Cycle 3: access + re-register of slot 0: the access is recorded against the old
+    // range, the register wins the slot. Cycle 6: remove beats register. Slot 31 exists
+    // with 32 objects. The empty range (start > end) registered in cycle 12 never hits.
+    assert_eq!(
+        records(&out),
+        vec![
+            (3, 0, base(0), 1),
+            (4, 0, base(0), 2),
+            (6, 0, base(5), 1),
+            (10, 31, base(7), 1),
+        ]
+    );
+    let o = oldest(&out);
+    assert_eq!((o[7], o[9], o[11], o[13]), (None, Some(31), None, Some(1)));
+}
+
+#[test]
+fn object_numbers_beyond_the_table_are_ignored() {
+    let cfg = small();
+    let out = twin_outputs(&cfg, &case(&cfg, "same_cycle_and_bounds"));
+    // With 4 objects, registering "31" does nothing, so its access misses.
+    assert!(
+        records(&out).iter().all(|r| r.1 != 31),
+        "{:?}",
+        records(&out)
+    );
+    assert_eq!(out[10].rec_valid, 0);
+}
+
+#[test]
+fn reset_clears_the_table_and_blocks_same_cycle_writes() {
+    let cfg = HwConfig::default();
+    let out = twin_outputs(&cfg, &case(&cfg, "reset"));
+    // The record of the access before the reset is still shown in the reset cycle; the
+    // register asserted with the reset is dropped, so both later accesses miss.
+    assert_eq!(records(&out), vec![(3, 0, base(0), 1)]);
+    let o = oldest(&out);
+    assert_eq!(&o[2..], &[Some(0), Some(0), None, None, None, None]);
+}
+
+#[test]
+fn timer_saturates_and_interrupts_stop_with_it() {
+    let cfg = small();
+    let out = twin_outputs(&cfg, &case(&cfg, "saturation"));
+    let timers: Vec<u64> = records(&out).iter().map(|r| r.3).collect();
+    let want: Vec<u64> = (1..=18).map(|k: u64| k.min(15)).collect();
+    assert_eq!(timers, want);
+    // Every third access while the timer advances (3, 6, 9, 12, 15), none once saturated.
+    assert_eq!(
+        interrupts(&out),
+        vec![(5, 3), (8, 3), (11, 3), (14, 3), (17, 3)]
+    );
+}
+
+fn waves(name: &str) -> PathBuf {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../out/waves"));
+    std::fs::create_dir_all(&dir).expect("create out/waves");
+    dir.join(format!("att_{name}.vcd"))
+}
+
+fn all_engines() -> Vec<EngineKind> {
+    vec![
+        EngineKind::Model,
+        EngineKind::RustHdl,
+        EngineKind::Verilator,
+    ]
+}
+
+/// Engine `kind` for `cfg`. The rust-hdl engine is built here from `mcmvm_rtl` directly
+/// (the same adapter the cosim crate wraps), the others through the cosim crate.
+fn engine(kind: EngineKind, cfg: &HwConfig) -> BoxedEngine<AttIn, AttOut> {
+    match kind {
+        EngineKind::RustHdl => Box::new(AccessTimeTrackerHdlSim::new(&cfg.access_time_tracker)),
+        _ => Att::engine(kind, cfg).unwrap_or_else(|e| panic!("{kind} engine: {e}")),
+    }
+}
+
+fn assert_lockstep(
+    cfg: &HwConfig,
+    engines: Vec<EngineKind>,
+    cycles: u64,
+    vcd: Option<PathBuf>,
+    stimulus: impl Iterator<Item = AttIn>,
+) {
+    let named = engines
+        .iter()
+        .map(|&k| (k.name().to_string(), engine(k, cfg)))
+        .collect();
+    let report = run_lockstep(named, cycles, vcd.as_deref(), stimulus)
+        .unwrap_or_else(|e| panic!("lockstep: {e}"));
+    if let Some(m) = &report.mismatch {
+        panic!(
+            "engines diverge at cycle {}: {} {:?}",
+            m.cycle, m.signal, m.values
+        );
+    }
+    assert_eq!(report.cycles, cycles);
+    for (engine, rate) in report.engine_rates() {
+        println!("  {engine}: {rate:.0} cycles/s");
+    }
+}
+
+#[test]
+fn directed_cases_agree_on_all_three_engines() {
+    let cfg = HwConfig::default();
+    for (name, seq) in cases(&cfg) {
+        let n = seq.len() as u64;
+        println!("case {name}: {n} cycles");
+        assert_lockstep(&cfg, all_engines(), n, Some(waves(name)), seq.into_iter());
+    }
+}
+
+#[test]
+fn small_table_directed_cases_agree_on_twin_and_rust_hdl() {
+    let cfg = small();
+    let seq = directed(&cfg);
+    let n = seq.len() as u64;
+    assert_lockstep(
+        &cfg,
+        vec![EngineKind::Model, EngineKind::RustHdl],
+        n,
+        Some(waves("small_directed")),
+        seq.into_iter(),
+    );
+}
+
+#[test]
+fn random_traffic_agrees_on_all_three_engines() {
+    let cfg = HwConfig::default();
+    assert_lockstep(
+        &cfg,
+        all_engines(),
+        20_000,
+        Some(waves("random")),
+        random(&cfg, seed()),
+    );
+}
+
+#[test]
+fn small_table_random_traffic_agrees_on_twin_and_rust_hdl() {
+    let cfg = small();
+    assert_lockstep(
+        &cfg,
+        vec![EngineKind::Model, EngineKind::RustHdl],
+        20_000,
+        None,
+        random(&cfg, seed()),
+    );
+}
+
+#[test]
+#[ignore = "long: 1 M cycles through all three engines"]
+fn random_traffic_agrees_for_a_million_cycles() {
+    let cfg = HwConfig::default();
+    assert_lockstep(&cfg, all_engines(), 1_000_000, None, random(&cfg, seed()));
+}
+
+/// Speed of the twin and of rust-hdl on the default table (a benchmark, not a check:
+/// `cargo test --release -p mcmvm-testbenches --test access_time_tracker -- --ignored speed --nocapture`).
+#[test]
+#[ignore = "benchmark: prints cycles/s of the twin and rust-hdl"]
+fn speed_of_twin_and_rust_hdl_on_the_default_table() {
+    let cfg = HwConfig::default();
+    assert_lockstep(
+        &cfg,
+        vec![EngineKind::Model, EngineKind::RustHdl],
+        100_000,
+        None,
+        random(&cfg, seed()),
+    );
+}
