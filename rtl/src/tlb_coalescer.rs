@@ -132,8 +132,17 @@ pub struct TlbCoalescerRtl {
 }
 
 impl TlbCoalescerRtl {
-    /// Build the module for `cfg` (`page_frames_log2` as validated by `HwConfig`: 0..=9).
+    /// Build the module for `cfg`.
+    ///
+    /// # Panics
+    /// If `page_frames_log2 > 9`, which `HwConfig::validate` rejects before any config
+    /// reaches here (the PPN select `PTE[12 + page_frames_log2 +: 32]` must stay in the PTE).
     pub fn new(cfg: &CoalescerConfig) -> Self {
+        assert!(
+            cfg.page_frames_log2 <= 9,
+            "tlb_coalescer.page_frames_log2 = {} (expected 0..=9; validate the HwConfig first)",
+            cfg.page_frames_log2
+        );
         let decode = MergeUnit::new(cfg);
         let slot_group = (SLOTS as u64) - 1;
         TlbCoalescerRtl {
@@ -227,71 +236,31 @@ impl Logic for TlbCoalescerRtl {
         self.lookup_ppn.next = self.lookup_ppn_q.q.val();
 
         // Merge unit, step 1: decode every slot.
-        self.slot_coalescable[0].next =
-            (self.pte0.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[0].next = self.pte0.val() & self.permission_bits.val();
-        self.pte_ppn_window[0].next = self.pte0.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[1].next =
-            (self.pte1.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[1].next = self.pte1.val() & self.permission_bits.val();
-        self.pte_ppn_window[1].next = self.pte1.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[2].next =
-            (self.pte2.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[2].next = self.pte2.val() & self.permission_bits.val();
-        self.pte_ppn_window[2].next = self.pte2.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[3].next =
-            (self.pte3.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[3].next = self.pte3.val() & self.permission_bits.val();
-        self.pte_ppn_window[3].next = self.pte3.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[4].next =
-            (self.pte4.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[4].next = self.pte4.val() & self.permission_bits.val();
-        self.pte_ppn_window[4].next = self.pte4.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[5].next =
-            (self.pte5.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[5].next = self.pte5.val() & self.permission_bits.val();
-        self.pte_ppn_window[5].next = self.pte5.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[6].next =
-            (self.pte6.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[6].next = self.pte6.val() & self.permission_bits.val();
-        self.pte_ppn_window[6].next = self.pte6.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[7].next =
-            (self.pte7.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[7].next = self.pte7.val() & self.permission_bits.val();
-        self.pte_ppn_window[7].next = self.pte7.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[8].next =
-            (self.pte8.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[8].next = self.pte8.val() & self.permission_bits.val();
-        self.pte_ppn_window[8].next = self.pte8.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[9].next =
-            (self.pte9.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[9].next = self.pte9.val() & self.permission_bits.val();
-        self.pte_ppn_window[9].next = self.pte9.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[10].next =
-            (self.pte10.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[10].next = self.pte10.val() & self.permission_bits.val();
-        self.pte_ppn_window[10].next = self.pte10.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[11].next =
-            (self.pte11.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[11].next = self.pte11.val() & self.permission_bits.val();
-        self.pte_ppn_window[11].next = self.pte11.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[12].next =
-            (self.pte12.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[12].next = self.pte12.val() & self.permission_bits.val();
-        self.pte_ppn_window[12].next = self.pte12.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[13].next =
-            (self.pte13.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[13].next = self.pte13.val() & self.permission_bits.val();
-        self.pte_ppn_window[13].next = self.pte13.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[14].next =
-            (self.pte14.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[14].next = self.pte14.val() & self.permission_bits.val();
-        self.pte_ppn_window[14].next = self.pte14.val().get_bits::<32>(self.ppn_lsb.val().index());
-        self.slot_coalescable[15].next =
-            (self.pte15.val() & self.coalescable_bits.val()) == self.coalescable_value.val();
-        self.slot_permissions[15].next = self.pte15.val() & self.permission_bits.val();
-        self.pte_ppn_window[15].next = self.pte15.val().get_bits::<32>(self.ppn_lsb.val().index());
+        self.line[0].next = self.pte0.val();
+        self.line[1].next = self.pte1.val();
+        self.line[2].next = self.pte2.val();
+        self.line[3].next = self.pte3.val();
+        self.line[4].next = self.pte4.val();
+        self.line[5].next = self.pte5.val();
+        self.line[6].next = self.pte6.val();
+        self.line[7].next = self.pte7.val();
+        self.line[8].next = self.pte8.val();
+        self.line[9].next = self.pte9.val();
+        self.line[10].next = self.pte10.val();
+        self.line[11].next = self.pte11.val();
+        self.line[12].next = self.pte12.val();
+        self.line[13].next = self.pte13.val();
+        self.line[14].next = self.pte14.val();
+        self.line[15].next = self.pte15.val();
         for i in 0..16 {
+            // Valid, and every must-be-zero bit (misaligned PFN, PPN beyond 32 bits) clear.
+            self.slot_coalescable[i].next =
+                (self.line[i].val() & self.coalescable_bits.val()) == self.coalescable_value.val();
+            self.slot_permissions[i].next = self.line[i].val() & self.permission_bits.val();
+            // The one 64-to-32-bit select per PTE: PTE[ppn_lsb +: 32], the PPN.
+            self.pte_ppn_window[i].next = self.line[i]
+                .val()
+                .get_bits::<32>(self.ppn_lsb.val().index());
             // PPN − slot is equal for every slot that keeps the requested VPN-to-PPN offset.
             self.slot_base_ppn[i].next = (self.pte_ppn_window[i].val() & self.ppn_field_mask.val())
                 - self.slot_offset[i].val();
@@ -474,7 +443,13 @@ mod tests {
         }
         let v = emitted_verilog("lint");
         let out = Command::new("verilator")
-            .args(["--lint-only", "-Wall", "-Wno-DECLFILENAME", "--top-module", "top"])
+            .args([
+                "--lint-only",
+                "-Wall",
+                "-Wno-DECLFILENAME",
+                "--top-module",
+                "top",
+            ])
             .arg(&v)
             .output()
             .expect("run verilator");
@@ -494,8 +469,15 @@ mod tests {
             "read_verilog {}; hierarchy -check -top top; proc; check -assert; synth -flatten -top top; stat",
             v.display()
         );
-        let out = Command::new("yosys").args(["-q", "-p", &script]).output().expect("run yosys");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new("yosys")
+            .args(["-q", "-p", &script])
+            .output()
+            .expect("run yosys");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let _ = std::fs::remove_dir_all(v.parent().expect("scratch directory"));
     }
 
@@ -512,8 +494,15 @@ mod tests {
         let mut line = contiguous_line(0xFFFF_FFFB); // base PPN wraps
         line[4] = 0;
         line[9] |= 1 << 4;
-        let mut stimulus = vec![CoalIn { reset: 1, ..Default::default() }];
-        let mut merge = CoalIn { merge_valid: 1, merge_vpn: 0x1237, ..Default::default() };
+        let mut stimulus = vec![CoalIn {
+            reset: 1,
+            ..Default::default()
+        }];
+        let mut merge = CoalIn {
+            merge_valid: 1,
+            merge_vpn: 0x1237,
+            ..Default::default()
+        };
         merge.set_ptes(&line);
         stimulus.push(merge);
         for vpn in [0x1230u64, 0x1234, 0x1239, 0x123F, 0x1240, 0x122F] {
@@ -526,50 +515,19 @@ mod tests {
                 ..Default::default()
             });
         }
-        stimulus.push(CoalIn { merge_valid: 1, merge_vpn: 0x1234, ..merge });
-        stimulus.push(CoalIn { reset: 1, merge_valid: 1, ..merge });
+        stimulus.push(CoalIn {
+            merge_valid: 1,
+            merge_vpn: 0x1234,
+            ..merge
+        });
+        stimulus.push(CoalIn {
+            reset: 1,
+            merge_valid: 1,
+            ..merge
+        });
         stimulus.push(CoalIn::default());
         for (cycle, input) in stimulus.iter().enumerate() {
             assert_eq!(twin.step(input), sim.step(input), "cycle {cycle}");
-        }
-    }
-}
-#[cfg(test)]
-mod scratch_speed {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn scratch_speed() {
-        let cfg = CoalescerConfig::default();
-        let mut sim = TlbCoalescerHdlSim::new(&cfg);
-        let mut x: u64 = 0x1234_5678_9abc_def1;
-        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
-        let inputs: Vec<CoalIn> = (0..20000).map(|_| {
-            let mut i = CoalIn { merge_valid: 1, merge_vpn: next() & 0xFFFF_FFFF, lookup_valid: 1, lookup_vpn: next() & 0xFFFF_FFFF, ..Default::default() };
-            let base = next() & 0xFFFF_FFFF;
-            let line: [u64; 16] = core::array::from_fn(|k| 0x61 | (((base + k as u64) & 0xFFFF_FFFF) << 16));
-            i.set_ptes(&line);
-            i
-        }).collect();
-        let cpu = || std::fs::read_to_string("/proc/thread-self/schedstat").unwrap().split_whitespace().next().unwrap().parse::<f64>().unwrap() * 1e-9;
-        let c0 = cpu();
-        let t = std::time::Instant::now();
-        for i in &inputs { sim.step(i); }
-        let e = t.elapsed().as_secs_f64();
-        let c = cpu() - c0;
-        println!("random: {:.0} cycles/s wall, {:.0} cycles/s cpu", inputs.len() as f64 / e, inputs.len() as f64 / c);
-        let idle = CoalIn::default();
-        let t = std::time::Instant::now();
-        for _ in 0..20000 { sim.step(&idle); }
-        println!("idle: {:.0} cycles/s", 20000.0 / t.elapsed().as_secs_f64());
-        let u = &mut sim.uut;
-        for (k, inp) in inputs.iter().take(3).enumerate() {
-            u.pte0.next = (inp.pte0).into(); u.pte5.next = inp.pte5.into(); u.merge_vpn.next = inp.merge_vpn.into();
-            u.clock.next = false.into();
-            let mut n = 0; loop { n += 1; u.update_all(); if !u.has_changed() { break; } }
-            u.clock.next = true.into();
-            let mut m = 0; loop { m += 1; u.update_all(); if !u.has_changed() { break; } }
-            println!("iterations {k}: low {n} high {m}");
         }
     }
 }

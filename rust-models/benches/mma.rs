@@ -28,10 +28,21 @@ fn mma(c: &mut Criterion) {
     for leaf in 0..BLOCK_LEAVES {
         full.record(leaf, ChipletId((leaf / 4 % 4) as u8));
     }
-    c.bench_function("mma/score_and_select", |b| b.iter(|| black_box(&full).select_level(black_box(0.25))));
+    c.bench_function("mma/score_and_select", |b| {
+        b.iter(|| black_box(&full).select_level(black_box(0.25)))
+    });
 
-    let allocs = [Allocation { name: "a".into(), bytes: 64 << 20, stride_hint: None, preferred_gpu: false, similarity_group: None }];
-    let cfg = DriverConfig { frames_per_chiplet: 64 * 512, ..DriverConfig::default() };
+    let allocs = [Allocation {
+        name: "a".into(),
+        bytes: 64 << 20,
+        stride_hint: None,
+        preferred_gpu: false,
+        similarity_group: None,
+    }];
+    let cfg = DriverConfig {
+        frames_per_chiplet: 64 * 512,
+        ..DriverConfig::default()
+    };
     let mut g = c.benchmark_group("driver");
     g.throughput(Throughput::Elements(BLOCK_LEAVES as u64));
     g.bench_function("clap_fault_64k", |b| {
@@ -41,7 +52,10 @@ fn mma(c: &mut Criterion) {
                 let base = mm.alloc_base(0).0;
                 for page in 0..BLOCK_LEAVES as u64 {
                     let chiplet = ChipletId((page / 8 % 4) as u8);
-                    black_box(mm.handle_fault(Va(base + page * PAGE_64K), chiplet, &mut NoRemoteTrackers).ok());
+                    black_box(
+                        mm.handle_fault(Va(base + page * PAGE_64K), chiplet, &mut NoRemoteTrackers)
+                            .ok(),
+                    );
                 }
             },
             BatchSize::SmallInput,

@@ -84,11 +84,11 @@ impl PteFlags {
 
     /// The flags as PTE bits (without the valid bit).
     pub const fn bits(self) -> u64 {
-        (self.system as u64) * SYSTEM
-            | (self.snooped as u64) * SNOOPED
-            | (self.executable as u64) * EXECUTABLE
-            | (self.readable as u64) * READABLE
-            | (self.writeable as u64) * WRITEABLE
+        ((self.system as u64) * SYSTEM)
+            | ((self.snooped as u64) * SNOOPED)
+            | ((self.executable as u64) * EXECUTABLE)
+            | ((self.readable as u64) * READABLE)
+            | ((self.writeable as u64) * WRITEABLE)
     }
 }
 

@@ -31,11 +31,22 @@ impl RtDrain for FixedRatio {
 }
 
 fn alloc(name: &str, bytes: u64) -> Allocation {
-    Allocation { name: name.into(), bytes, stride_hint: None, preferred_gpu: false, similarity_group: None }
+    Allocation {
+        name: name.into(),
+        bytes,
+        stride_hint: None,
+        preferred_gpu: false,
+        similarity_group: None,
+    }
 }
 
 fn allocs() -> Vec<Allocation> {
-    vec![alloc("big", 24 << 20), alloc("medium", 12 << 20), alloc("small", 3 << 20), alloc("odd", (5 << 20) + 12345)]
+    vec![
+        alloc("big", 24 << 20),
+        alloc("medium", 12 << 20),
+        alloc("small", 3 << 20),
+        alloc("odd", (5 << 20) + 12345),
+    ]
 }
 
 /// One fault: mostly chiplet-owned 256 KB chunks (chiplet-locality), some random sharing.
@@ -43,7 +54,11 @@ fn next_fault(rng: &mut Rng, mm: &MemoryManager, sizes: &[u64], chiplets: u64) -
     let a = rng.below(sizes.len() as u64) as u16;
     let off = rng.below(sizes[a as usize]) & !(PAGE_4K - 1);
     let owner = (off >> 18) % chiplets;
-    let chiplet = if rng.below(10) < 8 { owner } else { rng.below(chiplets) };
+    let chiplet = if rng.below(10) < 8 {
+        owner
+    } else {
+        rng.below(chiplets)
+    };
     (Va(mm.alloc_base(a).0 + off), ChipletId(chiplet as u8))
 }
 
@@ -58,8 +73,12 @@ fn drive(policy: PolicyKind, cfg: DriverConfig, faults: usize) -> MemoryManager 
     mm.check_invariants().unwrap();
     for i in 0..faults {
         let (va, chiplet) = next_fault(&mut rng, &mm, &sizes, chiplets);
-        let out = mm.handle_fault(va, chiplet, &mut rt).unwrap_or_else(|e| panic!("fault {i}: {e}"));
-        let t = mm.translate(va).unwrap_or_else(|| panic!("fault {i}: {va} still unmapped"));
+        let out = mm
+            .handle_fault(va, chiplet, &mut rt)
+            .unwrap_or_else(|e| panic!("fault {i}: {e}"));
+        let t = mm
+            .translate(va)
+            .unwrap_or_else(|| panic!("fault {i}: {va} still unmapped"));
         assert_eq!(t.alloc_id as usize, mm.alloc_of(va).unwrap() as usize + 1);
         if out.bytes > 0 {
             assert_eq!(t.chiplet, out.chiplet);
@@ -74,7 +93,10 @@ fn drive(policy: PolicyKind, cfg: DriverConfig, faults: usize) -> MemoryManager 
 #[test]
 fn frames_are_conserved_and_never_mapped_twice_under_every_policy() {
     for policy in PolicyKind::ALL {
-        let cfg = DriverConfig { frames_per_chiplet: 64 * 512, ..DriverConfig::default() };
+        let cfg = DriverConfig {
+            frames_per_chiplet: 64 * 512,
+            ..DriverConfig::default()
+        };
         let mm = drive(policy, cfg, 800);
         let s = mm.stats();
         assert!(s.faults > 0 && s.pt_pages >= 4);
@@ -86,18 +108,28 @@ fn frames_are_conserved_and_never_mapped_twice_under_every_policy() {
 fn full_chiplets_fall_back_and_a_full_gpu_migrates_blocks_to_host() {
     for policy in PolicyKind::ALL {
         // 4 chiplets × 2 PF blocks = 16 MB for 44 MB of structures.
-        let cfg = DriverConfig { frames_per_chiplet: 2 * 512, ..DriverConfig::default() };
+        let cfg = DriverConfig {
+            frames_per_chiplet: 2 * 512,
+            ..DriverConfig::default()
+        };
         let mm = drive(policy, cfg, 1500);
         let s = mm.stats();
         assert!(s.evictions > 0, "{policy}: the GPU should have filled up");
-        assert!(s.chiplet_fallbacks > 0 || policy == PolicyKind::Olp || policy == PolicyKind::Clap,
-            "{policy}: some chiplet should have run out first");
+        assert!(
+            s.chiplet_fallbacks > 0 || policy == PolicyKind::Olp || policy == PolicyKind::Clap,
+            "{policy}: some chiplet should have run out first"
+        );
     }
 }
 
 #[test]
 fn without_eviction_a_full_gpu_is_an_error_not_a_panic() {
-    let cfg = DriverConfig { frames_per_chiplet: 512, chiplets: 1, evict_when_full: false, ..DriverConfig::default() };
+    let cfg = DriverConfig {
+        frames_per_chiplet: 512,
+        chiplets: 1,
+        evict_when_full: false,
+        ..DriverConfig::default()
+    };
     let mut mm = MemoryManager::new(cfg, PolicyKind::S64k, &[alloc("a", 4 << 20)]).unwrap();
     let base = mm.alloc_base(0).0;
     let mut rt = FixedRatio(0, 0);
@@ -116,7 +148,10 @@ fn without_eviction_a_full_gpu_is_an_error_not_a_panic() {
 #[test]
 fn evicting_a_block_returns_every_frame() {
     for policy in PolicyKind::ALL {
-        let cfg = DriverConfig { frames_per_chiplet: 64 * 512, ..DriverConfig::default() };
+        let cfg = DriverConfig {
+            frames_per_chiplet: 64 * 512,
+            ..DriverConfig::default()
+        };
         let mut mm = drive(policy, cfg, 600);
         let free_before = mm.stats().free_frames;
         let victim = mm.least_recently_mapped_block(None).unwrap();
@@ -124,6 +159,9 @@ fn evicting_a_block_returns_every_frame() {
         assert!(ev.bytes > 0);
         assert!(mm.translate(victim).is_none() || mm.translate(Va(victim.0 + 0x1f_f000)).is_none());
         mm.check_invariants().unwrap();
-        assert!(mm.stats().free_frames >= free_before + ev.bytes / PAGE_4K, "{policy}");
+        assert!(
+            mm.stats().free_frames >= free_before + ev.bytes / PAGE_4K,
+            "{policy}"
+        );
     }
 }

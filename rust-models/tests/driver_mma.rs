@@ -38,7 +38,11 @@ fn locality_scores_per_level_of_a_512kb_region() {
 #[test]
 fn threshold_one_keeps_128kb_and_a_075_remote_ratio_selects_512kb() {
     let t = fig15_tree();
-    assert_eq!(t.select_level(1.0), 1, "128 KB: the largest size every leaf agrees with");
+    assert_eq!(
+        t.select_level(1.0),
+        1,
+        "128 KB: the largest size every leaf agrees with"
+    );
     let lowered = effective_threshold(1.0, 0.75, 0.0, 1.0);
     assert!((lowered - 0.25).abs() < 1e-12);
     assert_eq!(t.select_level(lowered), 3, "512 KB");
@@ -57,13 +61,21 @@ impl RtDrain for FixedRatio {
 /// first two VA blocks follows Fig. 15 rotated by `r` chiplets, so 1 MB and 2 MB nodes
 /// mix chiplets.
 fn clap_until_pmm_ends(rt: &mut dyn RtDrain) -> (MemoryManager, mcmvm_models::driver::MmaReport) {
-    let allocs = [Allocation { name: "a".into(), bytes: 16 << 20, stride_hint: None, preferred_gpu: false, similarity_group: None }];
+    let allocs = [Allocation {
+        name: "a".into(),
+        bytes: 16 << 20,
+        stride_hint: None,
+        preferred_gpu: false,
+        similarity_group: None,
+    }];
     let mut mm = MemoryManager::new(DriverConfig::default(), PolicyKind::Clap, &allocs).unwrap();
     let base = mm.alloc_base(0).0;
     for page in 0..64u64 {
         let region = page / 8;
         let chiplet = (FIG15[(page % 8) as usize] as u64 + region) % 4;
-        let out = mm.handle_fault(Va(base + page * PAGE_64K), ChipletId(chiplet as u8), rt).unwrap();
+        let out = mm
+            .handle_fault(Va(base + page * PAGE_64K), ChipletId(chiplet as u8), rt)
+            .unwrap();
         mm.check_invariants().unwrap();
         // 20 % of 16 MB = 3.2 MB: PMM ends on the 52nd 64 KB page.
         if page < 51 {
@@ -80,7 +92,10 @@ fn clap_until_pmm_ends(rt: &mut dyn RtDrain) -> (MemoryManager, mcmvm_models::dr
 #[test]
 fn clap_picks_128kb_without_remote_accesses() {
     let (mm, report) = clap_until_pmm_ends(&mut FixedRatio(0, 0));
-    assert_eq!(report.blocks_analysed, 1, "only the first VA block is fully mapped");
+    assert_eq!(
+        report.blocks_analysed, 1,
+        "only the first VA block is fully mapped"
+    );
     assert_eq!(report.level_histogram, [0, 1, 0, 0, 0, 0]);
     assert_eq!(report.chosen_bytes, Some(128 << 10));
     assert_eq!(mm.stats().allocs[0].placement, "128KB");
@@ -110,16 +125,34 @@ fn clap_picks_512kb_when_the_rt_reports_half_remote() {
     let block = mm.alloc_base(0).0 + 4 * (2 << 20);
     let mut rt = FixedRatio(0, 0);
     for (i, c) in [(0u64, 3u8), (1, 1), (7, 2)] {
-        let out = mm.handle_fault(Va(block + i * PAGE_64K), ChipletId(c), &mut rt).unwrap();
-        assert_eq!(out.chiplet, ChipletId(3), "page {i} lands in the region reserved by chiplet 3");
+        let out = mm
+            .handle_fault(Va(block + i * PAGE_64K), ChipletId(c), &mut rt)
+            .unwrap();
+        assert_eq!(
+            out.chiplet,
+            ChipletId(3),
+            "page {i} lands in the region reserved by chiplet 3"
+        );
     }
-    assert_eq!(mm.block_mode(Va(block)), Some(BlockMode::Fixed { page_log: 4, region_log: 7 }));
+    assert_eq!(
+        mm.block_mode(Va(block)),
+        Some(BlockMode::Fixed {
+            page_log: 4,
+            region_log: 7
+        })
+    );
     let a = mm.translate(Va(block)).unwrap();
     let b = mm.translate(Va(block + 7 * PAGE_64K)).unwrap();
-    assert_eq!(b.pa.0 - a.pa.0, 7 * PAGE_64K, "virtually and physically contiguous");
+    assert_eq!(
+        b.pa.0 - a.pa.0,
+        7 * PAGE_64K,
+        "virtually and physically contiguous"
+    );
     assert_eq!(a.tlb_reach_bytes, PAGE_64K, "the region is not full yet");
     for i in 2..7 {
-        let out = mm.handle_fault(Va(block + i * PAGE_64K), ChipletId(0), &mut rt).unwrap();
+        let out = mm
+            .handle_fault(Va(block + i * PAGE_64K), ChipletId(0), &mut rt)
+            .unwrap();
         assert_eq!(out.promoted, i == 6, "page {i}");
     }
     let t = mm.translate(Va(block + 3 * PAGE_64K)).unwrap();

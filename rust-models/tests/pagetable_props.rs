@@ -3,19 +3,36 @@
 //! exactly the pages the last successful operations say, and nothing else.
 
 use mcmvm_models::addr::{Pfn, Vpn};
-use mcmvm_models::pagetable::{MapOpts, MapTarget, PageTable, PageTableError, SequentialTablePages};
+use mcmvm_models::pagetable::{
+    MapOpts, MapTarget, PageTable, PageTableError, SequentialTablePages,
+};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone)]
 enum Op {
-    Map { start: u64, pages: u64, pfn: u64, system: bool, max_frag: u32, no_huge: bool },
-    Unmap { start: u64, pages: u64 },
+    Map {
+        start: u64,
+        pages: u64,
+        pfn: u64,
+        system: bool,
+        max_frag: u32,
+        no_huge: bool,
+    },
+    Unmap {
+        start: u64,
+        pages: u64,
+    },
 }
 
 /// Starts and lengths biased towards the alignments that make fragments and huge pages.
 fn range(window: u64) -> impl Strategy<Value = (u64, u64)> {
-    (prop_oneof![Just(0u32), Just(2), Just(4), Just(9), Just(10)], 0u64..window, 1u64..=4, prop_oneof![Just(0u32), Just(2), Just(4), Just(9)])
+    (
+        prop_oneof![Just(0u32), Just(2), Just(4), Just(9), Just(10)],
+        0u64..window,
+        1u64..=4,
+        prop_oneof![Just(0u32), Just(2), Just(4), Just(9)],
+    )
         .prop_map(move |(align, pos, mult, len_shift)| {
             let start = (pos >> align) << align;
             let pages = (mult << len_shift).min(window - start).max(1);
@@ -35,11 +52,31 @@ fn op(window: u64) -> impl Strategy<Value = Op> {
     ]
 }
 
-fn apply(pt: &mut PageTable, src: &mut SequentialTablePages, model: &mut BTreeMap<u64, u64>, op: &Op) {
+fn apply(
+    pt: &mut PageTable,
+    src: &mut SequentialTablePages,
+    model: &mut BTreeMap<u64, u64>,
+    op: &Op,
+) {
     match *op {
-        Op::Map { start, pages, pfn, system, max_frag, no_huge } => {
-            let target = if system { MapTarget::System(Pfn(pfn)) } else { MapTarget::Frames(Pfn(pfn)) };
-            let opts = MapOpts { max_frag, no_huge, ..MapOpts::default() };
+        Op::Map {
+            start,
+            pages,
+            pfn,
+            system,
+            max_frag,
+            no_huge,
+        } => {
+            let target = if system {
+                MapTarget::System(Pfn(pfn))
+            } else {
+                MapTarget::Frames(Pfn(pfn))
+            };
+            let opts = MapOpts {
+                max_frag,
+                no_huge,
+                ..MapOpts::default()
+            };
             match pt.map(Vpn(start), pages, target, &opts, src) {
                 Ok(writes) => {
                     let covered: u64 = writes.iter().map(|w| w.count << w.level.shift()).sum();
@@ -97,16 +134,59 @@ fn giant_pages_at_pdb1_translate_and_unmap() {
     let mut model = BTreeMap::new();
     let gb = 1u64 << 18;
     let ops = [
-        Op::Map { start: gb, pages: gb, pfn: 5 * gb, system: false, max_frag: 31, no_huge: false },
-        Op::Map { start: gb - 16, pages: 32, pfn: 7, system: false, max_frag: 31, no_huge: false },
-        Op::Unmap { start: gb + 5, pages: 1 },
-        Op::Unmap { start: gb, pages: gb },
-        Op::Map { start: 2 * gb, pages: gb + 512, pfn: 2 * gb, system: false, max_frag: 31, no_huge: false },
+        Op::Map {
+            start: gb,
+            pages: gb,
+            pfn: 5 * gb,
+            system: false,
+            max_frag: 31,
+            no_huge: false,
+        },
+        Op::Map {
+            start: gb - 16,
+            pages: 32,
+            pfn: 7,
+            system: false,
+            max_frag: 31,
+            no_huge: false,
+        },
+        Op::Unmap {
+            start: gb + 5,
+            pages: 1,
+        },
+        Op::Unmap {
+            start: gb,
+            pages: gb,
+        },
+        Op::Map {
+            start: 2 * gb,
+            pages: gb + 512,
+            pfn: 2 * gb,
+            system: false,
+            max_frag: 31,
+            no_huge: false,
+        },
     ];
     for op in &ops {
         apply(&mut pt, &mut src, &mut model, op);
-        for vpn in [gb - 17, gb - 16, gb - 1, gb, gb + 5, 2 * gb - 1, 2 * gb, 3 * gb - 1, 3 * gb, 3 * gb + 511, 3 * gb + 512] {
-            assert_eq!(pt.translate(Vpn(vpn)).map(|p| p.0), model.get(&vpn).copied(), "VPN {vpn:#x} after {op:?}");
+        for vpn in [
+            gb - 17,
+            gb - 16,
+            gb - 1,
+            gb,
+            gb + 5,
+            2 * gb - 1,
+            2 * gb,
+            3 * gb - 1,
+            3 * gb,
+            3 * gb + 511,
+            3 * gb + 512,
+        ] {
+            assert_eq!(
+                pt.translate(Vpn(vpn)).map(|p| p.0),
+                model.get(&vpn).copied(),
+                "VPN {vpn:#x} after {op:?}"
+            );
         }
     }
     let leaf = pt.lookup(Vpn(2 * gb + 77)).unwrap();

@@ -25,7 +25,10 @@ fn invariants_hold_and_every_access_completes() {
                 let m = run_workload(wl.as_ref(), &config(oversub), policy, true)
                     .unwrap_or_else(|e| panic!("{name} {policy:?} {oversub}: {e}"));
                 assert_eq!(m.warp_mem_instrs, expected, "{name} {policy:?} {oversub}");
-                assert!(m.evictions > 0, "{name} {policy:?} {oversub}: memory pressure expected");
+                if name == "ls" {
+                    // Streaming touches every page: memory pressure must evict.
+                    assert!(m.evictions > 0, "{name} {policy:?} {oversub}");
+                }
                 assert!(m.pages_migrated >= m.far_faults);
                 assert_eq!(m.out_of_range_accesses, 0);
             }

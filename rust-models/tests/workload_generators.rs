@@ -53,11 +53,19 @@ fn same_seed_same_streams_and_the_seed_matters_for_graphs() {
         assert_eq!(a.allocations(), b.allocations(), "{}", info.name);
         assert_eq!(a.kernels(), b.kernels(), "{}", info.name);
         for (k, tb, w) in sample_warps(a.as_ref()).into_iter().take(60) {
-            assert!(a.warp_stream(k, tb, w).eq(b.warp_stream(k, tb, w)), "{} k{k} tb{tb} w{w}", info.name);
+            assert!(
+                a.warp_stream(k, tb, w).eq(b.warp_stream(k, tb, w)),
+                "{} k{k} tb{tb} w{w}",
+                info.name
+            );
         }
     }
     let (a, b) = (small("bfs", 1), small("bfs", 2));
-    assert_ne!(a.allocations()[1].bytes, b.allocations()[1].bytes, "the graph depends on the seed");
+    assert_ne!(
+        a.allocations()[1].bytes,
+        b.allocations()[1].bytes,
+        "the graph depends on the seed"
+    );
 }
 
 #[test]
@@ -73,13 +81,24 @@ fn instruction_counts_are_exact_and_every_access_is_inside_its_allocation() {
                         walked += 1;
                         let a = &allocs[i.alloc as usize];
                         let (lo, hi) = i.lanes.extent().expect("no instruction without lanes");
-                        assert!(hi <= a.bytes, "{}: k{k} tb{tb} w{warp}: [{lo}, {hi}) outside {} ({} B)", info.name, a.name, a.bytes);
+                        assert!(
+                            hi <= a.bytes,
+                            "{}: k{k} tb{tb} w{warp}: [{lo}, {hi}) outside {} ({} B)",
+                            info.name,
+                            a.name,
+                            a.bytes
+                        );
                         assert!((1..=32).contains(&i.lanes.active()), "{}: lanes", info.name);
                     }
                 }
             }
         }
-        assert_eq!(w.instr_count(), walked, "{}: instr_count must equal the streams", info.name);
+        assert_eq!(
+            w.instr_count(),
+            walked,
+            "{}: instr_count must equal the streams",
+            info.name
+        );
         assert!(walked > 0, "{}", info.name);
     }
 }
@@ -93,7 +112,13 @@ fn default_scale_is_sized_for_a_few_seconds_per_run() {
         let w = by_name(info.name, 1.0, 1).unwrap();
         let n = w.instr_count();
         let mb = mcmvm_models::workload::footprint_bytes(w.as_ref()) >> 20;
-        println!("{:14} {:>10} instrs {:>5} MB {:>5} kernels", info.name, n, mb, w.kernels().len());
+        println!(
+            "{:14} {:>10} instrs {:>5} MB {:>5} kernels",
+            info.name,
+            n,
+            mb,
+            w.kernels().len()
+        );
         if !(1_000_000..=12_000_000).contains(&n) || !(8..=700).contains(&mb) {
             bad.push(format!("{}: {n} instructions, {mb} MB", info.name));
         }
@@ -125,12 +150,19 @@ fn gemm_matrix_b_is_read_entirely_by_every_thread_block() {
                     }
                 }
             }
-            assert_eq!(b_lines.len() as u64, b.bytes.div_ceil(128), "{name}: tb {tb} must read all of B");
+            assert_eq!(
+                b_lines.len() as u64,
+                b.bytes.div_ceil(128),
+                "{name}: tb {tb} must read all of B"
+            );
             a_rows_seen.push(a_span);
         }
         // A: each block reads its own contiguous rows, in block order, without overlap.
         for pair in a_rows_seen.windows(2) {
-            assert!(pair[0].1 <= pair[1].0, "{name}: A regions overlap or go backwards");
+            assert!(
+                pair[0].1 <= pair[1].0,
+                "{name}: A regions overlap or go backwards"
+            );
         }
     }
 }
@@ -165,28 +197,45 @@ fn stencil_thread_blocks_own_contiguous_slices_of_each_plane() {
         assert!(!r.is_empty());
         for (j, &(lo, hi)) in r.iter().enumerate() {
             assert_eq!(hi - lo, row, "ste tb {tb}: one row per plane");
-            assert_eq!(lo, (j as u64 + 1) * plane + tb as u64 * row, "ste tb {tb}: rows in place");
+            assert_eq!(
+                lo,
+                (j as u64 + 1) * plane + tb as u64 * row,
+                "ste tb {tb}: rows in place"
+            );
         }
     }
     // 3dc and lps: the blocks of one band (one row of the block grid) write one contiguous
     // slice of each plane (3dc leaves out the k = 0 and k = N-1 boundary columns), and band
     // b's slice starts where band b-1's ended.
-    for (name, tbs_per_band, row, rows_per_band) in [("3dc", 16u32, 512 * 4u64, 8u64), ("lps", 8, 256 * 4, 4)] {
+    for (name, tbs_per_band, row, rows_per_band) in
+        [("3dc", 16u32, 512 * 4u64, 8u64), ("lps", 8, 256 * 4, 4)]
+    {
         let w = by_name(name, 0.2, 1).unwrap();
         let plane = row * row / 4;
         for b in [1u32, 2, 5] {
-            let mut ranges: Vec<(u64, u64)> =
-                (b * tbs_per_band..(b + 1) * tbs_per_band).flat_map(|tb| written_ranges(w.as_ref(), 0, tb)).collect();
+            let mut ranges: Vec<(u64, u64)> = (b * tbs_per_band..(b + 1) * tbs_per_band)
+                .flat_map(|tb| written_ranges(w.as_ref(), 0, tb))
+                .collect();
             ranges.sort();
             let p = ranges[0].0 / plane;
-            let in_plane: Vec<(u64, u64)> = ranges.into_iter().filter(|r| r.0 / plane == p).collect();
+            let in_plane: Vec<(u64, u64)> =
+                ranges.into_iter().filter(|r| r.0 / plane == p).collect();
             for pair in in_plane.windows(2) {
-                assert!(pair[1].0 <= pair[0].1 + 8, "{name} band {b}: hole in the slice");
+                assert!(
+                    pair[1].0 <= pair[0].1 + 8,
+                    "{name} band {b}: hole in the slice"
+                );
             }
             let (lo, hi) = (in_plane[0].0, in_plane.iter().map(|r| r.1).max().unwrap());
             let expect = p * plane + b as u64 * rows_per_band * row;
-            assert!(lo >= expect && lo <= expect + 4, "{name} band {b}: slice starts at {lo}, expected {expect}");
-            assert!(hi + 4 >= expect + rows_per_band * row && hi <= expect + rows_per_band * row, "{name} band {b}: slice ends at {hi}");
+            assert!(
+                lo >= expect && lo <= expect + 4,
+                "{name} band {b}: slice starts at {lo}, expected {expect}"
+            );
+            assert!(
+                hi + 4 >= expect + rows_per_band * row && hi <= expect + rows_per_band * row,
+                "{name} band {b}: slice ends at {hi}"
+            );
         }
     }
 }
@@ -205,12 +254,19 @@ fn streams_are_lazy_memory_does_not_grow_with_stream_length() {
     let (p1, n1) = peak_for(1.0);
     let (p4, n4) = peak_for(4.0);
     assert!(n4 > 3 * n1, "the longer stream is longer: {n1} vs {n4}");
-    assert!(p4 <= p1 + 1024, "peak heap while streaming: {p1} B for {n1} instrs, {p4} B for {n4}");
+    assert!(
+        p4 <= p1 + 1024,
+        "peak heap while streaming: {p1} B for {n1} instrs, {p4} B for {n4}"
+    );
     // And building a big workload allocates nothing per instruction.
     let base = LIVE.load(Ordering::Relaxed);
     let w = by_name("ls", 4.0, 1).unwrap();
     let held = LIVE.load(Ordering::Relaxed) - base;
-    assert!(held < 64 * 1024, "ls at scale 4 holds {held} B for {} instructions", w.instr_count());
+    assert!(
+        held < 64 * 1024,
+        "ls at scale 4 holds {held} B for {} instructions",
+        w.instr_count()
+    );
 }
 
 #[test]
@@ -231,8 +287,14 @@ fn graph_gathers_go_everywhere_while_per_vertex_arrays_stay_block_local() {
         }
     }
     assert_eq!(mask_lo, 0);
-    assert!(cols_hi > w.allocations()[5].bytes / 4, "visited gathers reach far vertices");
-    assert!(matches!(w.warp_stream(0, 0, 0).nth(2).unwrap().lanes, Lanes::Gather { .. }));
+    assert!(
+        cols_hi > w.allocations()[5].bytes / 4,
+        "visited gathers reach far vertices"
+    );
+    assert!(matches!(
+        w.warp_stream(0, 0, 0).nth(2).unwrap().lanes,
+        Lanes::Gather { .. }
+    ));
 }
 
 #[test]
@@ -241,9 +303,15 @@ fn repeated_kernels_exist_for_pattern_recording() {
         let w = small(name, 1);
         let names: Vec<&str> = w.kernels().iter().map(|k| k.name.as_str()).collect();
         let distinct: HashSet<&&str> = names.iter().collect();
-        assert!(distinct.len() < names.len(), "{name}: some kernel must repeat");
+        assert!(
+            distinct.len() < names.len(),
+            "{name}: some kernel must repeat"
+        );
     }
-    assert_eq!(count_by_walking(small("lud", 1).as_ref()), small("lud", 1).instr_count());
+    assert_eq!(
+        count_by_walking(small("lud", 1).as_ref()),
+        small("lud", 1).instr_count()
+    );
 }
 
 /// Generation speed per workload (run with `--ignored --nocapture`): the GPU model targets
@@ -267,6 +335,12 @@ fn generation_throughput() {
             }
         }
         let s = t.elapsed().as_secs_f64();
-        println!("{:14} {:>9} instrs {:6.1} M instr/s ({:.1} lanes avg)", info.name, n, n as f64 / s / 1e6, lanes as f64 / n as f64);
+        println!(
+            "{:14} {:>9} instrs {:6.1} M instr/s ({:.1} lanes avg)",
+            info.name,
+            n,
+            n as f64 / s / 1e6,
+            lanes as f64 / n as f64
+        );
     }
 }

@@ -17,7 +17,10 @@ fn assert_same_streams(a: &dyn Workload, b: &dyn Workload) {
     for (k, kern) in a.kernels().iter().enumerate() {
         for tb in 0..kern.grid {
             for w in 0..kern.warps_per_tb {
-                assert!(a.warp_stream(k, tb, w).eq(b.warp_stream(k, tb, w)), "k{k} tb{tb} w{w} differ");
+                assert!(
+                    a.warp_stream(k, tb, w).eq(b.warp_stream(k, tb, w)),
+                    "k{k} tb{tb} w{w} differ"
+                );
             }
         }
     }
@@ -27,7 +30,14 @@ fn assert_same_streams(a: &dyn Workload, b: &dyn Workload) {
 #[test]
 fn round_trip_write_then_read_gives_identical_streams() {
     // One of each generator family, small: strided, gathers, compute cycles, flags.
-    for (name, scale) in [("bfs", 0.003), ("gemm-resnet50", 0.004), ("lps", 0.01), ("hcli", 0.002), ("sc", 0.004), ("whisper", 0.0005)] {
+    for (name, scale) in [
+        ("bfs", 0.003),
+        ("gemm-resnet50", 0.004),
+        ("lps", 0.01),
+        ("hcli", 0.002),
+        ("sc", 0.004),
+        ("whisper", 0.0005),
+    ] {
         let w = by_name(name, scale, 9).unwrap();
         let path = tmp(&format!("{name}.trace"));
         write_trace(w.as_ref(), &path).unwrap();
@@ -65,11 +75,16 @@ fn warps_may_come_in_any_order_and_missing_warps_issue_nothing() {
 
 /// Open a trace made of `body` after a valid preamble and return (line, message).
 fn error_of(body: &str) -> (u64, String) {
-    let text = format!("mcmvm-trace 1\nalloc A 4096\nalloc B 64 stride=2 group=1\nkernel k 2 4\n{body}");
+    let text =
+        format!("mcmvm-trace 1\nalloc A 4096\nalloc B 64 stride=2 group=1\nkernel k 2 4\n{body}");
     let path = tmp("bad.trace");
     std::fs::write(&path, &text).unwrap();
     match TraceWorkload::open(&path) {
-        Err(WorkloadError::Trace { line, message, path: p }) => {
+        Err(WorkloadError::Trace {
+            line,
+            message,
+            path: p,
+        }) => {
             assert_eq!(p, path);
             (line, message)
         }
@@ -101,14 +116,23 @@ fn each_malformed_line_kind_names_its_line() {
         ("a 0 0 0 A r g 4 1,2,x\n", "lane offset"),
         ("a 0 0 0 A r s 0 4 32 4 d=5\n", "unexpected field"),
         ("a 0 0 0 A r s 0 4 32 0\n", "element size"),
-        ("a 0 0 0 A r s 0 4 32 4\na 0 0 1 A r s 0 4 32 4\na 0 0 0 A r s 0 4 32 4\n", "contiguous"),
-        ("a 0 0 0 A r s 0 4 32 4\nalloc C 10\n", "before the first access"),
+        (
+            "a 0 0 0 A r s 0 4 32 4\na 0 0 1 A r s 0 4 32 4\na 0 0 0 A r s 0 4 32 4\n",
+            "contiguous",
+        ),
+        (
+            "a 0 0 0 A r s 0 4 32 4\nalloc C 10\n",
+            "before the first access",
+        ),
     ];
     for (body, expect) in cases {
         // A comment and a blank line first: they count as lines too.
         let (line, msg) = error_of(&format!("# spacer\n\n{body}"));
         let want = 4 + 2 + body.lines().count() as u64;
-        assert!(msg.contains(expect), "{body:?}: message `{msg}` should say `{expect}`");
+        assert!(
+            msg.contains(expect),
+            "{body:?}: message `{msg}` should say `{expect}`"
+        );
         assert_eq!(line, want, "{body:?}: {msg}");
     }
 }
@@ -123,7 +147,9 @@ fn header_problems_are_reported() {
     ] {
         std::fs::write(&path, text).unwrap();
         match TraceWorkload::open(&path) {
-            Err(WorkloadError::Trace { line: l, message, .. }) => {
+            Err(WorkloadError::Trace {
+                line: l, message, ..
+            }) => {
                 assert!(message.contains(expect), "{message}");
                 assert_eq!(l, line);
             }
@@ -131,7 +157,12 @@ fn header_problems_are_reported() {
         }
     }
     std::fs::write(&path, "").unwrap();
-    assert!(matches!(TraceWorkload::open(&path), Err(WorkloadError::TraceFile { .. })));
-    let e = TraceWorkload::open(Path::new("/nonexistent/x.trace")).err().unwrap();
+    assert!(matches!(
+        TraceWorkload::open(&path),
+        Err(WorkloadError::TraceFile { .. })
+    ));
+    let e = TraceWorkload::open(Path::new("/nonexistent/x.trace"))
+        .err()
+        .unwrap();
     assert!(e.to_string().starts_with("/nonexistent/x.trace: "), "{e}");
 }

@@ -52,7 +52,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if pages == 0 {
         bail!("--pages: must be at least 1");
     }
-    if start.checked_add(pages).is_none_or(|e| e > 1u64 << VPN_BITS) {
+    if start
+        .checked_add(pages)
+        .is_none_or(|e| e > 1u64 << VPN_BITS)
+    {
         bail!("--start/--pages: {start:#x}+{pages:#x} leaves the 48-bit virtual address space (VPNs below {:#x})", 1u64 << VPN_BITS);
     }
     if max_frag > FRAG_MAX as u64 {
@@ -85,7 +88,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         });
         println!("{v}");
     } else {
-        println!("{:<5} {:>14} {:>8} {:>5}  leaf-at-PDE", "level", "first_vpn", "count", "frag");
+        println!(
+            "{:<5} {:>14} {:>8} {:>5}  leaf-at-PDE",
+            "level", "first_vpn", "count", "frag"
+        );
         for w in &writes {
             println!(
                 "{:<5} {:>#14x} {:>8} {:>5}  {}",

@@ -61,7 +61,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         );
         return Ok(0);
     }
-    let infos: Vec<_> = catalog().into_iter().filter(|i| args.suite == "all" || i.suite == args.suite).collect();
+    let infos: Vec<_> = catalog()
+        .into_iter()
+        .filter(|i| args.suite == "all" || i.suite == args.suite)
+        .collect();
     let listings: Vec<Listing> = infos
         .par_iter()
         .map(|info| {
@@ -74,7 +77,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         println!("{}", serde_json::to_string_pretty(&listings)?);
         return Ok(0);
     }
-    println!("built-in workloads (scale {}, seed {}):", args.scale, args.seed);
+    println!(
+        "built-in workloads (scale {}, seed {}):",
+        args.scale, args.seed
+    );
     for l in &listings {
         println!();
         println!("{} [{}] — {}", l.name, l.suite, l.description);
@@ -86,10 +92,19 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         let kernels: Vec<String> = l
             .kernels
             .iter()
-            .map(|k| format!("{} x{} ({} TBs x {} warps)", k.name, k.launches, k.grid, k.warps_per_tb))
+            .map(|k| {
+                format!(
+                    "{} x{} ({} TBs x {} warps)",
+                    k.name, k.launches, k.grid, k.warps_per_tb
+                )
+            })
             .collect();
         println!("  kernels: {}", shorten(&kernels, 6));
-        let allocs: Vec<String> = l.allocations.iter().map(|a| format!("{} {}", a.name, human(a.bytes))).collect();
+        let allocs: Vec<String> = l
+            .allocations
+            .iter()
+            .map(|a| format!("{} {}", a.name, human(a.bytes)))
+            .collect();
         println!("  allocations ({}): {}", allocs.len(), shorten(&allocs, 10));
     }
     Ok(0)
@@ -98,7 +113,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 fn listing(w: &dyn Workload, suite: &'static str) -> Listing {
     let mut kernels: Vec<KernelGroup> = Vec::new();
     for k in w.kernels() {
-        match kernels.iter_mut().find(|g| g.name == k.name && g.grid == k.grid && g.warps_per_tb == k.warps_per_tb) {
+        match kernels
+            .iter_mut()
+            .find(|g| g.name == k.name && g.grid == k.grid && g.warps_per_tb == k.warps_per_tb)
+        {
             Some(g) => g.launches += 1,
             None => kernels.push(KernelGroup {
                 name: k.name.clone(),

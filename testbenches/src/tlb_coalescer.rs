@@ -7,9 +7,7 @@
 //!   are mostly contiguous with a few broken slots, and lookups aimed at the boundaries of
 //!   the entries it merged.
 
-use mcmvm_models::blocks::tlb_coalescer::{
-    PTE_PFN_BITS, PTE_PFN_SHIFT, PTE_VALID, SLOTS,
-};
+use mcmvm_models::blocks::tlb_coalescer::{PTE_PFN_BITS, PTE_PFN_SHIFT, PTE_VALID, SLOTS};
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::CoalIn;
 use rand::{Rng, SeedableRng};
@@ -159,14 +157,14 @@ pub fn directed_cases(cfg: &HwConfig) -> Vec<DirectedCase> {
         case(
             "lookup_boundaries",
             vec![
-                lookup(0x1230, entry.0, entry.1, entry.2), // slot 0: hit
-                lookup(0x123F, entry.0, entry.1, entry.2), // slot 15: hit
-                lookup(0x122F, entry.0, entry.1, entry.2), // just below the group
-                lookup(0x1240, entry.0, entry.1, entry.2), // just above the group
-                lookup(0x1231, entry.0, entry.1, entry.2), // hole
-                lookup(0x1238, 0x1238, entry.1, entry.2),  // base low bits ignored
+                lookup(0x1230, entry.0, entry.1, entry.2),   // slot 0: hit
+                lookup(0x123F, entry.0, entry.1, entry.2),   // slot 15: hit
+                lookup(0x122F, entry.0, entry.1, entry.2),   // just below the group
+                lookup(0x1240, entry.0, entry.1, entry.2),   // just above the group
+                lookup(0x1231, entry.0, entry.1, entry.2),   // hole
+                lookup(0x1238, 0x1238, entry.1, entry.2),    // base low bits ignored
                 lookup(0x1_1238, entry.0, entry.1, entry.2), // high tag bit differs
-                lookup(0x1238, entry.0, entry.1, 0),       // empty entry
+                lookup(0x1238, entry.0, entry.1, 0),         // empty entry
             ],
         ),
         case(
@@ -231,7 +229,11 @@ pub fn random(cfg: &HwConfig, seed: u64) -> impl Iterator<Item = CoalIn> {
         if rng.gen_bool(0.6) {
             let (vpn, line, base_ppn) = random_line(&cfg, &mut rng);
             input = merge(vpn, &line);
-            let mask = if rng.gen_bool(0.5) { 0xFFFF } else { rng.gen::<u16>() as u64 };
+            let mask = if rng.gen_bool(0.5) {
+                0xFFFF
+            } else {
+                rng.gen::<u16>() as u64
+            };
             recent.push((vpn & !0xF, base_ppn, mask));
             if recent.len() > 8 {
                 recent.remove(0);
@@ -264,8 +266,8 @@ fn random_line(cfg: &HwConfig, rng: &mut ChaCha8Rng) -> (u64, [u64; SLOTS], u64)
         _ => rng.gen::<u32>() as u64,
     };
     let base_ppn = match rng.gen_range(0..6) {
-        0 => rng.gen_range(0..16),                       // base below zero: wraps
-        1 => 0xFFFF_FFF0 | rng.gen_range(0..16),          // PPNs wrap past 2^32
+        0 => rng.gen_range(0..16),               // base below zero: wraps
+        1 => 0xFFFF_FFF0 | rng.gen_range(0..16), // PPNs wrap past 2^32
         _ => rng.gen::<u32>() as u64,
     };
     let permissions = [PERM_RW, PERM_RO, PERM_RWX][rng.gen_range(0..3)];

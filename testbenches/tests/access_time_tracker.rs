@@ -325,3 +325,22 @@ fn speed_of_twin_and_rust_hdl_on_the_default_table() {
         random(&cfg, seed()),
     );
 }
+
+/// Speed of the twin alone on random traffic (the system model's fast path; benchmark).
+#[test]
+#[ignore = "benchmark: prints cycles/s of the twin"]
+fn speed_of_the_twin_alone() {
+    let cfg = HwConfig::default();
+    let inputs: Vec<AttIn> = random(&cfg, seed()).take(1_000_000).collect();
+    let mut twin = AccessTimeTracker::new(&cfg.access_time_tracker);
+    let start = std::time::Instant::now();
+    let mut records = 0u64;
+    for _ in 0..5 {
+        for input in &inputs {
+            records += twin.step(input).rec_valid;
+        }
+    }
+    let rate = 5.0 * inputs.len() as f64 / start.elapsed().as_secs_f64();
+    println!("  model alone: {rate:.0} cycles/s ({records} records)");
+    assert!(records > 0);
+}

@@ -1,12 +1,12 @@
 //! TLB coalescing logic (CLAP §4.6): exact directed results on the behavioural twin, and the
 //! same stimulus in lockstep through every engine.
 
+use mcmvm_cosim::{lockstep, run_lockstep, Coalescer, CosimBlock, EngineKind, LockstepOptions};
 use mcmvm_models::blocks::tlb_coalescer::TlbCoalescer;
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::{CoalIn, CoalOut, CycleModel};
-use mcmvm_cosim::{lockstep, run_lockstep, Coalescer, CosimBlock, EngineKind, LockstepOptions};
-use std::path::PathBuf;
 use mcmvm_testbenches::tlb_coalescer::{directed, directed_cases, random, DirectedCase};
+use std::path::PathBuf;
 
 /// Default seed of the random runs; override with MCMVM_SEED.
 const DEFAULT_SEED: u64 = 0xC0A1_E5CE;
@@ -71,27 +71,44 @@ fn full_contiguity_gives_a_full_mask() {
 #[test]
 fn partial_contiguity_is_coalesced_with_holes() {
     // Slots 2, 3 and 10 are unmapped.
-    assert_eq!(outputs("partial_contiguity")[2], merged(0x5_0030, 0x2_0040, 0xFBF3));
+    assert_eq!(
+        outputs("partial_contiguity")[2],
+        merged(0x5_0030, 0x2_0040, 0xFBF3)
+    );
 }
 
 #[test]
 fn permission_mismatch_drops_only_that_slot() {
     // Slot 5 executable, slot 6 read-only, slot 7 system.
-    assert_eq!(outputs("permission_mismatch")[2], merged(0x20, 0x80, 0xFF1F));
+    assert_eq!(
+        outputs("permission_mismatch")[2],
+        merged(0x20, 0x80, 0xFF1F)
+    );
 }
 
 #[test]
 fn different_offset_drops_only_that_slot() {
     // Slot 9 is another reservation, slot 12 maps one page too far.
-    assert_eq!(outputs("offset_mismatch")[2], merged(0x7_0F00, 0x1000, 0xEDFF));
+    assert_eq!(
+        outputs("offset_mismatch")[2],
+        merged(0x7_0F00, 0x1000, 0xEDFF)
+    );
 }
 
 #[test]
 fn invalid_or_misaligned_requested_pte_gives_mask_zero() {
     let out = outputs("invalid_requested");
     assert_eq!(out[2], merged(0x90, 0, 0), "requested PTE invalid");
-    assert_eq!(out[3], merged(0x90, 0, 0), "requested PFN not 64 KB aligned");
-    assert_eq!(out[4], merged(0x90, 0x300, 0xFFBF), "misaligned slot 6 excluded");
+    assert_eq!(
+        out[3],
+        merged(0x90, 0, 0),
+        "requested PFN not 64 KB aligned"
+    );
+    assert_eq!(
+        out[4],
+        merged(0x90, 0x300, 0xFFBF),
+        "misaligned slot 6 excluded"
+    );
 }
 
 #[test]
@@ -106,7 +123,11 @@ fn base_ppn_and_rebuilt_ppn_wrap_at_32_bits() {
     let m = merged(0xFFFF_FFF0, 0xFFFF_FFFB, 0xFFFF);
     assert_eq!(out[2], m);
     let m = CoalOut { merge_done: 0, ..m };
-    assert_eq!(out[3], looked_up(m, Some(0xA)), "0xFFFF_FFFB + 15 wraps to 0xA");
+    assert_eq!(
+        out[3],
+        looked_up(m, Some(0xA)),
+        "0xFFFF_FFFB + 15 wraps to 0xA"
+    );
     assert_eq!(out[4], looked_up(m, Some(0xFFFF_FFFF)));
 }
 
@@ -136,7 +157,11 @@ fn lookup_hits_and_misses_at_the_group_boundaries() {
 fn units_work_in_parallel_and_data_registers_hold_while_idle() {
     let out = outputs("back_to_back");
     let first = merged(0x1_0100, 0x500, 0xFFFF);
-    assert_eq!(out[2], looked_up(first, Some(0x505)), "merge and lookup together");
+    assert_eq!(
+        out[2],
+        looked_up(first, Some(0x505)),
+        "merge and lookup together"
+    );
     let second = CoalOut {
         lookup_ppn: 0x505,
         ..merged(0x5_0030, 0x2_0040, 0xFBF3)
@@ -164,12 +189,7 @@ fn waves_dir() -> PathBuf {
 
 /// Run `stimulus` through `engines` in lockstep, waves to `out/waves/tlb_coalescer_<name>.vcd`;
 /// fails on the first mismatch. Returns the cycles run.
-fn lockstep_on(
-    cfg: &HwConfig,
-    engines: &[EngineKind],
-    name: &str,
-    stimulus: Vec<CoalIn>,
-) -> u64 {
+fn lockstep_on(cfg: &HwConfig, engines: &[EngineKind], name: &str, stimulus: Vec<CoalIn>) -> u64 {
     let cycles = stimulus.len() as u64;
     let vcd = waves_dir().join(format!("tlb_coalescer_{name}.vcd"));
     let opts = LockstepOptions {
@@ -210,7 +230,12 @@ fn other_page_sizes_agree_between_model_and_rusthdl() {
         let mut stimulus = directed(&cfg);
         stimulus.extend(random(&cfg, seed()).take(2_000));
         let name = format!("page_frames_log2_{frames_log2}");
-        lockstep_on(&cfg, &[EngineKind::Model, EngineKind::RustHdl], &name, stimulus);
+        lockstep_on(
+            &cfg,
+            &[EngineKind::Model, EngineKind::RustHdl],
+            &name,
+            stimulus,
+        );
     }
 }
 
@@ -262,7 +287,10 @@ fn a_twin_that_concatenates_the_ppn_is_caught() {
         previous: CoalIn::default(),
     };
     let engines: Vec<(String, Box<dyn CycleModel<In = CoalIn, Out = CoalOut>>)> = vec![
-        ("rusthdl".into(), Coalescer::engine(EngineKind::RustHdl, &cfg).expect("rusthdl")),
+        (
+            "rusthdl".into(),
+            Coalescer::engine(EngineKind::RustHdl, &cfg).expect("rusthdl"),
+        ),
         ("concatenating".into(), Box::new(wrong)),
     ];
     let inputs = case(&cfg, "ppn_wrap").inputs;
@@ -273,7 +301,10 @@ fn a_twin_that_concatenates_the_ppn_is_caught() {
     assert_eq!((m.cycle, m.signal), (3, "lookup_ppn"));
     assert_eq!(
         m.values,
-        vec![("rusthdl".to_string(), 0xA), ("concatenating".to_string(), 0xFFFF_FFFF)]
+        vec![
+            ("rusthdl".to_string(), 0xA),
+            ("concatenating".to_string(), 0xFFFF_FFFF)
+        ]
     );
 }
 

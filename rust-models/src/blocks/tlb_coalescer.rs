@@ -285,7 +285,10 @@ mod tests {
         let e = unit().merge(0x47, &line);
         assert_eq!(e.base_vpn, 0x40);
         assert_eq!(e.base_ppn, 0x23);
-        assert_eq!(e.mask, 0xFFFF & !(1 << 2) & !(1 << 5) & !(1 << 9) & !(1 << 11));
+        assert_eq!(
+            e.mask,
+            0xFFFF & !(1 << 2) & !(1 << 5) & !(1 << 9) & !(1 << 11)
+        );
     }
 
     #[test]
@@ -300,7 +303,8 @@ mod tests {
     #[test]
     fn base_ppn_wraps_at_32_bits_and_lookup_unwraps_it() {
         // Requested slot 7 maps PPN 2, so the base is 2 - 7 = 0xFFFF_FFFB.
-        let line: [u64; 16] = core::array::from_fn(|i| pte((i as u64 + 0xFFFF_FFFB) & 0xFFFF_FFFF, RW));
+        let line: [u64; 16] =
+            core::array::from_fn(|i| pte((i as u64 + 0xFFFF_FFFB) & 0xFFFF_FFFF, RW));
         let e = unit().merge(0x7, &line);
         assert_eq!(e.base_ppn, 0xFFFF_FFFB);
         assert_eq!(e.mask, 0xFFFF);

@@ -26,7 +26,11 @@ impl MemoryManager {
     /// or fall back to OLP (small structure, no fully mapped block).
     pub(super) fn run_mma(&mut self, a: usize, rt: &mut dyn RtDrain) -> MmaReport {
         let (access, remote) = rt.drain(alloc_id(a as AllocIndex));
-        let ratio = if access == 0 { 0.0 } else { remote as f64 / access as f64 };
+        let ratio = if access == 0 {
+            0.0
+        } else {
+            remote as f64 / access as f64
+        };
         let threshold = effective_threshold(
             self.cfg.mma_threshold,
             ratio,

@@ -29,6 +29,7 @@ mod manager;
 pub mod mma;
 pub mod phys;
 pub mod policy;
+mod state;
 
 pub use manager::MemoryManager;
 pub use policy::{BlockMode, Policy};

@@ -22,9 +22,16 @@ pub const PT_OWNER: u16 = u16::MAX;
 enum BlockState {
     Free,
     /// One 2 MB frame (a 2 MB page or reservation) of `owner`.
-    Whole { owner: u16 },
+    Whole {
+        owner: u16,
+    },
     /// Frames of `1 << size_log` 4 KB frames; `free` has one bit per frame.
-    Split { size_log: u8, owner: u16, free: [u64; 8], free_count: u16 },
+    Split {
+        size_log: u8,
+        owner: u16,
+        free: [u64; 8],
+        free_count: u16,
+    },
 }
 
 /// Key of a free list: chiplet, frame size (log2 of 4 KB frames), owner.
@@ -77,7 +84,12 @@ impl PhysMem {
         for (k, set) in &self.partial {
             if k.0 == chiplet.0 {
                 for &g in set {
-                    if let BlockState::Split { size_log, free_count, .. } = self.blocks[g as usize] {
+                    if let BlockState::Split {
+                        size_log,
+                        free_count,
+                        ..
+                    } = self.blocks[g as usize]
+                    {
                         n += (free_count as u64) << size_log;
                     }
                 }
@@ -87,7 +99,9 @@ impl PhysMem {
     }
     /// Free 4 KB frames on every chiplet.
     pub fn free_frames(&self) -> u64 {
-        (0..self.chiplets).map(|c| self.free_frames_on(ChipletId(c as u8))).sum()
+        (0..self.chiplets)
+            .map(|c| self.free_frames_on(ChipletId(c as u8)))
+            .sum()
     }
 
     /// Whether `chiplet` can supply a frame of `size_log` for `owner` without falling back.
@@ -119,15 +133,26 @@ impl PhysMem {
                 for i in 0..n as usize {
                     free[i / 64] |= 1 << (i % 64);
                 }
-                self.blocks[g as usize] = BlockState::Split { size_log, owner, free, free_count: n };
+                self.blocks[g as usize] = BlockState::Split {
+                    size_log,
+                    owner,
+                    free,
+                    free_count: n,
+                };
                 self.partial.entry(key).or_default().insert(g);
                 g
             }
         };
-        let BlockState::Split { free, free_count, .. } = &mut self.blocks[g as usize] else {
+        let BlockState::Split {
+            free, free_count, ..
+        } = &mut self.blocks[g as usize]
+        else {
             unreachable!("partial lists hold split blocks only");
         };
-        let word = free.iter().position(|w| *w != 0).expect("a partial block has a free frame");
+        let word = free
+            .iter()
+            .position(|w| *w != 0)
+            .expect("a partial block has a free frame");
         let bit = free[word].trailing_zeros() as usize;
         free[word] &= !(1 << bit);
         *free_count -= 1;
@@ -144,7 +169,9 @@ impl PhysMem {
         if let Some(p) = self.alloc(chiplet, size_log, owner) {
             return Some(p);
         }
-        let mut order: Vec<u8> = (0..self.chiplets as u8).filter(|&c| c != chiplet.0).collect();
+        let mut order: Vec<u8> = (0..self.chiplets as u8)
+            .filter(|&c| c != chiplet.0)
+            .collect();
         order.sort_by_key(|&c| core::cmp::Reverse(self.free_blocks[c as usize].len()));
         order
             .into_iter()
@@ -161,10 +188,18 @@ impl PhysMem {
                 self.blocks[g as usize] = BlockState::Free;
                 self.free_blocks[chiplet as usize].push(g);
             }
-            BlockState::Split { size_log: s, owner, free, free_count } => {
+            BlockState::Split {
+                size_log: s,
+                owner,
+                free,
+                free_count,
+            } => {
                 debug_assert_eq!(*s, size_log, "frame freed with the wrong size");
                 let index = ((pfn.0 % BLOCK_FRAMES) >> size_log) as usize;
-                debug_assert!(free[index / 64] & (1 << (index % 64)) == 0, "double free of {pfn}");
+                debug_assert!(
+                    free[index / 64] & (1 << (index % 64)) == 0,
+                    "double free of {pfn}"
+                );
                 free[index / 64] |= 1 << (index % 64);
                 *free_count += 1;
                 let key = (chiplet, *s, *owner);
@@ -231,7 +266,11 @@ mod tests {
         let b = m.alloc(ChipletId(1), 4, 0).unwrap();
         assert_eq!(b, Pfn(512 + 16), "next 64 KB frame of the same block");
         let other_owner = m.alloc(ChipletId(1), 4, 1).unwrap();
-        assert_eq!(other_owner, Pfn(5 * 512), "another structure splits its own block");
+        assert_eq!(
+            other_owner,
+            Pfn(5 * 512),
+            "another structure splits its own block"
+        );
         assert_eq!(m.free_blocks(ChipletId(1)), 0);
         assert_eq!(m.free_frames_on(ChipletId(1)), 1024 - 48);
         m.free(a, 4);

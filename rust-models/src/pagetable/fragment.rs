@@ -21,7 +21,11 @@ pub struct Fragment {
 pub fn next_fragment(start: u64, end: u64, max_frag: u32, system: bool) -> Fragment {
     debug_assert!(start < end);
     if system {
-        return Fragment { start, end, frag: 0 };
+        return Fragment {
+            start,
+            end,
+            frag: 0,
+        };
     }
     // trailing_zeros(0) = 64, so a start of 0 is limited by the length alone.
     let align = start.trailing_zeros();
@@ -92,7 +96,14 @@ mod tests {
         // 8 MB at a 4 MB-aligned start with the old fragment_size = 9: one step of frag 9
         // covering all four 2 MB runs.
         let f = next_fragment(0x400, 0xC00, 9, false);
-        assert_eq!(f, Fragment { start: 0x400, end: 0xC00, frag: 9 });
+        assert_eq!(
+            f,
+            Fragment {
+                start: 0x400,
+                end: 0xC00,
+                frag: 9
+            }
+        );
     }
 
     #[test]

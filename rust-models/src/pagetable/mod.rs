@@ -20,10 +20,12 @@
 //! address of the entry read at each level so the GPU model can tell local from remote.
 
 mod fragment;
+mod level;
 mod table_pages;
 mod unmap;
 
 pub use fragment::{fragments, leaf_level, next_fragment, Fragment};
+pub use level::Level;
 pub use table_pages::{SequentialTablePages, TablePageSource};
 
 use crate::addr::{Pa, Pfn, Vpn};
@@ -36,69 +38,6 @@ pub const ENTRIES: usize = 512;
 pub const VPN_BITS: u32 = 36;
 const NO_CHILD: u32 = u32::MAX;
 const ROOT: u32 = 0;
-
-/// A page-table level, root first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Level {
-    #[serde(rename = "PDB2")]
-    Pdb2,
-    #[serde(rename = "PDB1")]
-    Pdb1,
-    #[serde(rename = "PDB0")]
-    Pdb0,
-    #[serde(rename = "PTB")]
-    Ptb,
-}
-
-impl Level {
-    /// Root to leaf.
-    pub const ALL: [Level; 4] = [Level::Pdb2, Level::Pdb1, Level::Pdb0, Level::Ptb];
-
-    /// VPN bits below one entry of this level (amdgpu `amdgpu_vm_pt_level_shift`).
-    pub const fn shift(self) -> u32 {
-        match self {
-            Level::Pdb2 => 27,
-            Level::Pdb1 => 18,
-            Level::Pdb0 => 9,
-            Level::Ptb => 0,
-        }
-    }
-    /// Bytes one entry of this level maps.
-    pub const fn entry_bytes(self) -> u64 {
-        crate::addr::PAGE_4K << self.shift()
-    }
-    /// Position from the root (PDB2 = 0 … PTB = 3): the number of table reads above it.
-    pub const fn depth(self) -> usize {
-        self as usize
-    }
-    /// The level below, if any.
-    pub const fn child(self) -> Option<Level> {
-        match self {
-            Level::Pdb2 => Some(Level::Pdb1),
-            Level::Pdb1 => Some(Level::Pdb0),
-            Level::Pdb0 => Some(Level::Ptb),
-            Level::Ptb => None,
-        }
-    }
-    /// amdgpu's name for the level.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Level::Pdb2 => "PDB2",
-            Level::Pdb1 => "PDB1",
-            Level::Pdb0 => "PDB0",
-            Level::Ptb => "PTB",
-        }
-    }
-    fn index(self, vpn: u64) -> usize {
-        ((vpn >> self.shift()) & (ENTRIES as u64 - 1)) as usize
-    }
-}
-
-impl core::fmt::Display for Level {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// What a mapping points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,7 +261,11 @@ impl PageTable {
                 },
             ),
         };
-        if base.0.checked_add(pages).is_none_or(|e| e > 1u64 << PFN_BITS) {
+        if base
+            .0
+            .checked_add(pages)
+            .is_none_or(|e| e > 1u64 << PFN_BITS)
+        {
             return Err(PageTableError::PaOutOfRange { pfn: base, pages });
         }
         let frags = fragments(start.0, end, opts.max_frag, system);
@@ -341,7 +284,8 @@ impl PageTable {
                 let count = (seg_end - v) >> level.shift();
                 for k in 0..count as usize {
                     let vpn = v + ((k as u64) << level.shift());
-                    let mut pte = Pte::leaf(Pfn(base.0 + (vpn - start.0)), flags, f.frag, opts.alloc_id);
+                    let mut pte =
+                        Pte::leaf(Pfn(base.0 + (vpn - start.0)), flags, f.frag, opts.alloc_id);
                     if level != Level::Ptb {
                         pte = pte.as_huge_leaf();
                     }
@@ -402,7 +346,10 @@ impl PageTable {
                 let new = self.new_table(child_level, (tid, i as u16), src)?;
                 let pfn = self.tables[new as usize].pfn;
                 let t = &mut self.tables[tid as usize];
-                debug_assert!(!t.entries[i].valid(), "huge leaves are refused before writing");
+                debug_assert!(
+                    !t.entries[i].valid(),
+                    "huge leaves are refused before writing"
+                );
                 t.entries[i] = Pte::directory(pfn);
                 t.children[i] = new;
                 t.valid += 1;
@@ -504,8 +451,14 @@ mod tests {
     #[test]
     fn walk_reads_one_entry_per_level_down_to_the_leaf() {
         let (mut pt, mut src) = table();
-        pt.map(Vpn(0x123), 1, MapTarget::Frames(Pfn(7)), &MapOpts::default(), &mut src)
-            .unwrap();
+        pt.map(
+            Vpn(0x123),
+            1,
+            MapTarget::Frames(Pfn(7)),
+            &MapOpts::default(),
+            &mut src,
+        )
+        .unwrap();
         let w = pt.walk(Vpn(0x123));
         assert_eq!(w.depth, 4);
         // Root is the first table frame; entry 0 (VPN 0x123 >> 27 = 0).
@@ -514,6 +467,10 @@ mod tests {
         assert_eq!(w.reads[3], Pa(((0x10_0000 + 3) << 12) + 0x123 * 8));
         assert_eq!(w.leaf.unwrap().pfn_of(Vpn(0x123)), Pfn(7));
         assert_eq!(pt.walk(Vpn(0x124)).leaf, None);
-        assert_eq!(pt.walk(Vpn(1 << 27)).depth, 1, "an empty root entry stops the walk");
+        assert_eq!(
+            pt.walk(Vpn(1 << 27)).depth,
+            1,
+            "an empty root entry stops the walk"
+        );
     }
 }

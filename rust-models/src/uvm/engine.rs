@@ -32,10 +32,12 @@ struct Warp<'w> {
     sm: u32,
     tb: u32,
     cur: Option<WarpInstr>,
-    /// The compute cycles before `cur` have elapsed.
-    compute_done: bool,
     /// A page the warp stalls on (replayed when it is no longer queued as a fault).
     waiting_on: usize,
+    /// 128-byte lines of `cur` (its issue cost).
+    lines: usize,
+    /// The pages of `cur` are known (its first attempt happened).
+    started: bool,
 }
 
 /// State of one run; fields are shared with `service.rs`.
@@ -68,6 +70,8 @@ pub(super) struct Engine<'w> {
     pub(super) check_invariants: bool,
     pub(super) service_wall: f64,
     warps: Vec<Option<Warp<'w>>>,
+    /// Pages of each warp slot's current instruction not yet accessed.
+    pending: Vec<Vec<usize>>,
     free_slots: Vec<u32>,
     sm_free_at: Vec<u64>,
     scratch_pages: Vec<usize>,
@@ -154,6 +158,7 @@ impl<'w> Engine<'w> {
             check_invariants: check,
             service_wall: 0.0,
             warps: Vec::new(),
+            pending: Vec::new(),
             free_slots: Vec::new(),
             sm_free_at: vec![0; sms],
             scratch_pages: Vec::with_capacity(64),
@@ -222,8 +227,9 @@ impl<'w> Engine<'w> {
                 sm,
                 tb,
                 cur: None,
-                compute_done: false,
                 waiting_on: 0,
+                lines: 0,
+                started: false,
             };
             let slot = match self.free_slots.pop() {
                 Some(s) => {
@@ -232,6 +238,7 @@ impl<'w> Engine<'w> {
                 }
                 None => {
                     self.warps.push(Some(warp));
+                    self.pending.push(Vec::new());
                     (self.warps.len() - 1) as u32
                 }
             };
@@ -253,7 +260,7 @@ impl<'w> Engine<'w> {
                 Some(instr) => {
                     let compute = instr.compute_cycles as u64;
                     warp.cur = Some(instr);
-                    warp.compute_done = compute == 0;
+                    warp.started = false;
                     if compute > 0 {
                         self.heap.push(Reverse((t + compute, EV_WARP, id)));
                         return None;
@@ -262,21 +269,30 @@ impl<'w> Engine<'w> {
             }
         }
         let sm = warp.sm as usize;
-        let (lines, write) = {
+        let pending = &mut self.pending[id as usize];
+        if !warp.started {
+            // First attempt of this instruction: its pages and issue cost.
             let instr = warp.cur.as_ref()?;
-            let lines = instr_pages(
+            warp.lines = instr_pages(
                 &self.layout,
                 instr,
                 &mut self.scratch_pages,
                 &mut self.scratch_lines,
                 &mut self.metrics.out_of_range_accesses,
             );
-            (lines, instr.write)
-        };
-        // Every page must be on the GPU; a page still in flight only delays the warp.
+            warp.started = true;
+            pending.clear();
+            pending.extend_from_slice(&self.scratch_pages);
+        }
+        let write = warp.cur.as_ref().map(|i| i.write).unwrap_or(false);
+        // Pages on the GPU are accessed now (a replay only redoes the missing ones, so a
+        // warp spanning more pages than fit at once still makes progress); a page still
+        // in flight delays the warp; a missing page is a far fault.
         let mut wait_until = 0u64;
         let mut missing = false;
-        for &p in &self.scratch_pages {
+        let mut k = 0;
+        while k < pending.len() {
+            let p = pending[k];
             if !self.res.is_resident(p) {
                 missing = true;
                 if !self.queued[p] {
@@ -284,8 +300,30 @@ impl<'w> Engine<'w> {
                     self.buffer.push_back((p as u32, t));
                 }
                 warp.waiting_on = p;
+                k += 1;
             } else if self.ready_at[p] > t {
                 wait_until = wait_until.max(self.ready_at[p]);
+                k += 1;
+            } else {
+                self.res.touch(p, write);
+                self.metrics.page_accesses += 1;
+                if let Some(f) = self.forest.as_mut() {
+                    f.att.access(BASE_VPN + p as u64, &mut f.tracker);
+                }
+                pending.swap_remove(k);
+            }
+        }
+        if let Some(f) = self.forest.as_mut() {
+            if !f.tracker.pending_irqs.is_empty() {
+                let w0 = Instant::now();
+                let steps = f.service_interrupts(&self.layout);
+                self.metrics.profiling_steps += steps;
+                let us = steps as f64 * self.cfg.fault.profiling_step_us;
+                self.metrics.service.profiling_us += us;
+                let busy_until = if self.driver_busy { self.batch_end } else { t };
+                self.driver_free_at =
+                    self.driver_free_at.max(busy_until) + self.cfg.us_to_cycles(us);
+                self.service_wall += w0.elapsed().as_secs_f64();
             }
         }
         if missing {
@@ -302,30 +340,10 @@ impl<'w> Engine<'w> {
             self.heap.push(Reverse((wait_until, EV_WARP, id)));
             return None;
         }
-        // Perform the access.
+        // Every page was accessed: the instruction completes.
         warp.cur = None;
-        for &p in &self.scratch_pages {
-            if self.res.touch(p, write) {
-                // first use of a prefetched page: nothing to count beyond the flag
-            }
-        }
         self.metrics.warp_mem_instrs += 1;
-        self.metrics.page_accesses += self.scratch_pages.len() as u64;
-        if let Some(f) = self.forest.as_mut() {
-            for &p in &self.scratch_pages {
-                f.att.access(BASE_VPN + p as u64, &mut f.tracker);
-            }
-            if !f.tracker.pending_irqs.is_empty() {
-                let w0 = Instant::now();
-                let steps = f.service_interrupts(&self.layout);
-                self.metrics.profiling_steps += steps;
-                let us = steps as f64 * self.cfg.fault.profiling_step_us;
-                self.metrics.service.profiling_us += us;
-                let busy_until = if self.driver_busy { self.batch_end } else { t };
-                self.driver_free_at = self.driver_free_at.max(busy_until) + self.cfg.us_to_cycles(us);
-                self.service_wall += w0.elapsed().as_secs_f64();
-            }
-        }
+        let lines = warp.lines;
         let per_cycle = self.cfg.gpu.lines_per_cycle_per_sm as u64;
         let issue = t.max(self.sm_free_at[sm]);
         self.sm_free_at[sm] = issue + (lines as u64).div_ceil(per_cycle).max(1);

@@ -2,7 +2,9 @@
 //! BlackScholes), `paf` (Rodinia pathfinder), `lud` (Rodinia LU decomposition, 32×32
 //! tiles) and `sc` (Rodinia streamcluster's `pgain`).
 
-use super::program::{after, check_scale, coalesced, gather, grid_u32, scaled, Program, WarpGen, WARP};
+use super::program::{
+    after, check_scale, coalesced, gather, grid_u32, scaled, Program, WarpGen, WARP,
+};
 use super::rng::{below, hash2, hash4};
 use super::{Allocation, Kernel, WarpInstr, WarpStream, Workload, WorkloadError};
 
@@ -11,7 +13,11 @@ use super::{Allocation, Kernel, WarpInstr, WarpStream, Workload, WorkloadError};
 pub(crate) const NAMES: [&str; 4] = ["blk", "paf", "lud", "sc"];
 
 /// Build one of `blk`, `paf`, `lud`, `sc`.
-pub(crate) fn build(name: &str, scale: f64, seed: u64) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
+pub(crate) fn build(
+    name: &str,
+    scale: f64,
+    seed: u64,
+) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
     let r = match name {
         "blk" => blk(scale),
         "paf" => paf(scale),
@@ -36,12 +42,25 @@ fn blk(scale: f64) -> Result<Box<dyn Workload>, WorkloadError> {
     // One thread prices two options (float2 loads), 128 threads per block.
     let opts = scaled("blk", scale, 8 << 20, 256, 256)?;
     let grid = grid_u32("blk", scale, opts / 256)?;
-    let names = ["StockPrice", "OptionStrike", "OptionYears", "CallResult", "PutResult"];
+    let names = [
+        "StockPrice",
+        "OptionStrike",
+        "OptionYears",
+        "CallResult",
+        "PutResult",
+    ];
     Ok(Box::new(Program {
         name: "blk".into(),
-        description: format!("BlackScholes on {opts} options, float2 per thread, {BLK_ITERS} launches"),
-        allocations: names.iter().map(|n| Allocation::new(*n, opts * 4)).collect(),
-        kernels: (0..BLK_ITERS).map(|_| Kernel::new("BlackScholesGPU", grid, 4)).collect(),
+        description: format!(
+            "BlackScholes on {opts} options, float2 per thread, {BLK_ITERS} launches"
+        ),
+        allocations: names
+            .iter()
+            .map(|n| Allocation::new(*n, opts * 4))
+            .collect(),
+        kernels: (0..BLK_ITERS)
+            .map(|_| Kernel::new("BlackScholesGPU", grid, 4))
+            .collect(),
         gen: BlkGen {
             warps_total: opts / 64,
         },
@@ -88,13 +107,18 @@ fn paf(scale: f64) -> Result<Box<dyn Workload>, WorkloadError> {
     let cols = PAF_COLS as u64;
     Ok(Box::new(Program {
         name: "paf".into(),
-        description: format!("Rodinia pathfinder {rows} rows x {cols} cols, pyramid height {PAF_PYRAMID}"),
+        description: format!(
+            "Rodinia pathfinder {rows} rows x {cols} cols, pyramid height {PAF_PYRAMID}"
+        ),
         allocations: vec![
             Allocation::new("wall", (rows as u64 - 1) * cols * 4),
             Allocation::new("result_a", cols * 4),
             Allocation::new("result_b", cols * 4),
         ],
-        kernels: steps.iter().map(|_| Kernel::new("dynproc", grid, (PAF_BLOCK / WARP as i64) as u32)).collect(),
+        kernels: steps
+            .iter()
+            .map(|_| Kernel::new("dynproc", grid, (PAF_BLOCK / WARP as i64) as u32))
+            .collect(),
         gen: PafGen { steps },
     }))
 }
@@ -107,7 +131,10 @@ impl PafGen {
         let blk_x = small * tb as i64 - PAF_PYRAMID;
         let valid_min = (-blk_x).max(0);
         let valid_max = (PAF_BLOCK - 1).min(PAF_COLS - 1 - blk_x);
-        let (w0, w1) = (warp as i64 * WARP as i64, warp as i64 * WARP as i64 + WARP as i64 - 1);
+        let (w0, w1) = (
+            warp as i64 * WARP as i64,
+            warp as i64 * WARP as i64 + WARP as i64 - 1,
+        );
         // Lanes tx in [lo, hi] of this warp, as (first tx, count).
         let span = |lo: i64, hi: i64| {
             let (a, b) = (lo.max(w0), hi.min(w1));
@@ -132,11 +159,18 @@ impl PafGen {
 
 impl WarpGen for PafGen {
     fn stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_> {
-        Box::new(self.plan(kernel, tb, warp).into_iter().map(|(alloc, col, n, write, row)| {
-            let row = row.max(0) as u64;
-            let off = (row * PAF_COLS as u64 + col as u64) * 4;
-            after(coalesced(alloc, off, n, 4, write), if alloc == 0 { 6 } else { 0 })
-        }))
+        Box::new(
+            self.plan(kernel, tb, warp)
+                .into_iter()
+                .map(|(alloc, col, n, write, row)| {
+                    let row = row.max(0) as u64;
+                    let off = (row * PAF_COLS as u64 + col as u64) * 4;
+                    after(
+                        coalesced(alloc, off, n, 4, write),
+                        if alloc == 0 { 6 } else { 0 },
+                    )
+                }),
+        )
     }
     fn count(&self) -> u64 {
         let grid = (PAF_COLS + (PAF_BLOCK - 2 * PAF_PYRAMID) - 1) / (PAF_BLOCK - 2 * PAF_PYRAMID);
@@ -173,8 +207,16 @@ fn lud(scale: f64) -> Result<Box<dyn Workload>, WorkloadError> {
     for k in 0..nb - 1 {
         let rest = nb - k - 1;
         kernels.push(Kernel::new("lud_diagonal", 1, LUD_B as u32));
-        kernels.push(Kernel::new("lud_perimeter", grid_u32("lud", scale, rest)?, LUD_B as u32));
-        kernels.push(Kernel::new("lud_internal", grid_u32("lud", scale, rest * rest)?, LUD_B as u32));
+        kernels.push(Kernel::new(
+            "lud_perimeter",
+            grid_u32("lud", scale, rest)?,
+            LUD_B as u32,
+        ));
+        kernels.push(Kernel::new(
+            "lud_internal",
+            grid_u32("lud", scale, rest * rest)?,
+            LUD_B as u32,
+        ));
         plan.extend([(0, k), (1, k), (2, k)]);
     }
     kernels.push(Kernel::new("lud_diagonal", 1, LUD_B as u32));
@@ -193,17 +235,36 @@ impl WarpGen for LudGen {
         let (phase, k) = self.plan[kernel];
         let (r, tb) = (warp as u64, tb as u64);
         // Row r of tile (bi, bj).
-        let row = move |bi: u64, bj: u64, write: bool| coalesced(0, ((bi * LUD_B + r) * self.n + bj * LUD_B) * 4, WARP, 4, write);
+        let row = move |bi: u64, bj: u64, write: bool| {
+            coalesced(
+                0,
+                ((bi * LUD_B + r) * self.n + bj * LUD_B) * 4,
+                WARP,
+                4,
+                write,
+            )
+        };
         let v: Vec<WarpInstr> = match phase {
             0 => vec![row(k, k, false), after(row(k, k, true), 64)],
             1 => {
                 let b = k + 1 + tb;
-                vec![row(k, k, false), row(k, b, false), row(b, k, false), after(row(k, b, true), 32), row(b, k, true)]
+                vec![
+                    row(k, k, false),
+                    row(k, b, false),
+                    row(b, k, false),
+                    after(row(k, b, true), 32),
+                    row(b, k, true),
+                ]
             }
             _ => {
                 let rest = self.nb - k - 1;
                 let (bi, bj) = (k + 1 + tb / rest, k + 1 + tb % rest);
-                vec![row(k, bj, false), row(bi, k, false), row(bi, bj, false), after(row(bi, bj, true), 32)]
+                vec![
+                    row(k, bj, false),
+                    row(bi, k, false),
+                    row(bi, bj, false),
+                    after(row(bi, bj, true), 32),
+                ]
             }
         };
         Box::new(v.into_iter())
@@ -260,7 +321,9 @@ fn sc(scale: f64, seed: u64) -> Result<Box<dyn Workload>, WorkloadError> {
 impl ScGen {
     /// Points whose cost drops when the candidate opens (they switch centres).
     fn switching(&self, kernel: u64, p0: u64) -> Vec<u64> {
-        (p0..p0 + WARP).filter(|&p| hash4(self.seed, 7, kernel, p, 0) % 3 == 0).collect()
+        (p0..p0 + WARP)
+            .filter(|&p| hash4(self.seed, 7, kernel, p, 0) % 3 == 0)
+            .collect()
     }
     /// Centre (a point id) that point `p` is assigned to.
     fn center_of(&self, p: u64) -> u64 {
@@ -297,7 +360,8 @@ impl WarpGen for ScGen {
         }
         let centers: Vec<u64> = (p0..p0 + WARP).map(|p| self.center_of(p) * 4).collect();
         v.push(gather(4, &centers, 4, false));
-        let coords = (0..SC_DIM).map(move |d| after(coalesced(0, (d * num + p0) * 4, WARP, 4, false), 2));
+        let coords =
+            (0..SC_DIM).map(move |d| after(coalesced(0, (d * num + p0) * 4, WARP, 4, false), 2));
         let mut tail: Vec<WarpInstr> = Vec::new();
         let sw = self.switching(k, p0);
         if !sw.is_empty() {
@@ -319,7 +383,8 @@ impl WarpGen for ScGen {
         let warps = self.num / WARP;
         let tbs = warps / 8;
         let work_mem_instrs = ((SC_CENTERS + 1) * 4).div_ceil(WARP * 4);
-        let mut total = SC_ITERS * (warps * (3 + 1 + SC_DIM) + tbs * (SC_DIM / WARP + work_mem_instrs));
+        let mut total =
+            SC_ITERS * (warps * (3 + 1 + SC_DIM) + tbs * (SC_DIM / WARP + work_mem_instrs));
         for k in 0..SC_ITERS {
             for wg in 0..warps {
                 total += !self.switching(k, wg * WARP).is_empty() as u64;

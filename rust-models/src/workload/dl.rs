@@ -58,7 +58,11 @@ impl Net {
 
     /// A kernel streaming `reads`, gathering from `gathers`, writing `out`.
     fn kernel(&mut self, name: impl Into<String>, reads: &[u16], gathers: &[u16], out: u16) {
-        let traffic: u64 = reads.iter().chain([&out]).map(|&a| self.bytes[a as usize]).sum();
+        let traffic: u64 = reads
+            .iter()
+            .chain([&out])
+            .map(|&a| self.bytes[a as usize])
+            .sum();
         let grid = traffic.div_ceil(TRAFFIC_PER_WARP * WARPS).max(1);
         let grid = match grid_u32(self.name, self.scale, grid) {
             Ok(g) => g,
@@ -67,8 +71,18 @@ impl Net {
                 1
             }
         };
-        let mut touches: Vec<(u16, Class)> = reads.iter().map(|&a| (a, Class::Stream { write: false })).collect();
-        touches.extend(gathers.iter().map(|&a| (a, Class::Dense { per_warp: ATTENTION_GATHERS })));
+        let mut touches: Vec<(u16, Class)> = reads
+            .iter()
+            .map(|&a| (a, Class::Stream { write: false }))
+            .collect();
+        touches.extend(gathers.iter().map(|&a| {
+            (
+                a,
+                Class::Dense {
+                    per_warp: ATTENTION_GATHERS,
+                },
+            )
+        }));
         touches.push((out, Class::Stream { write: true }));
         self.phases.push(Phase {
             name: name.into(),
@@ -78,7 +92,14 @@ impl Net {
     }
 
     /// A weighted layer: `input` × weights → new activation `out_elems`.
-    fn layer(&mut self, name: &str, input: u16, weight_elems: u64, out_elems: u64, elem: u64) -> u16 {
+    fn layer(
+        &mut self,
+        name: &str,
+        input: u16,
+        weight_elems: u64,
+        out_elems: u64,
+        elem: u64,
+    ) -> u16 {
         let w = self.obj(format!("{name}.w"), weight_elems, elem);
         let out = self.obj(format!("{name}.out"), out_elems, elem);
         self.kernel(name, &[input, w], &[], out);
@@ -87,7 +108,15 @@ impl Net {
 
     /// A Transformer block: QKV projection, scores, softmax, context, output projection and
     /// the two FFN layers; `memory` is the encoder output for cross-attention.
-    fn transformer(&mut self, name: &str, x: u16, t: u64, d: u64, heads: u64, cross: Option<(u16, u64)>) -> u16 {
+    fn transformer(
+        &mut self,
+        name: &str,
+        x: u16,
+        t: u64,
+        d: u64,
+        heads: u64,
+        cross: Option<(u16, u64)>,
+    ) -> u16 {
         let e = 2; // fp16
         let qkv = self.layer(&format!("{name}.qkv"), x, d * 3 * d, t * 3 * d, e);
         let scores = self.obj(format!("{name}.scores"), heads * t * t, e);
@@ -113,7 +142,9 @@ impl Net {
             return Err(e);
         }
         let one_pass = self.phases;
-        let phases: Vec<Phase> = (0..BATCHES).flat_map(|_| one_pass.iter().cloned()).collect();
+        let phases: Vec<Phase> = (0..BATCHES)
+            .flat_map(|_| one_pass.iter().cloned())
+            .collect();
         let gen = PhaseGen {
             bytes: self.bytes,
             phases,
@@ -130,7 +161,11 @@ impl Net {
 }
 
 /// Build one of the DL workloads.
-pub(crate) fn build(name: &str, scale: f64, seed: u64) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
+pub(crate) fn build(
+    name: &str,
+    scale: f64,
+    seed: u64,
+) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
     let name: &'static str = NAMES.iter().find(|&&n| n == name)?;
     if let Err(e) = check_scale(name, scale) {
         return Some(Err(e));
@@ -144,7 +179,10 @@ pub(crate) fn build(name: &str, scale: f64, seed: u64) -> Option<Result<Box<dyn 
     };
     let objects = net.allocations.len();
     let layers = net.phases.len();
-    Some(net.finish(format!("{what}: {objects} objects, {layers} kernels per pass, {BATCHES} passes"), seed))
+    Some(net.finish(
+        format!("{what}: {objects} objects, {layers} kernels per pass, {BATCHES} passes"),
+        seed,
+    ))
 }
 
 fn alexnet(net: &mut Net) -> &'static str {
@@ -176,12 +214,32 @@ fn resnet50(net: &mut Net) -> &'static str {
     let mut h = net.layer("conv1", x, 64 * 3 * 49, b * 64 * 56 * 56, e);
     let mut ch = 64;
     // (blocks, bottleneck width, spatial size)
-    for (s, &(blocks, mid, hw)) in [(3u64, 64u64, 56u64), (4, 128, 28), (6, 256, 14), (3, 512, 7)].iter().enumerate() {
+    for (s, &(blocks, mid, hw)) in [
+        (3u64, 64u64, 56u64),
+        (4, 128, 28),
+        (6, 256, 14),
+        (3, 512, 7),
+    ]
+    .iter()
+    .enumerate()
+    {
         for blk in 0..blocks {
             let p = format!("s{}b{}", s + 1, blk);
             let a = net.layer(&format!("{p}.conv_a"), h, ch * mid, b * mid * hw * hw, e);
-            let c = net.layer(&format!("{p}.conv_b"), a, mid * mid * 9, b * mid * hw * hw, e);
-            h = net.layer(&format!("{p}.conv_c"), c, mid * 4 * mid, b * 4 * mid * hw * hw, e);
+            let c = net.layer(
+                &format!("{p}.conv_b"),
+                a,
+                mid * mid * 9,
+                b * mid * hw * hw,
+                e,
+            );
+            h = net.layer(
+                &format!("{p}.conv_c"),
+                c,
+                mid * 4 * mid,
+                b * 4 * mid * hw * hw,
+                e,
+            );
             ch = 4 * mid;
         }
     }

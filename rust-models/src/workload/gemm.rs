@@ -97,7 +97,11 @@ fn build_shape(s: &Shape, scale: f64) -> Result<Box<dyn Workload>, WorkloadError
             Allocation::new("B", s.k * s.n * 4),
             Allocation::new("C", m * s.n * 4),
         ],
-        kernels: vec![Kernel::new("sgemm", grid_u32(s.name, scale, grid)?, WARPS as u32)],
+        kernels: vec![Kernel::new(
+            "sgemm",
+            grid_u32(s.name, scale, grid)?,
+            WARPS as u32,
+        )],
         gen,
     }))
 }
@@ -126,11 +130,20 @@ impl GemmGen {
 }
 
 /// The instructions that move one row segment of `bytes` bytes at `offset`.
-fn row_chunks(alloc: u16, offset: u64, bytes: u64, write: bool, compute: u32) -> impl Iterator<Item = super::WarpInstr> {
+fn row_chunks(
+    alloc: u16,
+    offset: u64,
+    bytes: u64,
+    write: bool,
+    compute: u32,
+) -> impl Iterator<Item = super::WarpInstr> {
     (0..bytes.div_ceil(INSTR_BYTES)).map(move |c| {
         let start = c * INSTR_BYTES;
         let lanes = (bytes - start).min(INSTR_BYTES).div_ceil(VEC);
-        after(coalesced(alloc, offset + start, lanes, VEC as u8, write), compute)
+        after(
+            coalesced(alloc, offset + start, lanes, VEC as u8, write),
+            compute,
+        )
     })
 }
 
@@ -146,9 +159,9 @@ impl WarpGen for GemmGen {
             let a_rows = (w..rows).step_by(WARPS as usize).flat_map(move |r| {
                 row_chunks(A, ((r0 + r) * k + kb) * 4, ktile * 4, false, compute)
             });
-            let b_rows = (w..ktile).step_by(WARPS as usize).flat_map(move |kr| {
-                row_chunks(B, (kb + kr) * n * 4, n * 4, false, compute)
-            });
+            let b_rows = (w..ktile)
+                .step_by(WARPS as usize)
+                .flat_map(move |kr| row_chunks(B, (kb + kr) * n * 4, n * 4, false, compute));
             a_rows.chain(b_rows)
         });
         let c_rows = (w..rows)
@@ -166,7 +179,8 @@ impl WarpGen for GemmGen {
                 let mut kb = 0;
                 while kb < self.k {
                     let ktile = TK.min(self.k - kb);
-                    total += rows_of_warp(w, rows) * row(ktile * 4) + rows_of_warp(w, ktile) * row(self.n * 4);
+                    total += rows_of_warp(w, rows) * row(ktile * 4)
+                        + rows_of_warp(w, ktile) * row(self.n * 4);
                     kb += TK;
                 }
                 total += rows_of_warp(w, rows) * row(self.n * 4);

@@ -81,7 +81,11 @@ impl GraphGen {
 }
 
 /// Build `bfs` or `sssp`.
-pub(crate) fn build(name: &str, scale: f64, seed: u64) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
+pub(crate) fn build(
+    name: &str,
+    scale: f64,
+    seed: u64,
+) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
     let algo = match name {
         "bfs" => Algo::Bfs,
         "sssp" => Algo::Sssp,
@@ -90,9 +94,18 @@ pub(crate) fn build(name: &str, scale: f64, seed: u64) -> Option<Result<Box<dyn 
     Some(build_algo(name, algo, scale, seed))
 }
 
-fn build_algo(name: &str, algo: Algo, scale: f64, seed: u64) -> Result<Box<dyn Workload>, WorkloadError> {
+fn build_algo(
+    name: &str,
+    algo: Algo,
+    scale: f64,
+    seed: u64,
+) -> Result<Box<dyn Workload>, WorkloadError> {
     check_scale(name, scale)?;
-    let base = if algo == Algo::Bfs { BFS_VERTICES } else { SSSP_VERTICES };
+    let base = if algo == Algo::Bfs {
+        BFS_VERTICES
+    } else {
+        SSSP_VERTICES
+    };
     let n64 = scaled(name, scale, base, VERTS_PER_TB, VERTS_PER_TB)?;
     let too_large = |why: &str| WorkloadError::TooLarge {
         name: name.to_string(),
@@ -104,7 +117,12 @@ fn build_algo(name: &str, algo: Algo, scale: f64, seed: u64) -> Result<Box<dyn W
     let (act, rounds) = match algo {
         Algo::Bfs => {
             let levels = g.bfs_levels(0);
-            let depth = levels.iter().filter(|&&l| l != UNREACHED).max().copied().unwrap_or(0);
+            let depth = levels
+                .iter()
+                .filter(|&&l| l != UNREACHED)
+                .max()
+                .copied()
+                .unwrap_or(0);
             // Levels 0..=depth each expand; the last finds nothing new and stops the loop.
             (Activity::Levels(levels), depth as u32 + 1)
         }
@@ -116,7 +134,11 @@ fn build_algo(name: &str, algo: Algo, scale: f64, seed: u64) -> Result<Box<dyn W
     let grid = grid_u32(name, scale, n64 / VERTS_PER_TB)?;
     let (pre, second, cost) = match algo {
         Algo::Bfs => ("bfs", Allocation::new("visited", n64), "cost"),
-        Algo::Sssp => ("sssp", Allocation::new("weights", g.m() * 4).in_group(0), "dist"),
+        Algo::Sssp => (
+            "sssp",
+            Allocation::new("weights", g.m() * 4).in_group(0),
+            "dist",
+        ),
     };
     let allocations = vec![
         Allocation::new("row_offsets", (n64 + 1) * 4),
@@ -134,18 +156,31 @@ fn build_algo(name: &str, algo: Algo, scale: f64, seed: u64) -> Result<Box<dyn W
     }
     let description = format!(
         "{} on a power-law R-MAT-style graph: {} vertices, {} edges, {} {}",
-        if algo == Algo::Bfs { "Rodinia-style BFS" } else { "frontier Bellman-Ford SSSP" },
+        if algo == Algo::Bfs {
+            "Rodinia-style BFS"
+        } else {
+            "frontier Bellman-Ford SSSP"
+        },
         n,
         g.m(),
         rounds,
-        if algo == Algo::Bfs { "levels" } else { "rounds" }
+        if algo == Algo::Bfs {
+            "levels"
+        } else {
+            "rounds"
+        }
     );
     Ok(Box::new(Program {
         name: name.to_string(),
         description,
         allocations,
         kernels,
-        gen: GraphGen { g, algo, act, rounds },
+        gen: GraphGen {
+            g,
+            algo,
+            act,
+            rounds,
+        },
     }))
 }
 
@@ -264,11 +299,21 @@ impl Iterator for Expand<'_> {
                     let rows: Vec<u64> = vs.iter().map(|v| v * 4).collect();
                     // Clear the flag, read the row bounds and the vertex's own cost (BFS
                     // writes cost + 1 to new vertices; SSSP relaxes from it).
-                    let mut hdr = vec![gather(MASK, &vs, 1, true), gather(ROWS, &rows, 8, false), gather(COST, &rows, 4, false)];
+                    let mut hdr = vec![
+                        gather(MASK, &vs, 1, true),
+                        gather(ROWS, &rows, 8, false),
+                        gather(COST, &rows, 4, false),
+                    ];
                     hdr.reverse();
                     self.pending = hdr;
                 }
-                return Some(coalesced(MASK, self.lanes.v0 as u64, self.lanes.n as u64, 1, false));
+                return Some(coalesced(
+                    MASK,
+                    self.lanes.v0 as u64,
+                    self.lanes.n as u64,
+                    1,
+                    false,
+                ));
             }
             if self.step >= self.max_deg {
                 return None;
@@ -290,7 +335,13 @@ impl GraphGen {
             .filter(|&v| self.updated(v, round))
             .map(|v| v as u64)
             .collect();
-        let mut out = vec![coalesced(UPDATING, lanes.v0 as u64, lanes.n as u64, 1, false)];
+        let mut out = vec![coalesced(
+            UPDATING,
+            lanes.v0 as u64,
+            lanes.n as u64,
+            1,
+            false,
+        )];
         if !flagged.is_empty() {
             out.push(gather(MASK, &flagged, 1, true));
             if self.algo == Algo::Bfs {
@@ -309,7 +360,9 @@ impl GraphGen {
         }
         let bfs = self.algo == Algo::Bfs;
         let mut total = 1; // expand: mask read
-        let active: Vec<u32> = (lanes.v0..lanes.v0 + lanes.n).filter(|&v| self.active(v, round)).collect();
+        let active: Vec<u32> = (lanes.v0..lanes.v0 + lanes.n)
+            .filter(|&v| self.active(v, round))
+            .collect();
         if !active.is_empty() {
             total += 3;
             let max_deg = active.iter().map(|&v| self.g.edges(v).1).max().unwrap_or(0);
@@ -318,7 +371,11 @@ impl GraphGen {
                     let (s, d) = self.g.edges(v);
                     j < d && self.updated(self.g.dest(s + j as u64), round)
                 });
-                total += if bfs { 2 + 2 * any_update as u64 } else { 3 + any_update as u64 };
+                total += if bfs {
+                    2 + 2 * any_update as u64
+                } else {
+                    3 + any_update as u64
+                };
             }
         }
         total += 1; // update: updating read

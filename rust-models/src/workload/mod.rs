@@ -17,8 +17,8 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-mod dl;
 mod dense;
+mod dl;
 mod gemm;
 mod graph;
 mod graph_kernels;
@@ -26,11 +26,10 @@ mod pattern;
 mod phases;
 mod program;
 pub mod registry;
-mod spmv;
 pub mod rng;
+mod spmv;
 mod stencil;
 pub mod trace;
-
 
 pub use registry::{by_name, catalog, clap_suite, forest_suite, WorkloadInfo};
 pub use trace::{write_trace, TraceWorkload};

@@ -21,7 +21,11 @@ const MB: u64 = 1 << 20;
 type ObjSpec = (&'static str, u64, Class, bool);
 
 /// Build one of the pattern workloads.
-pub(crate) fn build(name: &str, scale: f64, seed: u64) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
+pub(crate) fn build(
+    name: &str,
+    scale: f64,
+    seed: u64,
+) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
     use Class::*;
     let idx = ("idx", 4 * MB, Stream { write: false }, true);
     let out = ("out", 4 * MB, Stream { write: true }, true);
@@ -74,7 +78,15 @@ pub(crate) fn build(name: &str, scale: f64, seed: u64) -> Option<Result<Box<dyn 
         ),
         _ => return None,
     };
-    Some(build_spec(name, &objs, threads, (kname, iters), what, scale, seed))
+    Some(build_spec(
+        name,
+        &objs,
+        threads,
+        (kname, iters),
+        what,
+        scale,
+        seed,
+    ))
 }
 
 fn build_spec(

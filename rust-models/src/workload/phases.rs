@@ -50,19 +50,32 @@ pub(crate) struct PhaseGen {
 impl PhaseGen {
     /// The kernel list of the phases.
     pub fn kernels(&self) -> Vec<Kernel> {
-        self.phases.iter().map(|p| Kernel::new(p.name.clone(), p.grid, WARPS as u32)).collect()
+        self.phases
+            .iter()
+            .map(|p| Kernel::new(p.name.clone(), p.grid, WARPS as u32))
+            .collect()
     }
 
     /// Instructions a warp issues on a touch in a grid of `warps` warps.
     fn per_warp(&self, alloc: u16, class: Class, warps: u64) -> u64 {
         match class {
             Class::Stream { .. } => (self.bytes[alloc as usize] / warps / 128).max(1),
-            Class::Dense { per_warp } | Class::Sparse { per_warp } | Class::Hot { per_warp } => per_warp,
+            Class::Dense { per_warp } | Class::Sparse { per_warp } | Class::Hot { per_warp } => {
+                per_warp
+            }
         }
     }
 
     /// Access `step` of a touch by global warp `gw`.
-    fn access(&self, kernel: u64, warps: u64, gw: u64, alloc: u16, class: Class, step: u64) -> WarpInstr {
+    fn access(
+        &self,
+        kernel: u64,
+        warps: u64,
+        gw: u64,
+        alloc: u16,
+        class: Class,
+        step: u64,
+    ) -> WarpInstr {
         let bytes = self.bytes[alloc as usize];
         let elems = bytes / 4;
         let seed = self.seed ^ mix64(alloc as u64 + 1);
@@ -132,7 +145,12 @@ impl WarpGen for PhaseGen {
             .iter()
             .map(|p| {
                 let warps = p.grid as u64 * WARPS;
-                p.touches.iter().take(MAX_TOUCHES).map(|&(a, c)| self.per_warp(a, c, warps)).sum::<u64>() * warps
+                p.touches
+                    .iter()
+                    .take(MAX_TOUCHES)
+                    .map(|&(a, c)| self.per_warp(a, c, warps))
+                    .sum::<u64>()
+                    * warps
             })
             .sum()
     }

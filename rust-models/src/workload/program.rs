@@ -1,7 +1,9 @@
 //! The shape every built-in generator shares: a name, allocations, kernels, and a warp
 //! generator; plus the small constructors of warp instructions and the scale arithmetic.
 
-use super::{AllocIndex, Allocation, Kernel, Lanes, WarpInstr, WarpStream, Workload, WorkloadError};
+use super::{
+    AllocIndex, Allocation, Kernel, Lanes, WarpInstr, WarpStream, Workload, WorkloadError,
+};
 
 /// Threads per warp.
 pub(crate) const WARP: u64 = 32;
@@ -93,7 +95,13 @@ pub(crate) fn grid_u32(name: &str, scale: f64, grid: u64) -> Result<u32, Workloa
 
 /// A coalesced access: `lanes` consecutive elements of `elem` bytes from `offset`.
 #[inline]
-pub(crate) fn coalesced(alloc: AllocIndex, offset: u64, lanes: u64, elem: u8, write: bool) -> WarpInstr {
+pub(crate) fn coalesced(
+    alloc: AllocIndex,
+    offset: u64,
+    lanes: u64,
+    elem: u8,
+    write: bool,
+) -> WarpInstr {
     WarpInstr {
         alloc,
         write,

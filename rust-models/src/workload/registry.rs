@@ -20,7 +20,9 @@ const CLAP_SUITE: [&str; 12] = [
 ];
 
 /// The Forest study (UVM oversubscription): access patterns and DL footprints.
-const FOREST_SUITE: [&str; 10] = ["ls", "hchi", "hcli", "lc", "mixed", "spmv", "alexnet", "resnet50", "bert", "whisper"];
+const FOREST_SUITE: [&str; 10] = [
+    "ls", "hchi", "hcli", "lc", "mixed", "spmv", "alexnet", "resnet50", "bert", "whisper",
+];
 
 /// Workloads of the CLAP study, in table order.
 pub fn clap_suite() -> &'static [&'static str] {
@@ -94,7 +96,12 @@ pub fn by_name(name: &str, scale: f64, seed: u64) -> Result<Box<dyn Workload>, W
     built.unwrap_or_else(|| {
         Err(WorkloadError::UnknownWorkload {
             name: name.to_string(),
-            valid: CLAP_SUITE.iter().chain(FOREST_SUITE.iter()).copied().collect::<Vec<_>>().join(", "),
+            valid: CLAP_SUITE
+                .iter()
+                .chain(FOREST_SUITE.iter())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
         })
     })
 }
@@ -127,13 +134,21 @@ mod tests {
     #[test]
     fn unknown_name_lists_the_valid_ones() {
         let e = by_name("nope", 1.0, 1).err().unwrap().to_string();
-        assert!(e.contains("unknown workload `nope`") && e.contains("gemm-gpt3") && e.contains("whisper"), "{e}");
+        assert!(
+            e.contains("unknown workload `nope`")
+                && e.contains("gemm-gpt3")
+                && e.contains("whisper"),
+            "{e}"
+        );
     }
 
     #[test]
     fn bad_scale_is_an_error() {
         for s in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            assert!(matches!(by_name("ste", s, 1), Err(WorkloadError::BadScale { .. })));
+            assert!(matches!(
+                by_name("ste", s, 1),
+                Err(WorkloadError::BadScale { .. })
+            ));
         }
     }
 }

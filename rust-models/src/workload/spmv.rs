@@ -8,7 +8,9 @@
 //! irregular). Rows hold 8–24 nonzeros (uniform), so lanes of a warp finish at different
 //! steps, as in the scalar CSR kernel.
 
-use super::program::{after, check_scale, coalesced, gather, grid_u32, scaled, Program, WarpGen, WARP};
+use super::program::{
+    after, check_scale, coalesced, gather, grid_u32, scaled, Program, WarpGen, WARP,
+};
 use super::rng::{below, hash2};
 use super::{Allocation, Kernel, Lanes, WarpInstr, WarpStream, Workload, WorkloadError};
 
@@ -32,7 +34,11 @@ struct SpmvGen {
 }
 
 /// Build `spmv`.
-pub(crate) fn build(name: &str, scale: f64, seed: u64) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
+pub(crate) fn build(
+    name: &str,
+    scale: f64,
+    seed: u64,
+) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
     (name == "spmv").then(|| build_spmv(scale, seed))
 }
 
@@ -56,16 +62,26 @@ fn build_spmv(scale: f64, seed: u64) -> Result<Box<dyn Workload>, WorkloadError>
     let grid = grid_u32(name, scale, rows / (WARPS * WARP))?;
     Ok(Box::new(Program {
         name: name.into(),
-        description: format!("CSR SpMV y = A x: {rows} rows x {cols} cols, {acc} nonzeros, {LAUNCHES} launches"),
+        description: format!(
+            "CSR SpMV y = A x: {rows} rows x {cols} cols, {acc} nonzeros, {LAUNCHES} launches"
+        ),
         allocations: vec![
-            Allocation::new("row_ptr", (rows + 1) * 4).with_stride(1).in_group(0),
+            Allocation::new("row_ptr", (rows + 1) * 4)
+                .with_stride(1)
+                .in_group(0),
             Allocation::new("col_idx", acc * 4).in_group(1),
             Allocation::new("vals", acc * 4).in_group(1),
             Allocation::new("x", cols * 4),
             Allocation::new("y", rows * 4).with_stride(1).in_group(0),
         ],
-        kernels: (0..LAUNCHES).map(|_| Kernel::new("spmv_csr_scalar", grid, WARPS as u32)).collect(),
-        gen: SpmvGen { row_ptr, cols, seed },
+        kernels: (0..LAUNCHES)
+            .map(|_| Kernel::new("spmv_csr_scalar", grid, WARPS as u32))
+            .collect(),
+        gen: SpmvGen {
+            row_ptr,
+            cols,
+            seed,
+        },
     }))
 }
 
@@ -106,13 +122,23 @@ impl WarpGen for SpmvGen {
                     k += 1;
                 }
             }
-            [gather(COL_IDX, &e[..k], 4, false), gather(VALS, &e[..k], 4, false), after(gather(X, &xs[..k], 4, false), 2)]
+            [
+                gather(COL_IDX, &e[..k], 4, false),
+                gather(VALS, &e[..k], 4, false),
+                after(gather(X, &xs[..k], 4, false), 2),
+            ]
         });
-        Box::new(std::iter::once(head).chain(steps).chain(std::iter::once(coalesced(Y, r0 * 4, WARP, 4, true))))
+        Box::new(
+            std::iter::once(head)
+                .chain(steps)
+                .chain(std::iter::once(coalesced(Y, r0 * 4, WARP, 4, true))),
+        )
     }
     fn count(&self) -> u64 {
         let rows = self.row_ptr.len() as u64 - 1;
-        let per_launch: u64 = (0..rows / WARP).map(|w| 2 + 3 * self.max_nnz(w * WARP)).sum();
+        let per_launch: u64 = (0..rows / WARP)
+            .map(|w| 2 + 3 * self.max_nnz(w * WARP))
+            .sum();
         per_launch * LAUNCHES as u64
     }
 }

@@ -62,18 +62,27 @@ fn build_kind(name: &str, kind: Kind, scale: f64) -> Result<Box<dyn Workload>, W
     let bytes = nx * ny * nz * 4;
     let (allocations, kernels, what) = match kind {
         Kind::Ste => (
-            vec![Allocation::new("grid_a", bytes), Allocation::new("grid_b", bytes)],
-            (0..SWEEPS).map(|_| Kernel::new("stencil7", grid, warps as u32)).collect(),
+            vec![
+                Allocation::new("grid_a", bytes),
+                Allocation::new("grid_b", bytes),
+            ],
+            (0..SWEEPS)
+                .map(|_| Kernel::new("stencil7", grid, warps as u32))
+                .collect(),
             format!("Parboil 7-point stencil {nx}x{ny}x{nz}, {SWEEPS} sweeps"),
         ),
         Kind::Conv3d => (
             vec![Allocation::new("A", bytes), Allocation::new("B", bytes)],
-            (1..nz - 1).map(|_| Kernel::new("conv3d", grid, warps as u32)).collect(),
+            (1..nz - 1)
+                .map(|_| Kernel::new("conv3d", grid, warps as u32))
+                .collect(),
             format!("PolyBench 3D convolution {nz}x{ny}x{nx}, one kernel per plane"),
         ),
         Kind::Laplace => (
             vec![Allocation::new("u1", bytes), Allocation::new("u2", bytes)],
-            (0..SWEEPS).map(|_| Kernel::new("laplace3d", grid, warps as u32)).collect(),
+            (0..SWEEPS)
+                .map(|_| Kernel::new("laplace3d", grid, warps as u32))
+                .collect(),
             format!("3D Laplace Jacobi {nx}x{ny}x{nz}, {SWEEPS} sweeps"),
         ),
     };
@@ -132,8 +141,19 @@ impl GridGen {
         let (src, dst) = Self::io(kernel);
         let (y, x0) = (tb, w * WARP);
         let interior = y > 0 && y + 1 < self.ny;
-        let row = move |yy: u64, z: u64, write: bool| coalesced(if write { dst } else { src }, self.at(x0, yy, z), WARP, 4, write);
-        let prologue = interior.then(|| [row(y, 0, false), row(y, 1, false)]).into_iter().flatten();
+        let row = move |yy: u64, z: u64, write: bool| {
+            coalesced(
+                if write { dst } else { src },
+                self.at(x0, yy, z),
+                WARP,
+                4,
+                write,
+            )
+        };
+        let prologue = interior
+            .then(|| [row(y, 0, false), row(y, 1, false)])
+            .into_iter()
+            .flatten();
         let body = (1..self.nz - 1).flat_map(move |z| {
             let mut v: [Option<WarpInstr>; 4] = Default::default();
             if interior {
@@ -161,10 +181,17 @@ impl GridGen {
         }
         let lanes = hi - lo;
         let loads = CONV_TAPS.iter().map(move |&(di, dj, dk)| {
-            let off = self.at((lo as i64 + dk) as u64, (j as i64 + dj) as u64, (i as i64 + di) as u64);
+            let off = self.at(
+                (lo as i64 + dk) as u64,
+                (j as i64 + dj) as u64,
+                (i as i64 + di) as u64,
+            );
             coalesced(0, off, lanes, 4, false)
         });
-        Box::new(loads.chain(std::iter::once(after(coalesced(1, self.at(lo, j, i), lanes, 4, true), 30))))
+        Box::new(loads.chain(std::iter::once(after(
+            coalesced(1, self.at(lo, j, i), lanes, 4, true),
+            30,
+        ))))
     }
 
     fn laplace(&self, kernel: usize, tb: u64, w: u64) -> WarpStream<'_> {
@@ -175,7 +202,10 @@ impl GridGen {
         // Interior lanes: i in [lo, hi); the others load only their own point.
         let lo = i0.max(1);
         let hi = (i0 + WARP).min(self.nx - 1);
-        let edge_lanes: Vec<u64> = [i0, i0 + WARP - 1].into_iter().filter(|&i| i == 0 || i == self.nx - 1).collect();
+        let edge_lanes: Vec<u64> = [i0, i0 + WARP - 1]
+            .into_iter()
+            .filter(|&i| i == 0 || i == self.nx - 1)
+            .collect();
         Box::new((0..self.nz).flat_map(move |k| {
             let boundary_plane = j == 0 || j + 1 == self.ny || k == 0 || k + 1 == self.nz;
             let mut v: Vec<WarpInstr> = Vec::with_capacity(8);
@@ -183,8 +213,19 @@ impl GridGen {
                 v.push(coalesced(src, self.at(i0, j, k), WARP, 4, false));
             } else {
                 let n = hi - lo;
-                for (dx, dy, dz) in [(-1i64, 0i64, 0i64), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1)] {
-                    let off = self.at((lo as i64 + dx) as u64, (j as i64 + dy) as u64, (k as i64 + dz) as u64);
+                for (dx, dy, dz) in [
+                    (-1i64, 0i64, 0i64),
+                    (1, 0, 0),
+                    (0, -1, 0),
+                    (0, 1, 0),
+                    (0, 0, -1),
+                    (0, 0, 1),
+                ] {
+                    let off = self.at(
+                        (lo as i64 + dx) as u64,
+                        (j as i64 + dy) as u64,
+                        (k as i64 + dz) as u64,
+                    );
                     v.push(coalesced(src, off, n, 4, false));
                 }
                 for &i in &edge_lanes {
@@ -223,7 +264,8 @@ impl WarpGen for GridGen {
                 let inner_rows = (ny - 2) * (nz - 2);
                 let edge_rows = ny * nz - inner_rows;
                 // Two warps per row hold one boundary lane each (i = 0 and i = nx - 1).
-                let per_sweep = edge_rows * warps_per_row * 2 + inner_rows * (warps_per_row * 7 + 2);
+                let per_sweep =
+                    edge_rows * warps_per_row * 2 + inner_rows * (warps_per_row * 7 + 2);
                 per_sweep * SWEEPS as u64
             }
         }

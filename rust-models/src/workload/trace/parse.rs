@@ -52,7 +52,9 @@ pub(crate) fn parse_line(line: &str, ctx: &Context<'_>) -> Result<Record, String
     match toks[0] {
         super::HEADER => {
             need(2, "mcmvm-trace VERSION")?;
-            Ok(Record::Header(num_max(toks[1], "version", u32::MAX as u64)? as u32))
+            Ok(Record::Header(
+                num_max(toks[1], "version", u32::MAX as u64)? as u32,
+            ))
         }
         "name" => {
             need(2, "name NAME")?;
@@ -73,7 +75,9 @@ pub(crate) fn parse_line(line: &str, ctx: &Context<'_>) -> Result<Record, String
             Ok(Record::Kernel(Kernel::new(toks[1], grid, warps)))
         }
         "a" => parse_access(&toks, ctx),
-        other => Err(format!("unknown record `{other}`: expected `alloc`, `kernel`, `a` or `name`")),
+        other => Err(format!(
+            "unknown record `{other}`: expected `alloc`, `kernel`, `a` or `name`"
+        )),
     }
 }
 
@@ -95,7 +99,9 @@ fn parse_alloc(toks: &[&str]) -> Result<Record, String> {
         } else if *flag == "preferred-gpu" {
             a.preferred_gpu = true;
         } else {
-            return Err(format!("unknown allocation flag `{flag}`: expected stride=PAGES, preferred-gpu or group=N"));
+            return Err(format!(
+                "unknown allocation flag `{flag}`: expected stride=PAGES, preferred-gpu or group=N"
+            ));
         }
     }
     Ok(Record::Alloc(a))
@@ -107,22 +113,32 @@ fn parse_access(toks: &[&str], ctx: &Context<'_>) -> Result<Record, String> {
         return Err(format!("too few fields: expected `{FORM}`"));
     }
     let kernel = num(toks[1], "kernel index")?;
-    let k = ctx
-        .kernels
-        .get(kernel as usize)
-        .ok_or_else(|| format!("kernel index {kernel} is not declared ({} kernel records so far)", ctx.kernels.len()))?;
+    let k = ctx.kernels.get(kernel as usize).ok_or_else(|| {
+        format!(
+            "kernel index {kernel} is not declared ({} kernel records so far)",
+            ctx.kernels.len()
+        )
+    })?;
     let tb = num(toks[2], "thread block")?;
     if tb >= k.grid as u64 {
-        return Err(format!("thread block {tb} is outside kernel {kernel}'s grid of {}", k.grid));
+        return Err(format!(
+            "thread block {tb} is outside kernel {kernel}'s grid of {}",
+            k.grid
+        ));
     }
     let warp = num(toks[3], "warp")?;
     if warp >= k.warps_per_tb as u64 {
-        return Err(format!("warp {warp} is outside kernel {kernel}'s {} warps per thread block", k.warps_per_tb));
+        return Err(format!(
+            "warp {warp} is outside kernel {kernel}'s {} warps per thread block",
+            k.warps_per_tb
+        ));
     }
-    let alloc = *ctx
-        .alloc_index
-        .get(toks[4])
-        .ok_or_else(|| format!("unknown allocation `{}` (declare it with an `alloc` record first)", toks[4]))?;
+    let alloc = *ctx.alloc_index.get(toks[4]).ok_or_else(|| {
+        format!(
+            "unknown allocation `{}` (declare it with an `alloc` record first)",
+            toks[4]
+        )
+    })?;
     let write = match toks[5] {
         "r" | "R" => false,
         "w" | "W" => true,
@@ -131,7 +147,9 @@ fn parse_access(toks: &[&str], ctx: &Context<'_>) -> Result<Record, String> {
     let (lanes, rest) = match toks[6] {
         "s" => {
             if toks.len() < 11 {
-                return Err(format!("too few fields for a strided access: expected `{FORM}`"));
+                return Err(format!(
+                    "too few fields for a strided access: expected `{FORM}`"
+                ));
             }
             let lanes = num_max(toks[9], "lane count", 32)?;
             if lanes == 0 {
@@ -147,10 +165,18 @@ fn parse_access(toks: &[&str], ctx: &Context<'_>) -> Result<Record, String> {
         }
         "g" => {
             let e = elem(toks[7])?;
-            let list = toks.get(8).ok_or_else(|| format!("missing offset list: expected `{FORM}`"))?;
-            let offsets = list.split(',').map(|t| num(t, "lane offset")).collect::<Result<Vec<u64>, String>>()?;
+            let list = toks
+                .get(8)
+                .ok_or_else(|| format!("missing offset list: expected `{FORM}`"))?;
+            let offsets = list
+                .split(',')
+                .map(|t| num(t, "lane offset"))
+                .collect::<Result<Vec<u64>, String>>()?;
             if offsets.is_empty() || offsets.len() > 32 {
-                return Err(format!("a gather has 1..=32 lane offsets, found {}", offsets.len()));
+                return Err(format!(
+                    "a gather has 1..=32 lane offsets, found {}",
+                    offsets.len()
+                ));
             }
             (
                 Lanes::Gather {
@@ -160,13 +186,21 @@ fn parse_access(toks: &[&str], ctx: &Context<'_>) -> Result<Record, String> {
                 &toks[9..],
             )
         }
-        t => return Err(format!("expected lane form `s` (strided) or `g` (gather), found `{t}`")),
+        t => {
+            return Err(format!(
+                "expected lane form `s` (strided) or `g` (gather), found `{t}`"
+            ))
+        }
     };
     let mut compute_cycles = 0;
     for t in rest {
         match t.strip_prefix("c=") {
             Some(v) => compute_cycles = num_max(v, "compute cycles", u32::MAX as u64)? as u32,
-            None => return Err(format!("unexpected field `{t}`: only `c=CYCLES` may follow the lanes")),
+            None => {
+                return Err(format!(
+                    "unexpected field `{t}`: only `c=CYCLES` may follow the lanes"
+                ))
+            }
         }
     }
     let size = ctx.allocations[alloc as usize].bytes;
@@ -184,7 +218,10 @@ fn parse_access(toks: &[&str], ctx: &Context<'_>) -> Result<Record, String> {
         lanes,
         compute_cycles,
     };
-    Ok(Record::Access((kernel as u32, tb as u32, warp as u32), instr))
+    Ok(Record::Access(
+        (kernel as u32, tb as u32, warp as u32),
+        instr,
+    ))
 }
 
 fn elem(tok: &str) -> Result<u8, String> {

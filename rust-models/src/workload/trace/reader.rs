@@ -2,7 +2,9 @@
 
 use super::parse::{parse_line, strip_comment, Context, Record};
 use super::{HEADER, VERSION};
-use crate::workload::{AllocIndex, Allocation, Kernel, WarpInstr, WarpStream, Workload, WorkloadError};
+use crate::workload::{
+    AllocIndex, Allocation, Kernel, WarpInstr, WarpStream, Workload, WorkloadError,
+};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -52,7 +54,9 @@ impl TraceWorkload {
         };
         let mut t = TraceWorkload {
             path: path.to_path_buf(),
-            name: path.file_stem().map_or("trace".into(), |s| s.to_string_lossy().into_owned()),
+            name: path
+                .file_stem()
+                .map_or("trace".into(), |s| s.to_string_lossy().into_owned()),
             allocations: Vec::new(),
             alloc_index: HashMap::new(),
             kernels: Vec::new(),
@@ -75,7 +79,8 @@ impl TraceWorkload {
             line_no += 1;
             let start = offset;
             offset += n as u64;
-            let text = std::str::from_utf8(&buf).map_err(|_| at(line_no, "line is not valid UTF-8".into()))?;
+            let text = std::str::from_utf8(&buf)
+                .map_err(|_| at(line_no, "line is not valid UTF-8".into()))?;
             let body = strip_comment(text);
             if body.is_empty() {
                 continue;
@@ -101,11 +106,18 @@ impl TraceWorkload {
                 Record::Header(_) => return Err(at(line_no, "a second header record".into())),
                 Record::Name(n) => t.name = n,
                 Record::Alloc(_) | Record::Kernel(_) if declarations_closed => {
-                    return Err(at(line_no, "`alloc` and `kernel` records must come before the first access record".into()));
+                    return Err(at(
+                        line_no,
+                        "`alloc` and `kernel` records must come before the first access record"
+                            .into(),
+                    ));
                 }
                 Record::Alloc(a) => {
                     if t.alloc_index.contains_key(&a.name) {
-                        return Err(at(line_no, format!("allocation `{}` is declared twice", a.name)));
+                        return Err(at(
+                            line_no,
+                            format!("allocation `{}` is declared twice", a.name),
+                        ));
                     }
                     let idx = AllocIndex::try_from(t.allocations.len())
                         .map_err(|_| at(line_no, "more than 65536 allocations".into()))?;
@@ -128,7 +140,14 @@ impl TraceWorkload {
                                     key.0, key.1, key.2, s.line
                                 )));
                             }
-                            t.warps.insert(key, WarpSpan { offset: start, records: 1, line: line_no });
+                            t.warps.insert(
+                                key,
+                                WarpSpan {
+                                    offset: start,
+                                    records: 1,
+                                    line: line_no,
+                                },
+                            );
                             open_run = Some((key, line_no));
                         }
                     }
@@ -185,7 +204,8 @@ impl TraceStream<'_> {
     fn next_line(&mut self) -> Result<Option<String>, String> {
         loop {
             if let Some(nl) = self.buf[self.head..].iter().position(|&b| b == b'\n') {
-                let line = String::from_utf8_lossy(&self.buf[self.head..self.head + nl]).into_owned();
+                let line =
+                    String::from_utf8_lossy(&self.buf[self.head..self.head + nl]).into_owned();
                 self.head += nl + 1;
                 return Ok(Some(line));
             }
@@ -194,7 +214,11 @@ impl TraceStream<'_> {
             self.head = 0;
             let have = self.buf.len();
             self.buf.resize(have + STREAM_BUF, 0);
-            let n = self.trace.file.read_at(&mut self.buf[have..], self.pos).map_err(|e| e.to_string())?;
+            let n = self
+                .trace
+                .file
+                .read_at(&mut self.buf[have..], self.pos)
+                .map_err(|e| e.to_string())?;
             self.buf.truncate(have + n);
             self.pos += n as u64;
             if n == 0 {
@@ -215,7 +239,9 @@ impl Iterator for TraceStream<'_> {
         while self.left > 0 {
             let line = match self.next_line() {
                 Ok(Some(l)) => l,
-                Ok(None) => return self.fail("ended before a warp's records (file changed?)".into()),
+                Ok(None) => {
+                    return self.fail("ended before a warp's records (file changed?)".into())
+                }
                 Err(e) => return self.fail(e),
             };
             let body = strip_comment(&line);
@@ -232,7 +258,9 @@ impl Iterator for TraceStream<'_> {
                     self.left -= 1;
                     Some(i)
                 }
-                Ok(_) => self.fail("a warp's run is interrupted by a declaration (file changed?)".into()),
+                Ok(_) => {
+                    self.fail("a warp's run is interrupted by a declaration (file changed?)".into())
+                }
                 Err(m) => self.fail(m),
             };
         }
@@ -251,7 +279,10 @@ impl Workload for TraceWorkload {
         &self.kernels
     }
     fn warp_stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_> {
-        match u32::try_from(kernel).ok().and_then(|k| self.warps.get(&(k, tb, warp))) {
+        match u32::try_from(kernel)
+            .ok()
+            .and_then(|k| self.warps.get(&(k, tb, warp)))
+        {
             Some(span) => Box::new(TraceStream {
                 trace: self,
                 pos: span.offset,
