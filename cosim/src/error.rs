@@ -67,11 +67,13 @@ pub enum CosimError {
         reason: String,
     },
     /// The waveform file could not be created or written.
-    #[error("{path}: cannot write VCD: {source}")]
+    // The OS error is part of the message and deliberately not a `#[source]`: printed as an
+    // anyhow chain (`{:#}`) it would otherwise appear twice.
+    #[error("{path}: cannot write VCD: {io}")]
     Vcd {
         /// The VCD path.
         path: PathBuf,
         /// The operating-system error.
-        source: std::io::Error,
+        io: std::io::Error,
     },
 }

@@ -28,7 +28,7 @@ impl<I: Ports, O: Ports> WaveRecorder<I, O> {
     pub fn create(path: &Path, engines: &[&str]) -> Result<Self, CosimError> {
         let io_err = |source| CosimError::Vcd {
             path: path.to_path_buf(),
-            source,
+            io: source,
         };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io_err)?;
@@ -67,7 +67,7 @@ impl<I: Ports, O: Ports> WaveRecorder<I, O> {
         self.write_cycle(cycle, input, outputs)
             .map_err(|source| CosimError::Vcd {
                 path: self.path.clone(),
-                source,
+                io: source,
             })
     }
 
@@ -127,7 +127,7 @@ impl<I: Ports, O: Ports> WaveRecorder<I, O> {
     pub fn finish(mut self, end: u64) -> Result<PathBuf, CosimError> {
         let io_err = |source| CosimError::Vcd {
             path: self.path.clone(),
-            source,
+            io: source,
         };
         self.writer.timestamp(end).map_err(io_err)?;
         self.writer.flush().map_err(io_err)?;

@@ -38,12 +38,13 @@ pub enum EmitError {
         module: &'static str,
     },
     /// A file or directory could not be written.
-    #[error("{path}: cannot write: {source}")]
+    // The OS error is in the message, not a `#[source]`, so an anyhow chain shows it once.
+    #[error("{path}: cannot write: {io}")]
     Write {
         /// The path that failed.
         path: PathBuf,
         /// The operating-system error.
-        source: std::io::Error,
+        io: std::io::Error,
     },
 }
 
@@ -72,7 +73,7 @@ pub fn verilog(kind: BlockKind, cfg: &HwConfig) -> Result<String, EmitError> {
 pub fn write_all(dir: &Path, cfg: &HwConfig) -> Result<Vec<PathBuf>, EmitError> {
     std::fs::create_dir_all(dir).map_err(|source| EmitError::Write {
         path: dir.to_path_buf(),
-        source,
+        io: source,
     })?;
     let mut paths = Vec::with_capacity(BlockKind::ALL.len());
     for kind in BlockKind::ALL {
@@ -80,7 +81,7 @@ pub fn write_all(dir: &Path, cfg: &HwConfig) -> Result<Vec<PathBuf>, EmitError> 
         let path = dir.join(format!("{}.v", kind.module_name()));
         std::fs::write(&path, text).map_err(|source| EmitError::Write {
             path: path.clone(),
-            source,
+            io: source,
         })?;
         paths.push(path);
     }

@@ -20,7 +20,9 @@ fn throughput(c: &mut Criterion) {
                 scale: 1.0,
                 seed: 1,
             };
-            let instrs = simulate(&cfg, w.as_ref(), spec).expect("runs").warp_mem_instrs;
+            let instrs = simulate(&cfg, w.as_ref(), spec)
+                .expect("runs")
+                .warp_mem_instrs;
             g.throughput(Throughput::Elements(instrs));
             g.bench_function(format!("{name}/{policy}"), |b| {
                 b.iter(|| simulate(&cfg, w.as_ref(), spec).expect("runs").cycles)

@@ -1,7 +1,8 @@
 //! MMA's cost (CLAP §4.4 measured ~0.4 µs per incremental update, < 1 µs to score):
 //! - `mma/incremental_update`: one 64 KB page recorded in its 2 MB block's tree;
 //! - `mma/score_and_select`: scoring a full block's tree and selecting its level;
-//! - `driver/clap_fault_64k`: a whole CLAP page fault (placement, page-table write, tree).
+//! - `driver/clap_fault_64k`: a whole CLAP page fault (placement, page-table write, tree);
+//! - `driver/translate`: one translation of a mapped VA (the GPU model's hot path).
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use mcmvm_models::addr::{ChipletId, Va, PAGE_64K};
@@ -62,6 +63,24 @@ fn mma(c: &mut Criterion) {
         )
     });
     g.finish();
+
+    // 64 MB mapped with 64 KB pages from four chiplets, translated at scattered VAs.
+    let mut mm = MemoryManager::new(cfg.clone(), PolicyKind::S64k, &allocs).expect("valid config");
+    let base = mm.alloc_base(0).0;
+    for page in 0..1024u64 {
+        let chiplet = ChipletId((page / 8 % 4) as u8);
+        mm.handle_fault(Va(base + page * PAGE_64K), chiplet, &mut NoRemoteTrackers)
+            .expect("memory is plentiful");
+    }
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    c.bench_function("driver/translate", |b| {
+        b.iter(|| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            black_box(mm.translate(Va(base + (x >> 38))))
+        })
+    });
 }
 
 criterion_group!(benches, mma);

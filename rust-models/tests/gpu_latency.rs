@@ -66,7 +66,10 @@ fn a_remote_line_pays_the_ring_and_an_l2_miss_pays_dram() {
     let r = m.read_line(chiplet1, 2_000, 1);
     assert_eq!((r.done - 2_000, r.remote), (l2, false), "now an L2 hit");
     let r = m.read_line(chiplet2, 3_000, 0);
-    assert_eq!((r.done - 3_000, r.remote), (d.ring_latency + l2 + dram, true));
+    assert_eq!(
+        (r.done - 3_000, r.remote),
+        (d.ring_latency + l2 + dram, true)
+    );
     let r = m.read_line(chiplet2, 4_000, 0);
     assert_eq!((r.done - 4_000, r.remote), (d.ring_latency + l2, true));
 }

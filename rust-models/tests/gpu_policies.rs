@@ -25,7 +25,11 @@ fn thread_blocks_owning_sub_2mb_regions_see_more_remote_accesses_under_s2m() {
     let w = interleaved_regions(256 << 10, 64, 1);
     let s64k = run(&w, PolicyKind::S64k);
     let s2m = run(&w, PolicyKind::S2m);
-    assert!(s64k.remote_ratio < 0.05, "s64k places each 64 KB page locally: {}", s64k.remote_ratio);
+    assert!(
+        s64k.remote_ratio < 0.05,
+        "s64k places each 64 KB page locally: {}",
+        s64k.remote_ratio
+    );
     assert!(
         s2m.remote_ratio > s64k.remote_ratio + 0.5,
         "s2m {} vs s64k {}",
@@ -42,7 +46,13 @@ fn thread_blocks_owning_sub_2mb_regions_see_more_remote_accesses_under_s2m() {
 fn ideal_is_no_slower_than_any_policy_on_the_interleaved_slices() {
     let w = interleaved_regions(256 << 10, 64, 2);
     let ideal = run(&w, PolicyKind::Ideal);
-    for p in [PolicyKind::S4k, PolicyKind::S64k, PolicyKind::S2m, PolicyKind::Olp, PolicyKind::Clap] {
+    for p in [
+        PolicyKind::S4k,
+        PolicyKind::S64k,
+        PolicyKind::S2m,
+        PolicyKind::Olp,
+        PolicyKind::Clap,
+    ] {
         let r = run(&w, p);
         assert!(
             ideal.cycles <= r.cycles,
@@ -70,7 +80,10 @@ fn every_mapped_page_has_its_own_frame_under_every_policy() {
         for page in 0..w.allocations()[0].bytes / 4096 {
             if let Some(t) = mm.translate(Va(base + page * 4096)) {
                 mapped += 1;
-                assert!(frames.insert(t.pa.0 >> 12), "{p}: frame of page {page} mapped twice");
+                assert!(
+                    frames.insert(t.pa.0 >> 12),
+                    "{p}: frame of page {page} mapped twice"
+                );
             }
         }
         // Every page was touched, so every page is mapped, and the frames in use fit in
@@ -80,6 +93,9 @@ fn every_mapped_page_has_its_own_frame_under_every_policy() {
         let blocks: HashSet<u64> = frames.iter().map(|f| f >> 9).collect();
         assert!(blocks.len() as u64 <= stats.pf_blocks_used, "{p}");
         let total = cfg.memory.bytes_per_chiplet / 4096 * cfg.gpu.chiplets as u64;
-        assert!(stats.free_frames + mapped + stats.pt_pages <= total, "{p}: frames created");
+        assert!(
+            stats.free_frames + mapped + stats.pt_pages <= total,
+            "{p}: frames created"
+        );
     }
 }

@@ -32,7 +32,10 @@ a 0 3 0 A r s 1572864 4 32 4
 fn scripted_twin() -> Scripted {
     let mut w = Scripted::new(
         "tiny",
-        vec![Allocation::new("A", 2 << 20), Allocation::new("B", 64 << 10)],
+        vec![
+            Allocation::new("A", 2 << 20),
+            Allocation::new("B", 64 << 10),
+        ],
         vec![Kernel::new("stream", 4, 1)],
     );
     let gather = |offsets: &[u64], c: u32| WarpInstr {
@@ -48,7 +51,15 @@ fn scripted_twin() -> Scripted {
     w.push(0, 0, 0, read32(0, 128));
     w.push(0, 0, 0, gather(&[0, 4096, 8192, 60000], 12));
     w.push(0, 1, 0, read32(0, 524288));
-    w.push(0, 1, 0, WarpInstr { write: true, ..read32(0, 524416) });
+    w.push(
+        0,
+        1,
+        0,
+        WarpInstr {
+            write: true,
+            ..read32(0, 524416)
+        },
+    );
     w.push(0, 2, 0, read32(0, 1048576));
     w.push(0, 2, 0, gather(&[16, 32], 3));
     w.push(0, 3, 0, read32(0, 1572864));

@@ -26,7 +26,12 @@ fn scenario() -> uvm_common::ListWorkload {
 }
 
 fn config() -> UvmConfig {
-    UvmConfig::from_text("", std::path::Path::new("test"), &["memory.oversubscription=1.5".into()]).unwrap()
+    UvmConfig::from_text(
+        "",
+        std::path::Path::new("test"),
+        &["memory.oversubscription=1.5".into()],
+    )
+    .unwrap()
 }
 
 #[test]

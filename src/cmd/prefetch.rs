@@ -47,7 +47,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         bail!("page {p} is both resident and faulted (a resident page cannot fault)");
     }
     if args.threshold > 100 {
-        bail!("--threshold {} is not a percentage (0..=100)", args.threshold);
+        bail!(
+            "--threshold {} is not a percentage (0..=100)",
+            args.threshold
+        );
     }
     let shape = match args.policy.as_str() {
         "tbnp" => {
@@ -84,7 +87,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         for t in 0..PAGES_PER_BLOCK / shape.tree_pages {
             let lo = t * shape.tree_pages;
             let hi = lo + shape.tree_pages;
-            let d = compute_prefetch(&resident[lo..hi], &faulted[lo..hi], shape.tree_pages, shape, args.threshold);
+            let d = compute_prefetch(
+                &resident[lo..hi],
+                &faulted[lo..hi],
+                shape.tree_pages,
+                shape,
+                args.threshold,
+            );
             for i in d.prefetch.iter_ones() {
                 prefetch.set(lo + i, true);
             }
@@ -113,7 +122,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             shape.tree_pages * 4,
             shape.leaf_pages * 4,
             args.threshold,
-            if first_touch { " (first touch, preferred location GPU: whole block)" } else { "" }
+            if first_touch {
+                " (first touch, preferred location GPU: whole block)"
+            } else {
+                ""
+            }
         );
         println!("prefetch {}", format_hex_mask(&prefetch));
         println!("prefetched pages {}", prefetch.count_ones());

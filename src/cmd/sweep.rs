@@ -67,7 +67,7 @@ fn run_clap(args: Args) -> anyhow::Result<u8> {
     if let Some(ws) = &args.workloads {
         let keep: Vec<&str> = ws.split(',').map(str::trim).collect();
         for k in &keep {
-            if !mcmvm_models::workload::clap_suite().contains(k) {
+            if !mcmvm_models::workload::clap_suite().iter().any(|s| s == k) {
                 anyhow::bail!(
                     "--workloads: `{k}` is not in the clap suite ({})",
                     mcmvm_models::workload::clap_suite().join(", ")
@@ -76,7 +76,10 @@ fn run_clap(args: Args) -> anyhow::Result<u8> {
         }
         jobs.retain(|j| keep.contains(&j.workload.as_str()));
     }
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out/clap"));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out/clap"));
     println!(
         "sweep clap: {} runs ({} workloads x {} policies), scale {}, seed {}, config {}, {} threads",
         jobs.len(),
@@ -117,9 +120,15 @@ fn run_clap(args: Args) -> anyhow::Result<u8> {
     println!();
     print!("{}", sweep::table4(&runs));
     let speed: f64 = runs.iter().map(|r| r.speed).sum::<f64>() / runs.len().max(1) as f64;
-    println!("mean speed: {speed:.0} warp mem-instr/s per run (seed {})", args.seed);
+    println!(
+        "mean speed: {speed:.0} warp mem-instr/s per run (seed {})",
+        args.seed
+    );
     write_outputs(&out, &runs)?;
-    println!("wrote {}/clap.csv, clap_structures.csv, clap.json", out.display());
+    println!(
+        "wrote {}/clap.csv, clap_structures.csv, clap.json",
+        out.display()
+    );
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
@@ -145,7 +154,11 @@ fn run_forest(args: Args) -> anyhow::Result<u8> {
     let mut opts = SweepOptions::new(cfg);
     opts.scale = args.scale;
     opts.seed = args.seed;
-    opts.out_dir = Some(args.out.clone().unwrap_or_else(|| PathBuf::from("out/forest")));
+    opts.out_dir = Some(
+        args.out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("out/forest")),
+    );
     if let Some(list) = &args.oversub {
         opts.oversubs = list
             .split(',')
@@ -156,7 +169,12 @@ fn run_forest(args: Args) -> anyhow::Result<u8> {
             })
             .collect::<Result<_, _>>()?;
     }
-    println!("sweep forest: scale {}, seed {}, config {}", args.scale, args.seed, config.display());
+    println!(
+        "sweep forest: scale {}, seed {}, config {}",
+        args.scale,
+        args.seed,
+        config.display()
+    );
     let report = sweep_forest(&opts)?;
     print!("{}", report.table());
     // sweep_forest writes its CSV and JSON into out_dir itself.

@@ -316,7 +316,7 @@ impl AccessTimeTracker {
         // leaves the oldest in place: rescan only when it was touched or removed, or when
         // the table was empty.
         let moved = acc_touch | reg_touch | rm.map_or(0, |k| 1u32 << k);
-        if self.oldest.map_or(true, |o| moved >> o & 1 == 1) {
+        if self.oldest.is_none_or(|o| moved >> o & 1 == 1) {
             self.oldest = self.find_oldest();
         }
     }

@@ -130,7 +130,7 @@ impl RemoteTracker {
     /// the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
         let t = &self.table;
-        if t.valid >> self.entries != 0 {
+        if t.valid & !self.live_rows() != 0 {
             return Err(format!("rows at or above {} are valid", self.entries));
         }
         let count = t.valid.count_ones() as usize;
@@ -149,6 +149,11 @@ impl RemoteTracker {
             seen_id[id] = true;
         }
         Ok(())
+    }
+
+    /// Mask of the rows this configuration has (`entries` >= 1, so the shift is < 32).
+    fn live_rows(&self) -> u32 {
+        u32::MAX >> (MAX_ENTRIES - self.entries)
     }
 
     fn saturating_inc(&self, x: u32) -> u32 {
@@ -230,8 +235,7 @@ impl RemoteTracker {
             }
             return;
         }
-        let live = u32::MAX >> (MAX_ENTRIES - self.entries);
-        let free = !self.table.valid & live;
+        let free = !self.table.valid & self.live_rows();
         let slot = if w.hit {
             hit_slot
         } else if free != 0 {

@@ -285,10 +285,7 @@ mod tests {
         let e = unit().merge(0x47, &line);
         assert_eq!(e.base_vpn, 0x40);
         assert_eq!(e.base_ppn, 0x23);
-        assert_eq!(
-            e.mask,
-            0xFFFF & !(1 << 2) & !(1 << 5) & !(1 << 9) & !(1 << 11)
-        );
+        assert_eq!(e.mask, !((1 << 2) | (1 << 5) | (1 << 9) | (1 << 11)));
     }
 
     #[test]

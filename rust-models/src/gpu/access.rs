@@ -54,7 +54,9 @@ impl Gpu<'_> {
         // Compute instructions and the memory instruction share the SM's issue slots.
         let n = instr.compute_cycles as u64;
         let s = &mut self.sms[sm as usize];
-        let wait = s.issue.consume(t, (n + 1) as f64 * self.issue_cost_per_instr);
+        let wait = s
+            .issue
+            .consume(t, (n + 1) as f64 * self.issue_cost_per_instr);
         let t_issue = t + wait + n;
         self.counters.warp_mem_instrs += 1;
         self.counters.warp_instrs += n + 1;
@@ -199,7 +201,8 @@ impl Gpu<'_> {
                             self.counters.pmm_end_instr = Some(self.counters.warp_mem_instrs);
                         }
                         for e in &o.evicted {
-                            self.shootdowns.push((e.va, Va(e.va.0 + crate::addr::PAGE_2M)));
+                            self.shootdowns
+                                .push((e.va, Va(e.va.0 + crate::addr::PAGE_2M)));
                         }
                     }
                     self.apply_shootdowns();
@@ -231,7 +234,13 @@ impl Gpu<'_> {
         let chiplet = self.sms[sm as usize].chiplet;
         let reach = tr.tlb_reach_bytes.max(tr.leaf_bytes);
         let g = &mut self.gmmus[chiplet as usize];
-        let w = g.walk(self.mm.page_table(), va >> 12, t2, Some(reach), &mut self.mem);
+        let w = g.walk(
+            self.mm.page_table(),
+            va >> 12,
+            t2,
+            Some(reach),
+            &mut self.mem,
+        );
         g.track_walk(tr.pte);
         self.count_walk(&w, alloc);
         let (mut fill, extra) = self.make_fill(va, tr, reach, chiplet);
@@ -266,7 +275,8 @@ impl Gpu<'_> {
         if !contiguous {
             fill.mask = 1 << idx;
         }
-        if !(self.cfg.walker.coalescing && tr.leaf_bytes == PAGE_64K && tr.leaf_level == Level::Ptb) {
+        if !(self.cfg.walker.coalescing && tr.leaf_bytes == PAGE_64K && tr.leaf_level == Level::Ptb)
+        {
             return (fill, 0);
         }
         // The line of PTEs the merge unit sees: one per 64 KB page of the 1 MB group.

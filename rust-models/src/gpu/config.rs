@@ -194,8 +194,14 @@ impl GpuConfig {
             ("gpu.warps_per_sm", g.warps_per_sm),
             ("gpu.max_tbs_per_sm", g.max_tbs_per_sm),
             ("gpu.issue_width", g.issue_width),
-            ("memory.channels_per_chiplet", self.memory.channels_per_chiplet),
-            ("walker.walkers_per_chiplet", self.walker.walkers_per_chiplet),
+            (
+                "memory.channels_per_chiplet",
+                self.memory.channels_per_chiplet,
+            ),
+            (
+                "walker.walkers_per_chiplet",
+                self.walker.walkers_per_chiplet,
+            ),
         ] {
             if v == 0 {
                 return Err(bad(key, "expected at least 1, got 0".into()));
@@ -203,7 +209,10 @@ impl GpuConfig {
         }
         for (key, v) in [
             ("gpu.clock_mhz", g.clock_mhz),
-            ("memory.total_bandwidth_gbs", self.memory.total_bandwidth_gbs),
+            (
+                "memory.total_bandwidth_gbs",
+                self.memory.total_bandwidth_gbs,
+            ),
             (
                 "interconnect.total_bandwidth_gbs",
                 self.interconnect.total_bandwidth_gbs,

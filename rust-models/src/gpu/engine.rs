@@ -101,10 +101,8 @@ impl<'w> Gpu<'w> {
         service: Box<dyn MemoryService + 'w>,
         engines: &mut dyn FnMut(
             u32,
-        ) -> (
-            super::gmmu::RtEngine,
-            Option<super::gmmu::CoalescerEngine>,
-        ),
+        )
+            -> (super::gmmu::RtEngine, Option<super::gmmu::CoalescerEngine>),
     ) -> Result<Gpu<'w>, GpuError> {
         let d = cfg.derived();
         let slots = d.sms as u64 * cfg.gpu.warps_per_sm as u64;
@@ -200,7 +198,9 @@ impl<'w> Gpu<'w> {
             free_warps: Vec::new(),
             tbs: Vec::new(),
             free_tbs: Vec::new(),
-            next_tb: (0..chiplets).map(|c| (c * chunk).min(kernel.grid)).collect(),
+            next_tb: (0..chiplets)
+                .map(|c| (c * chunk).min(kernel.grid))
+                .collect(),
             end_tb: (0..chiplets)
                 .map(|c| ((c + 1) * chunk).min(kernel.grid))
                 .collect(),

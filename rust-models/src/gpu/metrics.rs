@@ -198,18 +198,44 @@ rt_remote_ratio,sim_seconds,speed";
         use std::fmt::Write;
         let mut s = String::new();
         let pct = |x: f64| format!("{:.2}%", 100.0 * x);
-        let _ = writeln!(s, "workload {}  policy {}  chiplets {}  scale {}  seed {}",
-            self.workload, self.policy, self.chiplets, self.scale, self.seed);
+        let _ = writeln!(
+            s,
+            "workload {}  policy {}  chiplets {}  scale {}  seed {}",
+            self.workload, self.policy, self.chiplets, self.scale, self.seed
+        );
         let _ = writeln!(s, "cycles                 {}", self.cycles);
-        let _ = writeln!(s, "warp memory instrs     {}  (warp instrs {})", self.warp_mem_instrs, self.warp_instrs);
-        let _ = writeln!(s, "remote-access ratio    {}  (RT estimate {})", pct(self.remote_ratio),
-            self.rt_remote_ratio.map(pct).unwrap_or_else(|| "-".into()));
-        let _ = writeln!(s, "L1 / L2 cache hit rate {} / {}", pct(self.l1_cache_hit_rate), pct(self.l2_cache_hit_rate));
-        let _ = writeln!(s, "TLB        class   hits        misses      hit rate  MPKI");
+        let _ = writeln!(
+            s,
+            "warp memory instrs     {}  (warp instrs {})",
+            self.warp_mem_instrs, self.warp_instrs
+        );
+        let _ = writeln!(
+            s,
+            "remote-access ratio    {}  (RT estimate {})",
+            pct(self.remote_ratio),
+            self.rt_remote_ratio.map(pct).unwrap_or_else(|| "-".into())
+        );
+        let _ = writeln!(
+            s,
+            "L1 / L2 cache hit rate {} / {}",
+            pct(self.l1_cache_hit_rate),
+            pct(self.l2_cache_hit_rate)
+        );
+        let _ = writeln!(
+            s,
+            "TLB        class   hits        misses      hit rate  MPKI"
+        );
         for (lvl, v) in [("L1", &self.l1_tlb), ("L2", &self.l2_tlb)] {
             for c in v.iter() {
-                let _ = writeln!(s, "{lvl:<10} {:<7} {:<11} {:<11} {:<9} {:.3}",
-                    c.class, c.hits, c.misses, pct(c.hit_rate), c.mpki);
+                let _ = writeln!(
+                    s,
+                    "{lvl:<10} {:<7} {:<11} {:<11} {:<9} {:.3}",
+                    c.class,
+                    c.hits,
+                    c.misses,
+                    pct(c.hit_rate),
+                    c.mpki
+                );
             }
         }
         let _ = writeln!(s, "page walks             {}  (levels read {}, remote {}, walks with a remote level {}, PWC hits {})",
@@ -218,16 +244,35 @@ rt_remote_ratio,sim_seconds,speed";
         let _ = writeln!(s, "page faults            {}", self.faults);
         let _ = writeln!(s, "page-table pages       {}", self.page_table_pages);
         let _ = writeln!(s, "PF blocks used         {}", self.pf_blocks_used);
-        let _ = writeln!(s, "PMM phase ends at      {}",
-            self.pmm_end_pct.map(|p| format!("{p:.2}% of memory instrs")).unwrap_or_else(|| "-".into()));
-        let _ = writeln!(s, "queueing per line      HBM {:.2} cycles, ring {:.2} cycles", self.hbm_queue_cycles, self.ring_queue_cycles);
-        let _ = writeln!(s, "structure            bytes        page size  remote   RT est.  walks");
+        let _ = writeln!(
+            s,
+            "PMM phase ends at      {}",
+            self.pmm_end_pct
+                .map(|p| format!("{p:.2}% of memory instrs"))
+                .unwrap_or_else(|| "-".into())
+        );
+        let _ = writeln!(
+            s,
+            "queueing per line      HBM {:.2} cycles, ring {:.2} cycles",
+            self.hbm_queue_cycles, self.ring_queue_cycles
+        );
+        let _ = writeln!(
+            s,
+            "structure            bytes        page size  remote   RT est.  walks"
+        );
         let mut allocs: Vec<&AllocReport> = self.allocs.iter().collect();
         allocs.sort_by(|a, b| b.bytes.cmp(&a.bytes));
         for a in allocs {
-            let _ = writeln!(s, "{:<20} {:<12} {:<10} {:<8} {:<8} {}",
-                a.name, a.bytes, a.page_size, pct(a.remote_ratio),
-                a.rt_remote_ratio.map(pct).unwrap_or_else(|| "-".into()), a.walks);
+            let _ = writeln!(
+                s,
+                "{:<20} {:<12} {:<10} {:<8} {:<8} {}",
+                a.name,
+                a.bytes,
+                a.page_size,
+                pct(a.remote_ratio),
+                a.rt_remote_ratio.map(pct).unwrap_or_else(|| "-".into()),
+                a.walks
+            );
         }
         s
     }

@@ -47,8 +47,8 @@ pub mod gmmu;
 mod lanes;
 pub mod memory;
 pub mod metrics;
-mod simulate;
 pub mod service;
+mod simulate;
 pub mod sweep;
 pub mod tlb;
 

@@ -108,8 +108,14 @@ impl Gpu<'_> {
             remote_ratio: ratio(c.remote_lines, c.lines),
             l1_tlb: class_stats(&c.l1_tlb_hits, &c.l1_tlb_misses, c.warp_instrs),
             l2_tlb: class_stats(&c.l2_tlb_hits, &c.l2_tlb_misses, c.warp_instrs),
-            l1_tlb_hit_rate: ratio(sum(&c.l1_tlb_hits), sum(&c.l1_tlb_hits) + sum(&c.l1_tlb_misses)),
-            l2_tlb_hit_rate: ratio(sum(&c.l2_tlb_hits), sum(&c.l2_tlb_hits) + sum(&c.l2_tlb_misses)),
+            l1_tlb_hit_rate: ratio(
+                sum(&c.l1_tlb_hits),
+                sum(&c.l1_tlb_hits) + sum(&c.l1_tlb_misses),
+            ),
+            l2_tlb_hit_rate: ratio(
+                sum(&c.l2_tlb_hits),
+                sum(&c.l2_tlb_hits) + sum(&c.l2_tlb_misses),
+            ),
             walks: c.walks,
             walk_levels_read: c.walk_levels_read,
             walk_remote_levels: c.walk_remote_levels,
@@ -125,9 +131,7 @@ impl Gpu<'_> {
             ring_queue_cycles: ring_q,
             page_table_pages: self.mm.page_table().pt_pages(),
             pf_blocks_used: stats.pf_blocks_used,
-            pmm_end_pct: c
-                .pmm_end_instr
-                .map(|i| 100.0 * ratio(i, c.warp_mem_instrs)),
+            pmm_end_pct: c.pmm_end_instr.map(|i| 100.0 * ratio(i, c.warp_mem_instrs)),
             rt_remote_ratio: (rt_a > 0).then(|| ratio(rt_r, rt_a)),
             allocs,
             sim_seconds,

@@ -116,13 +116,19 @@ pub fn figure18(runs: &[RunReport]) -> String {
     }
     let _ = write!(s, "{:<15}", "geomean");
     for p in &ps {
-        let xs: Vec<f64> = ws.iter().filter_map(|w| speedup(runs, w, p, "s64k")).collect();
+        let xs: Vec<f64> = ws
+            .iter()
+            .filter_map(|w| speedup(runs, w, p, "s64k"))
+            .collect();
         let g = geomean(&xs).map_or("-".into(), |g| format!("{g:.3}"));
         let _ = write!(s, " {:>16}", g);
     }
     let _ = writeln!(s);
     for base in ["s64k", "s2m"] {
-        let xs: Vec<f64> = ws.iter().filter_map(|w| speedup(runs, w, "clap", base)).collect();
+        let xs: Vec<f64> = ws
+            .iter()
+            .filter_map(|w| speedup(runs, w, "clap", base))
+            .collect();
         if let Some(g) = geomean(&xs) {
             let _ = writeln!(
                 s,
@@ -138,7 +144,10 @@ pub fn figure18(runs: &[RunReport]) -> String {
 /// Table 4 as text: the page size CLAP gave each workload's three largest structures.
 pub fn table4(runs: &[RunReport]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "Table 4: page size chosen by CLAP for the three largest structures");
+    let _ = writeln!(
+        s,
+        "Table 4: page size chosen by CLAP for the three largest structures"
+    );
     for w in workloads_in_order(runs) {
         let Some(r) = find(runs, &w, "clap") else {
             continue;
@@ -148,7 +157,14 @@ pub fn table4(runs: &[RunReport]) -> String {
         let cells: Vec<String> = allocs
             .iter()
             .take(3)
-            .map(|a| format!("{} {} ({:.0} MB)", a.name, a.page_size, a.bytes as f64 / 1048576.0))
+            .map(|a| {
+                format!(
+                    "{} {} ({:.0} MB)",
+                    a.name,
+                    a.page_size,
+                    a.bytes as f64 / 1048576.0
+                )
+            })
             .collect();
         let _ = writeln!(s, "{:<15} {}", w, cells.join(" | "));
     }
@@ -183,7 +199,9 @@ pub fn alloc_csv(runs: &[RunReport]) -> String {
                 a.page_size,
                 a.lines,
                 a.remote_ratio,
-                a.rt_remote_ratio.map(|x| format!("{x:.6}")).unwrap_or_default(),
+                a.rt_remote_ratio
+                    .map(|x| format!("{x:.6}"))
+                    .unwrap_or_default(),
                 a.walks
             );
         }

@@ -292,7 +292,10 @@ mod tests {
         let h = t.lookup(va + 0x3_0123).expect("page 3 is covered");
         assert_eq!(h.pa, Some(0x80_0000 + 0x3_0123));
         assert_eq!(h.ready, 5);
-        assert!(t.lookup(va + 0x2_0000).is_none(), "page 2 is not in the mask");
+        assert!(
+            t.lookup(va + 0x2_0000).is_none(),
+            "page 2 is not in the mask"
+        );
         assert!(t.lookup(va + 0x10_0000).is_none(), "next group");
     }
 

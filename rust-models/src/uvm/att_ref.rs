@@ -60,10 +60,9 @@ impl CycleModel for ReferenceAtt {
             return out;
         }
         if input.acc_valid == 1 {
-            let hit = self
-                .entries
-                .iter()
-                .position(|e| e.valid && e.start_vpn <= input.acc_vpn && input.acc_vpn <= e.end_vpn);
+            let hit = self.entries.iter().position(|e| {
+                e.valid && e.start_vpn <= input.acc_vpn && input.acc_vpn <= e.end_vpn
+            });
             if let Some(i) = hit {
                 self.use_clock += 1;
                 let e = &mut self.entries[i];
@@ -74,7 +73,7 @@ impl CycleModel for ReferenceAtt {
                 out.rec_vpn = input.acc_vpn;
                 out.rec_timer = e.timer;
                 // One interrupt per `profiling_threshold` accesses until the driver ceases it.
-                if !e.cease && e.timer % self.profiling_threshold == 0 {
+                if !e.cease && e.timer.is_multiple_of(self.profiling_threshold) {
                     out.irq_valid = 1;
                     out.irq_obj = i as u64;
                 }

@@ -246,17 +246,21 @@ impl UvmConfig {
         path: &Path,
         overrides: &[String],
     ) -> Result<UvmConfig, ConfigError> {
-        let mut tree: toml::Table =
-            crate::config::parse_toml(text, path)?;
+        let mut tree: toml::Table = crate::config::parse_toml(text, path)?;
         for o in overrides {
             apply_override(&mut tree, o, path)?;
         }
-        let cfg: UvmConfig = toml::Value::Table(tree)
-            .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::Parse {
-                path: path.to_path_buf(),
-                message: e.to_string().split_whitespace().collect::<Vec<_>>().join(" "),
-            })?;
+        let cfg: UvmConfig =
+            toml::Value::Table(tree)
+                .try_into()
+                .map_err(|e: toml::de::Error| ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: e
+                        .to_string()
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                })?;
         cfg.validate(path)?;
         Ok(cfg)
     }
@@ -270,12 +274,18 @@ impl UvmConfig {
         };
         let g = &self.gpu;
         if g.sms == 0 || g.warps_per_sm == 0 || g.lines_per_cycle_per_sm == 0 {
-            return Err(bad("gpu", "sms, warps_per_sm and lines_per_cycle_per_sm must be ≥ 1".into()));
+            return Err(bad(
+                "gpu",
+                "sms, warps_per_sm and lines_per_cycle_per_sm must be ≥ 1".into(),
+            ));
         }
-        if !(g.clock_mhz > 0.0) {
-            return Err(bad("gpu.clock_mhz", format!("expected > 0, got {}", g.clock_mhz)));
+        if g.clock_mhz.is_nan() || g.clock_mhz <= 0.0 {
+            return Err(bad(
+                "gpu.clock_mhz",
+                format!("expected > 0, got {}", g.clock_mhz),
+            ));
         }
-        if !(self.host_link.bandwidth_gb_s > 0.0) {
+        if self.host_link.bandwidth_gb_s.is_nan() || self.host_link.bandwidth_gb_s <= 0.0 {
             return Err(bad(
                 "host_link.bandwidth_gb_s",
                 format!("expected > 0, got {}", self.host_link.bandwidth_gb_s),
@@ -287,9 +297,12 @@ impl UvmConfig {
             ("fault.interrupt_delay_us", f.interrupt_delay_us),
             ("fault.block_update_us", f.block_update_us),
             ("fault.profiling_step_us", f.profiling_step_us),
-            ("host_link.transfer_latency_us", self.host_link.transfer_latency_us),
+            (
+                "host_link.transfer_latency_us",
+                self.host_link.transfer_latency_us,
+            ),
         ] {
-            if !(v >= 0.0) || !v.is_finite() {
+            if v.is_nan() || v < 0.0 || !v.is_finite() {
                 return Err(bad(k, format!("expected a finite time ≥ 0, got {v}")));
             }
         }
@@ -299,17 +312,29 @@ impl UvmConfig {
         if self.memory.page_kb != 4 {
             return Err(bad(
                 "memory.page_kb",
-                format!("the UVM model uses 4 KB base pages; got {}", self.memory.page_kb),
+                format!(
+                    "the UVM model uses 4 KB base pages; got {}",
+                    self.memory.page_kb
+                ),
             ));
         }
-        if !(self.memory.oversubscription >= 1.0) || !self.memory.oversubscription.is_finite() {
+        if self.memory.oversubscription.is_nan()
+            || self.memory.oversubscription < 1.0
+            || !self.memory.oversubscription.is_finite()
+        {
             return Err(bad(
                 "memory.oversubscription",
-                format!("expected ≥ 1.0 (footprint / GPU memory), got {}", self.memory.oversubscription),
+                format!(
+                    "expected ≥ 1.0 (footprint / GPU memory), got {}",
+                    self.memory.oversubscription
+                ),
             ));
         }
         if self.tbnp.threshold > 100 {
-            return Err(bad("tbnp.threshold", format!("expected 0..=100 (percent), got {}", self.tbnp.threshold)));
+            return Err(bad(
+                "tbnp.threshold",
+                format!("expected 0..=100 (percent), got {}", self.tbnp.threshold),
+            ));
         }
         self.tbnp_shape()
             .map_err(|m| bad("tbnp.tree_kb / tbnp.big_page_kb", m))?;
@@ -328,7 +353,10 @@ impl UvmConfig {
         }
         let t = &self.forest.trees;
         if t.partition_kb < 4 || !t.partition_kb.is_power_of_two() {
-            return Err(bad("forest.trees.partition_kb", format!("expected a power of two ≥ 4, got {}", t.partition_kb)));
+            return Err(bad(
+                "forest.trees.partition_kb",
+                format!("expected a power of two ≥ 4, got {}", t.partition_kb),
+            ));
         }
         for (k, tree, leaf) in [
             ("forest.trees.ls_*", t.ls_tree_kb, t.ls_leaf_kb),
@@ -337,7 +365,13 @@ impl UvmConfig {
             ("forest.trees.lc_*", t.lc_tree_kb, t.lc_leaf_kb),
         ] {
             if leaf < t.partition_kb {
-                return Err(bad(k, format!("leaf {leaf} KB is below the {} KB base partition", t.partition_kb)));
+                return Err(bad(
+                    k,
+                    format!(
+                        "leaf {leaf} KB is below the {} KB base partition",
+                        t.partition_kb
+                    ),
+                ));
             }
             TreeShape::new((tree / 4) as usize, (leaf / 4) as usize).map_err(|m| bad(k, m))?;
         }
@@ -351,7 +385,10 @@ impl UvmConfig {
 
     /// The baseline tree shape in 4 KB pages.
     pub fn tbnp_shape(&self) -> Result<TreeShape, String> {
-        TreeShape::new((self.tbnp.tree_kb / 4) as usize, (self.tbnp.big_page_kb / 4) as usize)
+        TreeShape::new(
+            (self.tbnp.tree_kb / 4) as usize,
+            (self.tbnp.big_page_kb / 4) as usize,
+        )
     }
 
     /// Host-link time of one transfer of `bytes`, µs.
@@ -373,12 +410,17 @@ fn apply_override(tree: &mut toml::Table, text: &str, path: &Path) -> Result<(),
         key: key.to_string(),
         message,
     };
-    let (key, raw) = text
-        .split_once('=')
-        .ok_or_else(|| invalid(text, "an override is KEY=VALUE, e.g. forest.apd.r2=0.8".into()))?;
+    let (key, raw) = text.split_once('=').ok_or_else(|| {
+        invalid(
+            text,
+            "an override is KEY=VALUE, e.g. forest.apd.r2=0.8".into(),
+        )
+    })?;
     let key = key.trim();
     let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {}", raw.trim())) {
-        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(raw.trim().into())),
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or(toml::Value::String(raw.trim().into())),
         Err(_) => toml::Value::String(raw.trim().into()),
     };
     let parts: Vec<&str> = key.split('.').collect();
@@ -405,7 +447,15 @@ mod tests {
     #[test]
     fn overrides_reach_nested_keys_and_unknown_keys_fail() {
         let p = Path::new("t.toml");
-        let c = UvmConfig::from_text("", p, &["forest.apd.r2=0.8".into(), "memory.oversubscription=2".into()]).unwrap();
+        let c = UvmConfig::from_text(
+            "",
+            p,
+            &[
+                "forest.apd.r2=0.8".into(),
+                "memory.oversubscription=2".into(),
+            ],
+        )
+        .unwrap();
         assert_eq!(c.forest.apd.r2, 0.8);
         assert_eq!(c.memory.oversubscription, 2.0);
         let e = UvmConfig::from_text("", p, &["forest.apd.bogus=1".into()]).unwrap_err();

@@ -229,9 +229,14 @@ impl ForestState {
 
     /// A page migrated in counts as touched now, so it is not the next victim before
     /// the faulting warp replays (no livelock under pressure).
+    /// The migration also refreshes the object's driver-side recency: objects the ATT
+    /// does not track (more objects than table entries) are then ordered by their faults.
     pub fn note_migrated(&mut self, page: usize, object: usize) {
-        let obj = &self.tracker.objects[object];
-        self.tracker.page_key[page] = (obj.epoch << 32) | obj.timer as u64;
+        let t = &mut self.tracker;
+        let obj = &mut t.objects[object];
+        t.page_key[page] = (obj.epoch << 32) | obj.timer as u64;
+        t.record_seq += 1;
+        obj.last_record_seq = t.record_seq;
     }
 
     pub fn shape_of(&self, object: usize) -> TreeShape {

@@ -6,6 +6,7 @@
 //!   the TBNp walk never climbs past it (this shrinks the tree);
 //! - a **motion bit**: its whole subtree moves as one basic block, so a fault anywhere
 //!   under it migrates all of it (this grows the leaf).
+//!
 //! The prefetch engine keeps the driver's TBNp walk and threshold; the bits only change
 //! where the walk starts (the motion block) and where it stops (below an isolated node).
 //! Forest configures a whole object at once, so every node of a level holds the same bits;
@@ -105,7 +106,11 @@ mod tests {
     #[test]
     fn hcli_isolates_small_trees_and_moves_single_partitions() {
         let trees = ClassTrees::default();
-        let bits = ObjectTreeBits::for_shape(4, root_pages(&trees), class_shape(&trees, AccessClass::Hcli));
+        let bits = ObjectTreeBits::for_shape(
+            4,
+            root_pages(&trees),
+            class_shape(&trees, AccessClass::Hcli),
+        );
         // 128 KB tree over 16 KB partitions: levels 1..=3 joined, 4.. isolate.
         assert!(!bits.isolation[3] && bits.isolation[4]);
         assert!(!bits.motion[1]);

@@ -63,9 +63,8 @@ impl Layout {
         let mut block_object = vec![u16::MAX; next / PAGES_PER_BLOCK];
         for (i, o) in objects.iter().enumerate() {
             let b0 = o.first_page / PAGES_PER_BLOCK;
-            for b in b0..b0 + o.pages.div_ceil(PAGES_PER_BLOCK) {
-                block_object[b] = i as u16;
-            }
+            let n = o.pages.div_ceil(PAGES_PER_BLOCK);
+            block_object[b0..b0 + n].fill(i as u16);
         }
         let footprint_pages = objects.iter().map(|o| o.pages).sum();
         Layout {

@@ -97,17 +97,47 @@ impl UvmMetrics {
         let mut row = |k: &str, v: String| s.push_str(&format!("  {k:<28} {v}\n"));
         row("workload", self.workload.clone());
         row("uvm policy", self.policy.clone());
-        row("oversubscription", format!("{:.2} (footprint {} pages, GPU {} pages)", self.oversubscription, self.footprint_pages, self.capacity_pages));
+        row(
+            "oversubscription",
+            format!(
+                "{:.2} (footprint {} pages, GPU {} pages)",
+                self.oversubscription, self.footprint_pages, self.capacity_pages
+            ),
+        );
         row("cycles", self.cycles.to_string());
         row("warp memory instructions", self.warp_mem_instrs.to_string());
         row("far faults", self.far_faults.to_string());
         row("fault batches", self.batches.to_string());
         row("pages migrated", self.pages_migrated.to_string());
         row("pages prefetched", self.pages_prefetched.to_string());
-        row("prefetched unused", format!("{} ({:.1} %)", self.prefetched_unused, self.prefetched_unused_pct));
-        row("thrashed pages", format!("{} ({:.2} x footprint)", self.thrashed_pages, self.thrash_multiple));
-        row("evictions", format!("{} ({} pages, {} dirty write-backs)", self.evictions, self.pages_evicted, self.dirty_writebacks));
-        row("host link bytes", format!("{} H2D, {} D2H", self.host_to_gpu_bytes, self.gpu_to_host_bytes));
+        row(
+            "prefetched unused",
+            format!(
+                "{} ({:.1} %)",
+                self.prefetched_unused, self.prefetched_unused_pct
+            ),
+        );
+        row(
+            "thrashed pages",
+            format!(
+                "{} ({:.2} x footprint)",
+                self.thrashed_pages, self.thrash_multiple
+            ),
+        );
+        row(
+            "evictions",
+            format!(
+                "{} ({} pages, {} dirty write-backs)",
+                self.evictions, self.pages_evicted, self.dirty_writebacks
+            ),
+        );
+        row(
+            "host link bytes",
+            format!(
+                "{} H2D, {} D2H",
+                self.host_to_gpu_bytes, self.gpu_to_host_bytes
+            ),
+        );
         row("profiling steps", self.profiling_steps.to_string());
         let t = &self.service;
         row("fault service (us)", format!("handling {:.0}, block updates {:.0}, migration {:.0}, write-back {:.0}, profiling {:.0}", t.fault_handling_us, t.block_update_us, t.migration_us, t.writeback_us, t.profiling_us));

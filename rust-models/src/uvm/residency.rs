@@ -148,7 +148,10 @@ impl Residency {
     /// Check the invariants of the module doc; the first violation as a message.
     pub fn check_invariants(&self) -> Result<(), String> {
         if self.resident > self.capacity {
-            return Err(format!("{} pages resident > capacity {}", self.resident, self.capacity));
+            return Err(format!(
+                "{} pages resident > capacity {}",
+                self.resident, self.capacity
+            ));
         }
         if self.resident + self.free_frames.len() != self.capacity {
             return Err(format!(
@@ -172,10 +175,16 @@ impl Residency {
             }
         }
         if counted != self.resident {
-            return Err(format!("{counted} mapped pages but resident count {}", self.resident));
+            return Err(format!(
+                "{counted} mapped pages but resident count {}",
+                self.resident
+            ));
         }
         if self.early_reuses != 0 {
-            return Err(format!("{} frames reused before their write-back finished", self.early_reuses));
+            return Err(format!(
+                "{} frames reused before their write-back finished",
+                self.early_reuses
+            ));
         }
         Ok(())
     }

@@ -9,7 +9,8 @@
 //! 4. per 2 MB block: page-table update (`block_update_us`), then one host-link transfer
 //!    per contiguous run of pages (`transfer_latency_us` + bytes / bandwidth);
 //! 5. the pages become usable, and stalled warps replay, at the end of the batch.
-//! Blocks of the trees being serviced are pinned: a batch never evicts what it migrates.
+//!
+//! A batch never evicts what it migrates; TBNp prefers chunks the batch does not touch.
 
 use bitvec::prelude::*;
 
@@ -87,7 +88,9 @@ impl Engine<'_> {
             let shape = self.shape_for(o);
             let obj = self.layout.objects[o].clone();
             let tree_first = obj.first_page + tree * shape.tree_pages;
-            let valid = shape.tree_pages.min(obj.first_page + obj.pages - tree_first);
+            let valid = shape
+                .tree_pages
+                .min(obj.first_page + obj.pages - tree_first);
             let mut resident = bitvec![u64, Lsb0; 0; valid];
             let mut faulted = bitvec![u64, Lsb0; 0; valid];
             for i in 0..valid {
@@ -99,7 +102,9 @@ impl Engine<'_> {
                 faulted.set(p - tree_first, true);
             }
             let preferred = obj.preferred_gpu || self.cfg.tbnp.all_preferred_gpu;
-            let mut prefetch = compute_prefetch(&resident, &faulted, valid, shape, self.cfg.tbnp.threshold).prefetch;
+            let mut prefetch =
+                compute_prefetch(&resident, &faulted, valid, shape, self.cfg.tbnp.threshold)
+                    .prefetch;
             if preferred {
                 // The driver's first touch with preferred location = this GPU: a block
                 // no processor holds yet is populated whole.
@@ -124,19 +129,21 @@ impl Engine<'_> {
             // 3. make room.
             while self.res.free_frames() < moves.len() {
                 if !self.evict_one(&mut us, start, &mut victims) {
-                    // Nothing evictable: bring only the faulted pages.
+                    // Nothing evictable (GPU memory holds only this batch's pages): bring
+                    // the faulted pages that fit, give the rest back to the fault buffer.
                     moves.retain(|&(_, pf)| !pf);
-                    if self.res.free_frames() < moves.len() {
-                        return Err(UvmError::Stall {
-                            cycle: start,
-                            detail: format!(
-                                "GPU memory of {} pages cannot hold {} faulted pages of one tree with everything else pinned",
-                                self.res.capacity(),
-                                moves.len()
-                            ),
-                        });
+                    let fit = self.res.free_frames();
+                    for &(p, _) in moves.iter().skip(fit).rev() {
+                        self.queued.set(p, true);
+                        self.buffer.push_front((p as u32, start));
                     }
+                    moves.truncate(fit);
+                    break;
                 }
+            }
+            for &(p, _) in &moves {
+                // Marks "migrated in this batch": never a victim before the batch ends.
+                self.ready_at[p] = u64::MAX;
             }
 
             // 4. per 2 MB block: page-table update, then one transfer per run.
@@ -195,7 +202,10 @@ impl Engine<'_> {
         if self.check_invariants {
             self.res
                 .check_invariants()
-                .map_err(|detail| UvmError::Invariant { cycle: start, detail })?;
+                .map_err(|detail| UvmError::Invariant {
+                    cycle: start,
+                    detail,
+                })?;
         }
         Ok(end)
     }
@@ -251,16 +261,27 @@ impl Engine<'_> {
     fn lru_victim(&mut self) -> Vec<usize> {
         let res = &self.res;
         let pinned = &self.pinned_blocks;
+        let ready = &self.ready_at;
+        let evictable = |p: usize| res.is_resident(p) && ready[p] != u64::MAX;
+        let has_victims = |b: usize| {
+            res.block_resident(b) > 0
+                && (b * PAGES_PER_BLOCK..(b + 1) * PAGES_PER_BLOCK).any(evictable)
+        };
+        // Blocks this batch services are evicted only when nothing else is left.
         let Some(b) = self
             .lru
-            .victim(|b| res.block_resident(b) > 0 && !pinned[b])
+            .victim(|b| !pinned[b] && has_victims(b))
+            .or_else(|| self.lru.victim(has_victims))
         else {
             return Vec::new();
         };
-        self.lru.remove_block(b);
-        (b * PAGES_PER_BLOCK..(b + 1) * PAGES_PER_BLOCK)
-            .filter(|&p| self.res.is_resident(p))
-            .collect()
+        let pages: Vec<usize> = (b * PAGES_PER_BLOCK..(b + 1) * PAGES_PER_BLOCK)
+            .filter(|&p| evictable(p))
+            .collect();
+        if pages.len() == self.res.block_resident(b) {
+            self.lru.remove_block(b);
+        }
+        pages
     }
 
     /// Forest: least recently accessed object (ATT), then the leaf holding its oldest page.
@@ -269,7 +290,7 @@ impl Engine<'_> {
             // Reuse this batch's candidate list while its object still has pages.
             if let Some(q) = victims.as_mut() {
                 while let Some(&(_, p)) = q.pages.last() {
-                    if self.res.is_resident(p) && !self.pinned_blocks[p / PAGES_PER_BLOCK] {
+                    if self.res.is_resident(p) && self.ready_at[p] != u64::MAX {
                         break;
                     }
                     q.pages.pop();
@@ -282,7 +303,7 @@ impl Engine<'_> {
                     let lo = obj.first_page + rel / leaf * leaf;
                     let hi = (lo + leaf).min(obj.first_page + obj.pages);
                     return (lo..hi)
-                        .filter(|&x| self.res.is_resident(x) && !self.pinned_blocks[x / PAGES_PER_BLOCK])
+                        .filter(|&x| self.res.is_resident(x) && self.ready_at[x] != u64::MAX)
                         .collect();
                 }
                 *victims = None;
@@ -295,7 +316,7 @@ impl Engine<'_> {
             for o in order {
                 let obj = &self.layout.objects[o];
                 let mut cands: Vec<(u64, usize)> = (obj.first_page..obj.first_page + obj.pages)
-                    .filter(|&p| self.res.is_resident(p) && !self.pinned_blocks[p / PAGES_PER_BLOCK])
+                    .filter(|&p| self.res.is_resident(p) && self.ready_at[p] != u64::MAX)
                     .map(|p| (f.tracker.page_key[p], p))
                     .collect();
                 if !cands.is_empty() {

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
+use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use serde::Serialize;
 
 use super::config::UvmConfig;
 use super::metrics::UvmMetrics;
@@ -88,7 +88,7 @@ const POLICIES: [UvmPolicy; 3] = [UvmPolicy::Tbnp, UvmPolicy::Forest, UvmPolicy:
 /// Run the sweep, runs spread over the machine's cores (`MCMVM_THREADS` caps them).
 pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
     for &o in &opts.oversubs {
-        if !(o >= 1.0) {
+        if o.is_nan() || o < 1.0 {
             return Err(UvmError::Oversubscription(o));
         }
     }
@@ -121,7 +121,11 @@ pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
             forest_speedup: t.cycles as f64 / f.cycles.max(1) as f64,
             specforest_speedup: t.cycles as f64 / s.cycles.max(1) as f64,
             far_faults: [t.far_faults, f.far_faults, s.far_faults],
-            unused_prefetch_pct: [t.prefetched_unused_pct, f.prefetched_unused_pct, s.prefetched_unused_pct],
+            unused_prefetch_pct: [
+                t.prefetched_unused_pct,
+                f.prefetched_unused_pct,
+                s.prefetched_unused_pct,
+            ],
             thrash_multiple: [t.thrash_multiple, f.thrash_multiple, s.thrash_multiple],
             profiling_steps_forest: f.profiling_steps,
             profiling_steps_specforest: s.profiling_steps,
@@ -146,8 +150,16 @@ pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
                 oversubscription: o,
                 forest_geomean_speedup: geo(&|r| r.forest_speedup),
                 specforest_geomean_speedup: geo(&|r| r.specforest_speedup),
-                mean_profiling_steps_forest: rs.iter().map(|r| r.profiling_steps_forest as f64).sum::<f64>() / n,
-                mean_profiling_steps_specforest: rs.iter().map(|r| r.profiling_steps_specforest as f64).sum::<f64>() / n,
+                mean_profiling_steps_forest: rs
+                    .iter()
+                    .map(|r| r.profiling_steps_forest as f64)
+                    .sum::<f64>()
+                    / n,
+                mean_profiling_steps_specforest: rs
+                    .iter()
+                    .map(|r| r.profiling_steps_specforest as f64)
+                    .sum::<f64>()
+                    / n,
             }
         })
         .collect();
@@ -172,7 +184,11 @@ fn run_parallel<J: Sync, R: Send>(
     let threads = std::env::var("MCMVM_THREADS")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
         .clamp(1, jobs.len().max(1));
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<R, UvmError>>>> =

@@ -11,6 +11,7 @@
 //!    already inside the previous region is skipped, as in the driver's loop);
 //! 4. prefetch = union of regions, minus the faulted pages (they migrate as faults, not
 //!    prefetches) and minus pages already resident.
+//!
 //! Subtrees are clipped to the valid pages of the tree (a block at an allocation's tail
 //! is shorter), and the clipped size is what the threshold is compared against.
 //!
@@ -145,8 +146,20 @@ mod tests {
 
     #[test]
     fn a_lone_fault_prefetches_its_big_page() {
-        let d = compute_prefetch(&mask(512, &[]), &mask(512, &[5]), 512, TreeShape::TBNP_DEFAULT, 51);
-        assert_eq!(d.regions, vec![PrefetchRegion { first: 0, pages: 16 }]);
+        let d = compute_prefetch(
+            &mask(512, &[]),
+            &mask(512, &[5]),
+            512,
+            TreeShape::TBNP_DEFAULT,
+            51,
+        );
+        assert_eq!(
+            d.regions,
+            vec![PrefetchRegion {
+                first: 0,
+                pages: 16
+            }]
+        );
         assert_eq!(d.prefetch.count_ones(), 15);
         assert!(!d.prefetch[5]);
     }
@@ -155,8 +168,20 @@ mod tests {
     fn a_short_tail_block_compares_against_its_clipped_size() {
         // 20 valid pages: the 32-page subtree is clipped to 20; 16 (big page) + 2 faults
         // in the second leaf → occupied 20 of 20 > 51 %.
-        let d = compute_prefetch(&mask(512, &[]), &mask(512, &[0, 17]), 20, TreeShape::TBNP_DEFAULT, 51);
-        assert_eq!(d.regions, vec![PrefetchRegion { first: 0, pages: 20 }]);
+        let d = compute_prefetch(
+            &mask(512, &[]),
+            &mask(512, &[0, 17]),
+            20,
+            TreeShape::TBNP_DEFAULT,
+            51,
+        );
+        assert_eq!(
+            d.regions,
+            vec![PrefetchRegion {
+                first: 0,
+                pages: 20
+            }]
+        );
         assert_eq!(d.prefetch.len(), 20);
     }
 }
