@@ -40,6 +40,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Behave like a Unix filter when the reader goes away (`mcmvm ... | head`): die quietly
+    // on SIGPIPE instead of panicking inside println!.
+    // SAFETY: resetting a signal disposition to its default before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Verilog(a) => cmd::verilog::run(a),

@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 /// Why a configuration could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{path}: cannot read: {source}")]
+    // The io error is shown in the message, not chained as a source, so `{:#}` does not
+    // print it twice.
+    #[error("{path}: cannot read: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: {message}")]
     Parse { path: PathBuf, message: String },
@@ -27,9 +29,9 @@ pub enum ConfigError {
 /// Read and parse a TOML file into `T`. The error names the file, and toml's message names
 /// the line, column and key.
 pub fn load_toml<T: DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     parse_toml(&text, path)
 }

@@ -233,9 +233,9 @@ impl Default for SpecForestSwitches {
 impl UvmConfig {
     /// Load a file, apply `key=value` overrides (dotted keys, TOML values), validate.
     pub fn load(path: &Path, overrides: &[String]) -> Result<UvmConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Self::from_text(&text, path, overrides)
     }
