@@ -9,7 +9,11 @@ use std::process::ExitCode;
 mod cmd;
 
 #[derive(Parser)]
-#[command(name = "mcmvm", version, about = "GPU virtual-memory co-simulation: CLAP, Forest, amdgpu fragments")]
+#[command(
+    name = "mcmvm",
+    version,
+    about = "GPU virtual-memory co-simulation: CLAP, Forest, amdgpu fragments"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

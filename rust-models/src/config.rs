@@ -41,7 +41,11 @@ pub fn parse_toml<T: DeserializeOwned>(text: &str, path: &Path) -> Result<T, Con
     toml::from_str(text).map_err(|e| ConfigError::Parse {
         path: path.to_path_buf(),
         // toml's Display spans several lines (a source excerpt); keep it on one line.
-        message: e.to_string().split_whitespace().collect::<Vec<_>>().join(" "),
+        message: e
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
     })
 }
 
@@ -184,10 +188,7 @@ impl HwConfig {
         if a.profiling_threshold == 0 || a.profiling_threshold >= (1u64 << a.timer_bits) {
             return Err(bad(
                 "access_time_tracker.profiling_threshold",
-                format!(
-                    "expected 1..2^timer_bits, got {}",
-                    a.profiling_threshold
-                ),
+                format!("expected 1..2^timer_bits, got {}", a.profiling_threshold),
             ));
         }
         Ok(())

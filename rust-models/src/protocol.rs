@@ -189,9 +189,9 @@ impl CoalIn {
     /// The sixteen PTEs of the line, slot 0 first.
     pub fn ptes(&self) -> [u64; 16] {
         [
-            self.pte0, self.pte1, self.pte2, self.pte3, self.pte4, self.pte5, self.pte6,
-            self.pte7, self.pte8, self.pte9, self.pte10, self.pte11, self.pte12, self.pte13,
-            self.pte14, self.pte15,
+            self.pte0, self.pte1, self.pte2, self.pte3, self.pte4, self.pte5, self.pte6, self.pte7,
+            self.pte8, self.pte9, self.pte10, self.pte11, self.pte12, self.pte13, self.pte14,
+            self.pte15,
         ]
     }
     /// Load the sixteen PTE ports from a line.

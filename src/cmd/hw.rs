@@ -39,7 +39,11 @@ fn cosim<B: CosimBlock>(
     stimulus: impl Iterator<Item = B::In>,
 ) -> Result<LockstepReport, String> {
     let opts = LockstepOptions {
-        engines: vec![EngineKind::Model, EngineKind::RustHdl, EngineKind::Verilator],
+        engines: vec![
+            EngineKind::Model,
+            EngineKind::RustHdl,
+            EngineKind::Verilator,
+        ],
         cycles,
         vcd: Some(vcd.to_path_buf()),
     };
@@ -51,7 +55,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let vdir = args.out.join("verilog");
     let wdir = args.out.join("waves");
     std::fs::create_dir_all(&wdir)?;
-    println!("== hardware: parameters from {from}; lockstep seed {} ==", args.seed);
+    println!(
+        "== hardware: parameters from {from}; lockstep seed {} ==",
+        args.seed
+    );
     let files = emit_verilog(&vdir, &cfg, &BlockKind::ALL)?;
     let tools = mcmvm_synth::Tools::discover()?;
     let mut rows = Vec::new();
@@ -110,7 +117,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                         None => "0".to_string(),
                         Some(m) => format!("@{} {}", m.cycle, m.signal),
                     },
-                    format!("{:.0}", rep.cycles as f64 / rep.wall.as_secs_f64().max(1e-9)),
+                    format!(
+                        "{:.0}",
+                        rep.cycles as f64 / rep.wall.as_secs_f64().max(1e-9)
+                    ),
                 )
             }
             Err(e) => {
@@ -129,7 +139,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             r.wave.display()
         );
     }
-    println!("engines: model (Rust twin), rusthdl (rust-hdl simulate()), verilator (emitted Verilog)");
+    println!(
+        "engines: model (Rust twin), rusthdl (rust-hdl simulate()), verilator (emitted Verilog)"
+    );
     let json: Vec<_> = rows
         .iter()
         .map(|r| {
@@ -143,6 +155,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             })
         })
         .collect();
-    std::fs::write(args.out.join("hw-summary.json"), serde_json::to_string_pretty(&json)?)?;
+    std::fs::write(
+        args.out.join("hw-summary.json"),
+        serde_json::to_string_pretty(&json)?,
+    )?;
     Ok(if failed { 1 } else { 0 })
 }

@@ -24,7 +24,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     for (b, path) in files {
         let r = mcmvm_synth::lint(&tools, &path, b.module_name(), &work)?;
         if r.clean() {
-            println!("{:<20} verilator -Wall: clean   yosys check: clean", b.module_name());
+            println!(
+                "{:<20} verilator -Wall: clean   yosys check: clean",
+                b.module_name()
+            );
         } else {
             dirty += 1;
             println!(

@@ -29,7 +29,14 @@ pub fn synthesize(args: &Args) -> anyhow::Result<Vec<AreaReport>> {
     let work = args.dir.join("synth");
     files
         .iter()
-        .map(|(b, path)| Ok(mcmvm_synth::synthesize(&tools, path, b.module_name(), &work)?))
+        .map(|(b, path)| {
+            Ok(mcmvm_synth::synthesize(
+                &tools,
+                path,
+                b.module_name(),
+                &work,
+            )?)
+        })
         .collect()
 }
 
@@ -47,7 +54,9 @@ pub fn print_table(reports: &[AreaReport]) {
             r.flip_flops,
             r.transistors,
             r.area_mm2_28nm,
-            r.paper_mm2.map(|p| format!("{p:.4}")).unwrap_or_else(|| "—".into())
+            r.paper_mm2
+                .map(|p| format!("{p:.4}"))
+                .unwrap_or_else(|| "—".into())
         );
     }
     println!("area at 0.18 µm (osu018, µm² = cell width × height); 28 nm estimate = A × (28/180)² (ideal shrink)");

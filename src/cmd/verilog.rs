@@ -20,7 +20,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     println!("parameters: {from}");
     for (b, path) in emit_verilog(&args.out, &cfg, &BlockKind::ALL)? {
         let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        println!("{:<20} {} ({} bytes)", b.module_name(), path.display(), bytes);
+        println!(
+            "{:<20} {} ({} bytes)",
+            b.module_name(),
+            path.display(),
+            bytes
+        );
     }
     Ok(0)
 }

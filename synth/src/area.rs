@@ -48,14 +48,23 @@ fn fill(template: &str, pairs: &[(&str, &Path)]) -> String {
     s
 }
 
-fn run_yosys(tools: &Tools, script: &str, work: &Path, name: &str, input: &Path) -> Result<String, SynthError> {
+fn run_yosys(
+    tools: &Tools,
+    script: &str,
+    work: &Path,
+    name: &str,
+    input: &Path,
+) -> Result<String, SynthError> {
     let script_path = work.join(format!("{name}.ys"));
     std::fs::write(&script_path, script).map_err(|source| SynthError::Io {
         path: script_path.clone(),
         source,
     })?;
     let out = run(
-        Command::new(&tools.yosys).arg("-q").arg("-s").arg(&script_path),
+        Command::new(&tools.yosys)
+            .arg("-q")
+            .arg("-s")
+            .arg(&script_path),
         "yosys",
         input,
     )?;
@@ -72,7 +81,12 @@ fn run_yosys(tools: &Tools, script: &str, work: &Path, name: &str, input: &Path)
 
 /// Synthesise module `top` of `verilog` and report its cost. Intermediate scripts and
 /// statistics go to `work`.
-pub fn synthesize(tools: &Tools, verilog: &Path, top: &str, work: &Path) -> Result<AreaReport, SynthError> {
+pub fn synthesize(
+    tools: &Tools,
+    verilog: &Path,
+    top: &str,
+    work: &Path,
+) -> Result<AreaReport, SynthError> {
     std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
         path: work.to_path_buf(),
         source,
@@ -95,7 +109,11 @@ pub fn synthesize(tools: &Tools, verilog: &Path, top: &str, work: &Path) -> Resu
     );
     let cmos_script = fill(
         TRANSISTOR_SCRIPT,
-        &[("{VERILOG}", &verilog), ("{TOP}", &top_path), ("{STAT}", &cmos_stat)],
+        &[
+            ("{VERILOG}", &verilog),
+            ("{TOP}", &top_path),
+            ("{STAT}", &cmos_stat),
+        ],
     );
     let area_text = run_yosys(tools, &area_script, work, &format!("{top}_area"), &verilog)?;
     let cmos_text = run_yosys(tools, &cmos_script, work, &format!("{top}_cmos"), &verilog)?;
@@ -146,7 +164,10 @@ pub fn parse_liberty_stat(text: &str, top: &str) -> Result<LibertyStat, SynthErr
             continue;
         }
         if let Some(rest) = t.strip_prefix("Chip area for module") {
-            area = rest.rsplit(':').next().and_then(|a| a.trim().parse::<f64>().ok());
+            area = rest
+                .rsplit(':')
+                .next()
+                .and_then(|a| a.trim().parse::<f64>().ok());
             in_cells = false;
             continue;
         }
@@ -248,7 +269,10 @@ mod tests {
 
     #[test]
     fn incomplete_transistor_estimate_is_refused() {
-        assert_eq!(parse_transistors("Estimated number of transistors: 374", "t").unwrap(), 374);
+        assert_eq!(
+            parse_transistors("Estimated number of transistors: 374", "t").unwrap(),
+            374
+        );
         assert!(parse_transistors("Estimated number of transistors: 300+", "t").is_err());
         assert!(parse_transistors("nothing", "t").is_err());
     }

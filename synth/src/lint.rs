@@ -25,14 +25,25 @@ impl LintReport {
 }
 
 /// Lint module `top` in `verilog`; scripts go to `work`.
-pub fn lint(tools: &Tools, verilog: &Path, top: &str, work: &Path) -> Result<LintReport, SynthError> {
+pub fn lint(
+    tools: &Tools,
+    verilog: &Path,
+    top: &str,
+    work: &Path,
+) -> Result<LintReport, SynthError> {
     let verilator = match &tools.verilator {
         Some(v) => v.clone(),
         None => require("verilator", "verilator")?,
     };
     let out = run(
         Command::new(verilator)
-            .args(["--lint-only", "-Wall", "-Wno-DECLFILENAME", "--top-module", top])
+            .args([
+                "--lint-only",
+                "-Wall",
+                "-Wno-DECLFILENAME",
+                "--top-module",
+                top,
+            ])
             .arg(verilog),
         "verilator",
         verilog,
@@ -44,7 +55,11 @@ pub fn lint(tools: &Tools, verilog: &Path, top: &str, work: &Path) -> Result<Lin
         .map(|l| l.to_string())
         .collect();
     if !out.status.success() && verilator_msgs.is_empty() {
-        verilator_msgs.push(format!("verilator exited with {}: {}", out.status, tail(&out, 4)));
+        verilator_msgs.push(format!(
+            "verilator exited with {}: {}",
+            out.status,
+            tail(&out, 4)
+        ));
     }
 
     std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
@@ -60,7 +75,10 @@ pub fn lint(tools: &Tools, verilog: &Path, top: &str, work: &Path) -> Result<Lin
         source,
     })?;
     let out = run(
-        Command::new(&tools.yosys).arg("-q").arg("-s").arg(&script_path),
+        Command::new(&tools.yosys)
+            .arg("-q")
+            .arg("-s")
+            .arg(&script_path),
         "yosys",
         verilog,
     )?;

@@ -7,7 +7,9 @@ use std::process::{Command, Output};
 /// Why synthesis or lint could not run or did not pass.
 #[derive(Debug, thiserror::Error)]
 pub enum SynthError {
-    #[error("{tool} not found on PATH: install it with `apt-get install {package}` (or `make deps`)")]
+    #[error(
+        "{tool} not found on PATH: install it with `apt-get install {package}` (or `make deps`)"
+    )]
     ToolMissing { tool: String, package: String },
     #[error("Liberty file not found (looked at {looked}): run `make deps`, which unpacks Debian's qflow-tech-osu018, or set MCMVM_LIBERTY")]
     LibertyMissing { looked: String },
@@ -58,9 +60,8 @@ pub fn find_liberty() -> Result<PathBuf, SynthError> {
         candidates.push(PathBuf::from(p));
     }
     candidates.push(PathBuf::from("tools/osu018/osu018_stdcells.lib"));
-    candidates.push(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/osu018/osu018_stdcells.lib"),
-    );
+    candidates
+        .push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/osu018/osu018_stdcells.lib"));
     candidates.push(PathBuf::from(
         "/usr/share/qflow/tech/osu018/osu018_stdcells.lib",
     ));
