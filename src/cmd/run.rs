@@ -5,23 +5,34 @@ use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, GpuConfig, RunSpec};
 use mcmvm_models::workload::{self, TraceWorkload, Workload};
+use mcmvm_models::uvm::{self, UvmConfig, UvmPolicy};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 #[command(group = clap::ArgGroup::new("source").required(true).args(["workload", "trace"]))]
 pub struct Args {
-    /// GPU configuration (TOML).
-    #[arg(long, default_value = "configs/mcm-4chiplet.toml")]
-    pub config: PathBuf,
+    /// GPU configuration (TOML). Default: configs/mcm-4chiplet.toml, or
+    /// configs/uvm-turing.toml with `--uvm tbnp|forest|specforest`.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     /// Built-in workload (see `mcmvm workloads`).
     #[arg(long)]
     pub workload: Option<String>,
     /// Trace file instead of a built-in workload.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Placement policy: s4k, s64k, s2m, olp, clap, ideal.
+    /// Placement policy: s4k, s64k, s2m, olp, clap, ideal (required unless --uvm runs).
     #[arg(long)]
-    pub policy: String,
+    pub policy: Option<String>,
+    /// UVM management under oversubscription: none, tbnp, forest, specforest.
+    #[arg(long, default_value = "none")]
+    pub uvm: String,
+    /// UVM oversubscription (footprint / GPU memory), at least 1.0.
+    #[arg(long)]
+    pub oversub: Option<f64>,
+    /// UVM configuration override KEY=VALUE (e.g. forest.apd.r2=0.8); repeatable.
+    #[arg(long = "set")]
+    pub set: Vec<String>,
     /// Workload size multiplier (built-in workloads).
     #[arg(long, default_value_t = 1.0)]
     pub scale: f64,
@@ -34,8 +45,20 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let cfg = GpuConfig::load(&args.config)?;
-    let policy: PolicyKind = args.policy.parse()?;
+    let uvm: UvmPolicy = args.uvm.parse()?;
+    if uvm != UvmPolicy::None {
+        return run_uvm(&args, uvm);
+    }
+    let config = args
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
+    let cfg = GpuConfig::load(&config)?;
+    let policy: PolicyKind = args
+        .policy
+        .as_deref()
+        .context("--policy is required (s4k, s64k, s2m, olp, clap, ideal)")?
+        .parse()?;
     let trace = args.trace.as_deref().map(TraceWorkload::open).transpose()?;
     let built = match &args.workload {
         Some(name) => Some(workload::by_name(name, args.scale, args.seed)?),
@@ -49,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     println!(
         "seed: {}  config: {}  workload: {}",
         args.seed,
-        args.config.display(),
+        config.display(),
         w.name()
     );
     let spec = RunSpec {
@@ -73,6 +96,47 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))?;
+        println!("json: {}", path.display());
+    }
+    Ok(0)
+}
+
+/// `--uvm tbnp|forest|specforest`: the UVM path (far faults, prefetch, eviction) replays the
+/// workload on the one-GPU UVM engine of `mcmvm_models::uvm`.
+fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
+    let config = args
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
+    let mut sets = args.set.clone();
+    if let Some(o) = args.oversub {
+        if o.is_nan() || o < 1.0 {
+            anyhow::bail!("--oversub {o}: expected a ratio of at least 1.0 (footprint / GPU memory)");
+        }
+        sets.push(format!("memory.oversubscription={o}"));
+    }
+    let ucfg = UvmConfig::load(&config, &sets)?;
+    let name = args
+        .workload
+        .as_deref()
+        .context("--uvm runs need --workload NAME")?;
+    let w = workload::by_name(name, args.scale, args.seed)?;
+    println!(
+        "seed: {}  config: {}  workload: {}  uvm: {}",
+        args.seed,
+        config.display(),
+        w.name(),
+        policy.name()
+    );
+    let m = uvm::run_workload(w.as_ref(), &ucfg, policy, false)?;
+    print!("{}", m.table());
+    println!(
+        "speed: {:.0} warp mem-instr/s (fault service excluded)",
+        m.instr_per_s
+    );
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&m)?)
+            .with_context(|| format!("{}: cannot write", path.display()))?;
         println!("json: {}", path.display());
     }
     Ok(0)
