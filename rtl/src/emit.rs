@@ -232,7 +232,7 @@ mod tests {
         assert!(v.contains("top$q"), "{v}");
         assert!(!v.contains("module top"), "{v}");
         // Every instantiated module is one that is defined.
-        let inst = format!("tiny_counter$top top(");
+        let inst = "tiny_counter$top top(".to_string();
         assert!(v.contains(&inst), "{v}");
     }
 

@@ -103,8 +103,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     super::synth::print_table(&reports);
     println!();
     println!(
-        "{:<20} {:>7} {:>10} {:>10} {:>14}  {}",
-        "block", "lint", "cycles", "mismatch", "lockstep c/s", "wave"
+        "{:<20} {:>7} {:>10} {:>10} {:>14}  wave",
+        "block", "lint", "cycles", "mismatch", "lockstep c/s"
     );
     let mut failed = false;
     for r in &rows {

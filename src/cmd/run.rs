@@ -4,8 +4,8 @@
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, GpuConfig, RunSpec};
-use mcmvm_models::workload::{self, TraceWorkload, Workload};
 use mcmvm_models::uvm::{self, UvmConfig, UvmPolicy};
+use mcmvm_models::workload::{self, TraceWorkload, Workload};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -111,7 +111,9 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
     let mut sets = args.set.clone();
     if let Some(o) = args.oversub {
         if o.is_nan() || o < 1.0 {
-            anyhow::bail!("--oversub {o}: expected a ratio of at least 1.0 (footprint / GPU memory)");
+            anyhow::bail!(
+                "--oversub {o}: expected a ratio of at least 1.0 (footprint / GPU memory)"
+            );
         }
         sets.push(format!("memory.oversubscription={o}"));
     }

@@ -35,12 +35,21 @@ const SEED: u64 = 20251130;
 
 /// For every output port of block `B`: model, rusthdl, verilator and a wrong twin of the
 /// model that flips that port on cycle `k`; the run must stop at `k` naming the port.
-fn wrong_twin_is_caught<B: CosimBlock>(stimulus: impl Fn() -> Box<dyn Iterator<Item = B::In>>) {
+/// The engines of one lockstep run, by name.
+type NamedEngines<B> = Vec<(
+    String,
+    BoxedEngine<<B as CosimBlock>::In, <B as CosimBlock>::Out>,
+)>;
+
+/// Builds a fresh stimulus stream for one run.
+type StimulusFactory<'a, I> = dyn Fn() -> Box<dyn Iterator<Item = I>> + 'a;
+
+fn wrong_twin_is_caught<B: CosimBlock>(stimulus: &StimulusFactory<'_, B::In>) {
     let cfg = HwConfig::default();
     println!("block {:?}, seed {SEED}", B::KIND);
     for (port, desc) in B::Out::PORTS.iter().enumerate() {
         let k = 40 + 7 * port as u64;
-        let mut engines: Vec<(String, BoxedEngine<B::In, B::Out>)> = Vec::new();
+        let mut engines: NamedEngines<B> = Vec::new();
         for kind in EngineKind::ALL {
             let engine = B::engine(kind, &cfg)
                 .unwrap_or_else(|e| panic!("engine {kind} of {:?}: {e}", B::KIND));
@@ -133,7 +142,7 @@ fn check_wave<B: CosimBlock>(path: &Path, k: u64, flipped: &str) {
 #[test]
 fn wrong_coalescer_twin_is_caught_at_its_cycle_and_signal() {
     let cfg = HwConfig::default();
-    wrong_twin_is_caught::<Coalescer>(|| {
+    wrong_twin_is_caught::<Coalescer>(&|| {
         Box::new(mcmvm_testbenches::tlb_coalescer::random(&cfg, SEED))
     });
 }
@@ -141,13 +150,13 @@ fn wrong_coalescer_twin_is_caught_at_its_cycle_and_signal() {
 #[test]
 fn wrong_rt_twin_is_caught_at_its_cycle_and_signal() {
     let cfg = HwConfig::default();
-    wrong_twin_is_caught::<Rt>(|| Box::new(mcmvm_testbenches::remote_tracker::random(&cfg, SEED)));
+    wrong_twin_is_caught::<Rt>(&|| Box::new(mcmvm_testbenches::remote_tracker::random(&cfg, SEED)));
 }
 
 #[test]
 fn wrong_att_twin_is_caught_at_its_cycle_and_signal() {
     let cfg = HwConfig::default();
-    wrong_twin_is_caught::<Att>(|| {
+    wrong_twin_is_caught::<Att>(&|| {
         Box::new(mcmvm_testbenches::access_time_tracker::random(&cfg, SEED))
     });
 }

@@ -254,7 +254,7 @@ impl GpuConfig {
             let lines = c.bytes / LINE_BYTES;
             if c.ways == 0
                 || c.bytes % LINE_BYTES != 0
-                || lines % c.ways as u64 != 0
+                || !lines.is_multiple_of(c.ways as u64)
                 || !(lines / c.ways as u64).is_power_of_two()
             {
                 return Err(bad(
@@ -277,7 +277,7 @@ impl GpuConfig {
                 ),
             ));
         }
-        if m.bytes_per_chiplet == 0 || m.bytes_per_chiplet % crate::addr::PAGE_2M != 0 {
+        if m.bytes_per_chiplet == 0 || !m.bytes_per_chiplet.is_multiple_of(crate::addr::PAGE_2M) {
             return Err(bad(
                 "memory.bytes_per_chiplet",
                 format!(

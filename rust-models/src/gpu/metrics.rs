@@ -261,7 +261,7 @@ rt_remote_ratio,sim_seconds,speed";
             "structure            bytes        page size  remote   RT est.  walks"
         );
         let mut allocs: Vec<&AllocReport> = self.allocs.iter().collect();
-        allocs.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+        allocs.sort_by_key(|a| std::cmp::Reverse(a.bytes));
         for a in allocs {
             let _ = writeln!(
                 s,

@@ -153,7 +153,7 @@ pub fn table4(runs: &[RunReport]) -> String {
             continue;
         };
         let mut allocs: Vec<_> = r.allocs.iter().collect();
-        allocs.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+        allocs.sort_by_key(|a| std::cmp::Reverse(a.bytes));
         let cells: Vec<String> = allocs
             .iter()
             .take(3)

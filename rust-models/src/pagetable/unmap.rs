@@ -77,7 +77,10 @@ impl PageTable {
             let run_end = end.min(table_end);
             let count = (run_end - first) >> s.level.shift();
             let mut cleared = 0;
-            let mut next = run_end;
+            // Resume after the last whole entry examined, not at `run_end`: a huge leaf
+            // followed by a partial block (e.g. a 2 MB leaf then one 4 KB page) must not
+            // skip the remainder, which lives at a lower level.
+            let mut next = first + (count << s.level.shift());
             let t = &mut self.tables[s.tid as usize];
             for k in 0..count as usize {
                 let e = t.entries[s.index + k];

@@ -140,7 +140,11 @@ impl PafGen {
             let (a, b) = (lo.max(w0), hi.min(w1));
             (a <= b).then_some((a, (b - a + 1) as u64))
         };
-        let (src, dst) = if kernel % 2 == 0 { (1, 2) } else { (2, 1) };
+        let (src, dst) = if kernel.is_multiple_of(2) {
+            (1, 2)
+        } else {
+            (2, 1)
+        };
         let mut out = Vec::new();
         if let Some((a, n)) = span(valid_min, valid_max) {
             out.push((src, blk_x + a, n, false, -1));
@@ -322,7 +326,7 @@ impl ScGen {
     /// Points whose cost drops when the candidate opens (they switch centres).
     fn switching(&self, kernel: u64, p0: u64) -> Vec<u64> {
         (p0..p0 + WARP)
-            .filter(|&p| hash4(self.seed, 7, kernel, p, 0) % 3 == 0)
+            .filter(|&p| hash4(self.seed, 7, kernel, p, 0).is_multiple_of(3))
             .collect()
     }
     /// Centre (a point id) that point `p` is assigned to.

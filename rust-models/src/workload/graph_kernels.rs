@@ -389,7 +389,7 @@ impl GraphGen {
 impl WarpGen for GraphGen {
     fn stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_> {
         let round = (kernel / 2) as u32;
-        if kernel % 2 == 0 {
+        if kernel.is_multiple_of(2) {
             Box::new(Expand::new(self, round, tb, warp))
         } else {
             self.update_stream(round, tb, warp)

@@ -130,7 +130,7 @@ impl GridGen {
 
     /// (input, output) allocation of a ping-pong sweep.
     fn io(kernel: usize) -> (u16, u16) {
-        if kernel % 2 == 0 {
+        if kernel.is_multiple_of(2) {
             (0, 1)
         } else {
             (1, 0)
