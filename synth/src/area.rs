@@ -1,10 +1,9 @@
 //! Area, cell, flip-flop and transistor counts from yosys.
 
-use crate::tools::{run, tail, SynthError, Tools};
+use crate::tools::{run_yosys_script, tail, SynthError, Tools};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const AREA_SCRIPT: &str = include_str!("../scripts/area.ys");
 const TRANSISTOR_SCRIPT: &str = include_str!("../scripts/transistors.ys");
@@ -55,19 +54,7 @@ fn run_yosys(
     name: &str,
     input: &Path,
 ) -> Result<String, SynthError> {
-    let script_path = work.join(format!("{name}.ys"));
-    std::fs::write(&script_path, script).map_err(|source| SynthError::Io {
-        path: script_path.clone(),
-        source,
-    })?;
-    let out = run(
-        Command::new(&tools.yosys)
-            .arg("-q")
-            .arg("-s")
-            .arg(&script_path),
-        "yosys",
-        input,
-    )?;
+    let out = run_yosys_script(tools, script, &work.join(format!("{name}.ys")), input)?;
     if !out.status.success() {
         return Err(SynthError::ToolFailed {
             tool: "yosys".into(),

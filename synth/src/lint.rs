@@ -2,7 +2,7 @@
 //! rust-hdl writes one module per flip-flop instance into one file) and the yosys
 //! structural checks of `scripts/check.ys` (no undriven wire, no latch).
 
-use crate::tools::{require, run, tail, SynthError, Tools};
+use crate::tools::{require, run, run_yosys_script, tail, SynthError, Tools};
 use std::path::Path;
 use std::process::Command;
 
@@ -69,17 +69,10 @@ pub fn lint(
     let script = CHECK_SCRIPT
         .replace("{VERILOG}", &verilog.display().to_string())
         .replace("{TOP}", top);
-    let script_path = work.join(format!("{top}_check.ys"));
-    std::fs::write(&script_path, script).map_err(|source| SynthError::Io {
-        path: script_path.clone(),
-        source,
-    })?;
-    let out = run(
-        Command::new(&tools.yosys)
-            .arg("-q")
-            .arg("-s")
-            .arg(&script_path),
-        "yosys",
+    let out = run_yosys_script(
+        tools,
+        &script,
+        &work.join(format!("{top}_check.ys")),
         verilog,
     )?;
     let mut yosys_msgs: Vec<String> = String::from_utf8_lossy(&out.stdout)

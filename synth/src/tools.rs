@@ -98,6 +98,27 @@ pub(crate) fn run(cmd: &mut Command, tool: &str, input: &Path) -> Result<Output,
     })
 }
 
+/// Write a yosys script to `script_path` and run it quietly; the caller reads the output.
+pub(crate) fn run_yosys_script(
+    tools: &Tools,
+    script: &str,
+    script_path: &Path,
+    input: &Path,
+) -> Result<Output, SynthError> {
+    std::fs::write(script_path, script).map_err(|source| SynthError::Io {
+        path: script_path.to_path_buf(),
+        source,
+    })?;
+    run(
+        Command::new(&tools.yosys)
+            .arg("-q")
+            .arg("-s")
+            .arg(script_path),
+        "yosys",
+        input,
+    )
+}
+
 /// Last lines of a tool's output, for error messages.
 pub(crate) fn tail(out: &Output, lines: usize) -> String {
     let text = format!(
