@@ -1,5 +1,6 @@
 //! Builds the Verilator engine: emits each block's Verilog with `mcmvm-rtl` (from the
-//! parameters in `configs/hw.toml`), runs `verilator --cc` on it, generates a small C++ shim
+//! parameters in `configs/hw.toml`), wraps it unchanged in a generated input-capture harness
+//! (`build/shim.rs` says why), runs `verilator --cc` on both, generates a small C++ shim
 //! per block from the port lists of `mcmvm_models::protocol`, and compiles everything plus
 //! Verilator's runtime (once, for all blocks) with the `cc` crate.
 //!
@@ -178,6 +179,9 @@ fn verilate_block(
         .map_err(|e| format!("Verilog emission failed: {e}"))?;
     let vfile = verilog_dir.join(format!("{}.v", block.module));
     std::fs::write(&vfile, text).map_err(|e| format!("{}: {e}", vfile.display()))?;
+    let harness = verilog_dir.join(format!("{}.v", shim::harness_module(block.module)));
+    std::fs::write(&harness, shim::harness_verilog(block))
+        .map_err(|e| format!("{}: {e}", harness.display()))?;
     let mdir = out.join(format!("obj_{}", block.module));
     // Stale files from an earlier run would be compiled too; start clean.
     let _ = std::fs::remove_dir_all(&mdir);
@@ -189,9 +193,10 @@ fn verilate_block(
         .arg("--prefix")
         .arg(format!("V{}", block.module))
         .arg("--top-module")
-        .arg(block.module)
+        .arg(shim::harness_module(block.module))
         .arg("-Mdir")
         .arg(&mdir)
+        .arg(&harness)
         .arg(&vfile)
         .output()
         .map_err(|e| format!("cannot run verilator: {e}"))?;
