@@ -1,5 +1,9 @@
 //! `mcmvm run`: simulate one workload (built-in or trace) under one placement policy and
 //! print what the model measured, the seed and the simulation speed.
+//!
+//! With `--uvm tbnp|forest|specforest` the UVM path runs: on the one-GPU replay engine when
+//! `--config` is a UVM config (`configs/uvm-turing.toml`, also the default without
+//! `--policy`), else on the MCM GPU model with the UVM driver as its memory service.
 
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
@@ -11,10 +15,15 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(group = clap::ArgGroup::new("source").required(true).args(["workload", "trace"]))]
 pub struct Args {
-    /// GPU configuration (TOML). Default: configs/mcm-4chiplet.toml, or
-    /// configs/uvm-turing.toml with `--uvm tbnp|forest|specforest`.
+    /// GPU configuration (TOML). Default: configs/mcm-4chiplet.toml; with
+    /// `--uvm tbnp|forest|specforest` and no `--policy`, configs/uvm-turing.toml (the
+    /// monolithic Turing GPU of the replay engine).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// UVM parameters (fault path, host link, TBNp, Forest) for `--uvm` on an MCM config.
+    /// Default: configs/uvm-turing.toml.
+    #[arg(long)]
+    pub uvm_config: Option<PathBuf>,
     /// Built-in workload (see `mcmvm workloads`).
     #[arg(long)]
     pub workload: Option<String>,
@@ -47,7 +56,15 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let uvm: UvmPolicy = args.uvm.parse()?;
     if uvm != UvmPolicy::None {
-        return run_uvm(&args, uvm);
+        let replay = match &args.config {
+            Some(path) => UvmConfig::is_uvm_file(path)?,
+            None => args.policy.is_none(),
+        };
+        return if replay {
+            run_uvm(&args, uvm)
+        } else {
+            run_uvm_gpu(&args, uvm)
+        };
     }
     let config = args
         .config
@@ -108,16 +125,7 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
-    let mut sets = args.set.clone();
-    if let Some(o) = args.oversub {
-        if o.is_nan() || o < 1.0 {
-            anyhow::bail!(
-                "--oversub {o}: expected a ratio of at least 1.0 (footprint / GPU memory)"
-            );
-        }
-        sets.push(format!("memory.oversubscription={o}"));
-    }
-    let ucfg = UvmConfig::load(&config, &sets)?;
+    let ucfg = UvmConfig::load(&config, &uvm_overrides(args)?)?;
     let name = args
         .workload
         .as_deref()
@@ -138,6 +146,83 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
     );
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&m)?)
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+        println!("json: {}", path.display());
+    }
+    Ok(0)
+}
+
+/// `--set` overrides plus `--oversub` as `memory.oversubscription`, checked first so a bad
+/// ratio is reported as the flag the user typed.
+fn uvm_overrides(args: &Args) -> anyhow::Result<Vec<String>> {
+    let mut sets = args.set.clone();
+    if let Some(o) = args.oversub {
+        if o.is_nan() || o < 1.0 {
+            anyhow::bail!(
+                "--oversub {o}: expected a ratio of at least 1.0 (footprint / GPU memory)"
+            );
+        }
+        sets.push(format!("memory.oversubscription={o}"));
+    }
+    Ok(sets)
+}
+
+/// `--uvm tbnp|forest|specforest` on an MCM config: the GPU model runs the workload under
+/// the placement policy, and the UVM driver services its faults (batches, prefetch,
+/// eviction over the host link). The speed excludes the time spent in fault service.
+fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
+    let config = args
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
+    let cfg = GpuConfig::load(&config)?;
+    let placement: PolicyKind = args
+        .policy
+        .as_deref()
+        .context("--policy is required (s4k, s64k, s2m, olp, clap, ideal)")?
+        .parse()?;
+    let ucfg_path = args
+        .uvm_config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
+    let ucfg = UvmConfig::load(&ucfg_path, &uvm_overrides(args)?)?;
+    let trace = args.trace.as_deref().map(TraceWorkload::open).transpose()?;
+    let built = match &args.workload {
+        Some(name) => Some(workload::by_name(name, args.scale, args.seed)?),
+        None => None,
+    };
+    let w: &dyn Workload = match (&built, &trace) {
+        (Some(b), _) => b.as_ref(),
+        (None, Some(t)) => t,
+        (None, None) => anyhow::bail!("give --workload NAME or --trace FILE"),
+    };
+    println!(
+        "seed: {}  config: {}  uvm-config: {}  workload: {}  policy: {}  uvm: {}",
+        args.seed,
+        config.display(),
+        ucfg_path.display(),
+        w.name(),
+        placement,
+        policy.name()
+    );
+    let spec = RunSpec {
+        policy: placement,
+        scale: args.scale,
+        seed: args.seed,
+    };
+    let r = uvm::run_on_gpu(&cfg, &ucfg, w, spec, policy, false)?;
+    if let Some(t) = &trace {
+        if let Some(e) = t.stream_error() {
+            anyhow::bail!("{}: {e}", t.path().display());
+        }
+    }
+    print!("{}", r.table());
+    println!(
+        "speed: {:.0} warp mem-instr/s (fault service excluded; {:.0} with it, {:.2} s)",
+        r.gpu_speed, r.gpu.speed, r.gpu.sim_seconds
+    );
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&r)?)
             .with_context(|| format!("{}: cannot write", path.display()))?;
         println!("json: {}", path.display());
     }

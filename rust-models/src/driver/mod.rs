@@ -30,6 +30,7 @@ pub mod mma;
 pub mod phys;
 pub mod policy;
 mod state;
+mod uvm_map;
 
 pub use manager::MemoryManager;
 pub use policy::{BlockMode, Policy};
@@ -161,6 +162,9 @@ pub enum DriverError {
     VaSpace(u64),
     #[error("page table: {0}")]
     PageTable(#[from] PageTableError),
+    /// The UVM path asked for a mapping the manager cannot make (a bug in the caller).
+    #[error("UVM mapping: {0}")]
+    UvmMapping(String),
 }
 
 /// What one TLB entry / page walk for a VA looks like.

@@ -43,7 +43,16 @@ impl RtDrain for RtBank<'_> {
 
 impl Gpu<'_> {
     /// Issue `instr` for a warp of `sm` ready at `t`; returns the cycle it completes.
-    pub(super) fn execute(&mut self, t: u64, sm: u32, instr: &WarpInstr) -> Result<u64, GpuError> {
+    /// `first_line` > 0 resumes a deferred replay at the page that faulted (the pages
+    /// before it were accessed by the earlier attempt, as a replay redoes only what is
+    /// missing, so a warp spanning more pages than fit in memory still makes progress).
+    pub(super) fn execute(
+        &mut self,
+        t: u64,
+        sm: u32,
+        instr: &WarpInstr,
+        first_line: usize,
+    ) -> Result<u64, GpuError> {
         let alloc = instr.alloc as usize;
         let Some(&base) = self.alloc_base.get(alloc) else {
             return Err(GpuError::BadAccess(format!(
@@ -74,7 +83,7 @@ impl Gpu<'_> {
         }
         let chiplet = self.sms[sm as usize].chiplet;
         let mut done = t_issue;
-        let mut i = 0;
+        let mut i = first_line;
         let result = loop {
             if i >= lines.len() {
                 break Ok(done);
@@ -90,6 +99,14 @@ impl Gpu<'_> {
                 Ok(x) => x,
                 Err(e) => break Err(e),
             };
+            if self.replay_deferred {
+                // The memory instruction counts when its replay completes (its compute
+                // instructions did issue and count now).
+                self.counters.warp_mem_instrs -= 1;
+                self.counters.warp_instrs -= 1;
+                self.replay_line = i;
+                break Ok(ready);
+            }
             self.service.on_access(&AccessEvent {
                 now: Cycle(ready),
                 va: Va(va),
@@ -207,6 +224,13 @@ impl Gpu<'_> {
                     }
                     self.apply_shootdowns();
                     now = reply.replay_at.0.max(w.done);
+                    if self.defer_replays {
+                        // The warp waits in the engine's queue and re-issues the
+                        // instruction then, so other warps run meanwhile (their faults
+                        // join the same batch).
+                        self.replay_deferred = true;
+                        return Ok((0, now));
+                    }
                 }
             }
         }
@@ -283,9 +307,11 @@ impl Gpu<'_> {
         let vpn64 = va >> 16;
         let group_vpn64 = vpn64 & !15;
         let pt = self.mm.page_table();
+        // Only 64 KB PTEs (FRAG >= 4) belong in the line: the UVM path maps single 4 KB
+        // pages into 64 KB frames, and such a PTE at a 64 KB boundary is not a 64 KB page.
         let line: [u64; 16] = std::array::from_fn(|i| {
             pt.lookup(Vpn((group_vpn64 + i as u64) << 4))
-                .filter(|l| l.level == Level::Ptb)
+                .filter(|l| l.level == Level::Ptb && l.pte.frag() >= 4)
                 .map_or(0, |l| l.pte.0)
         });
         let Some(m) = self.gmmus[chiplet as usize].coalesce(vpn64, &line) else {

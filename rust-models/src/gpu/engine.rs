@@ -15,7 +15,7 @@ use super::tlb::Tlb;
 use super::{GpuConfig, GpuError};
 use crate::config::HwConfig;
 use crate::driver::MemoryManager;
-use crate::workload::{WarpStream, Workload};
+use crate::workload::{WarpInstr, WarpStream, Workload};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -39,6 +39,9 @@ struct Warp<'w> {
     stream: WarpStream<'w>,
     sm: u32,
     tb: u32,
+    /// An instruction whose fault deferred it and the line to resume at; issued again
+    /// before the stream goes on.
+    replay: Option<(WarpInstr, usize)>,
 }
 
 struct ThreadBlock {
@@ -65,6 +68,12 @@ pub struct Gpu<'w> {
     pub(super) shootdowns: Vec<(crate::addr::Va, crate::addr::Va)>,
     pub(super) issue_cost_per_instr: f64,
     pub(super) cycles: u64,
+    /// The memory service wants faulting warps requeued at their replay cycle
+    /// ([`MemoryService::defers_replays`]); set by a fault that did so.
+    pub(super) defer_replays: bool,
+    pub(super) replay_deferred: bool,
+    /// The line (in the instruction's sorted lines) its deferred replay resumes at.
+    pub(super) replay_line: usize,
 }
 
 impl<'w> Gpu<'w> {
@@ -129,6 +138,7 @@ impl<'w> Gpu<'w> {
         let alloc_base = (0..allocs.len())
             .map(|i| mm.alloc_base(i as crate::workload::AllocIndex).0)
             .collect();
+        let defer_replays = service.defers_replays();
         Ok(Gpu {
             cfg: cfg.clone(),
             workload,
@@ -145,6 +155,9 @@ impl<'w> Gpu<'w> {
             shootdowns: Vec::new(),
             issue_cost_per_instr: 1.0 / cfg.gpu.issue_width as f64,
             cycles: 0,
+            defer_replays,
+            replay_deferred: false,
+            replay_line: 0,
         })
     }
 
@@ -163,7 +176,8 @@ impl<'w> Gpu<'w> {
         for k in 0..self.workload.kernels().len() {
             self.run_kernel(k)?;
         }
-        Ok(())
+        self.service
+            .on_run_end(crate::addr::Cycle(self.cycles), &mut self.mm)
     }
 
     /// Run kernel `k` from the current cycle until its last warp finishes.
@@ -190,6 +204,8 @@ impl<'w> Gpu<'w> {
         let chunk = kernel.grid.div_ceil(chiplets);
 
         let start = self.cycles;
+        self.service
+            .on_kernel_start(k, &kernel.name, crate::addr::Cycle(start));
         let mut ks = KernelState {
             kernel: k,
             warps_per_tb: wpt,
@@ -221,9 +237,19 @@ impl<'w> Gpu<'w> {
                 continue;
             };
             let (sm, tb_slot) = (warp.sm, warp.tb);
-            match warp.stream.next() {
-                Some(instr) => {
-                    let done = self.execute(t, sm, &instr)?;
+            match warp
+                .replay
+                .take()
+                .or_else(|| warp.stream.next().map(|i| (i, 0)))
+            {
+                Some((mut instr, first_line)) => {
+                    let done = self.execute(t, sm, &instr, first_line)?;
+                    if self.replay_deferred {
+                        self.replay_deferred = false;
+                        // Its compute instructions already issued; only the access replays.
+                        instr.compute_cycles = 0;
+                        warp.replay = Some((instr, self.replay_line));
+                    }
                     ks.heap.push(Reverse((done << SLOT_BITS) | ws as u64));
                 }
                 None => {
@@ -242,6 +268,7 @@ impl<'w> Gpu<'w> {
             }
         }
         self.cycles = end;
+        self.service.on_kernel_end(k, crate::addr::Cycle(end));
         Ok(())
     }
 }
@@ -296,6 +323,7 @@ impl<'w> KernelState<'w> {
                 stream: workload.warp_stream(self.kernel, tb, w),
                 sm,
                 tb: slot,
+                replay: None,
             };
             let ws = match self.free_warps.pop() {
                 Some(i) => {

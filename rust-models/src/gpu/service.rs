@@ -68,6 +68,26 @@ pub trait MemoryService {
     /// Resolve a fault; say when the warp may replay its access.
     fn on_fault(&mut self, ctx: FaultContext<'_>) -> Result<FaultReply, GpuError>;
 
+    /// A kernel starts at `now` (default: nothing); Forest re-registers its objects here.
+    fn on_kernel_start(&mut self, _kernel: usize, _name: &str, _now: Cycle) {}
+
+    /// A kernel's last warp finished at `now` (default: nothing).
+    fn on_kernel_end(&mut self, _kernel: usize, _now: Cycle) {}
+
+    /// The last kernel finished at `now`: settle outstanding work with the memory manager
+    /// (default: nothing).
+    fn on_run_end(&mut self, _now: Cycle, _mm: &mut MemoryManager) -> Result<(), GpuError> {
+        Ok(())
+    }
+
+    /// Whether a faulting warp goes back to the engine's queue until `replay_at` and then
+    /// issues its instruction again (default: no, it replays inside the access, which is
+    /// right for a short, independent fault latency). A batched service (UVM) needs the
+    /// other warps to run meanwhile, or every batch would hold a single fault.
+    fn defers_replays(&self) -> bool {
+        false
+    }
+
     /// Extra metrics this service wants in the run report (default: none).
     fn report(&self) -> Option<serde_json::Value> {
         None

@@ -240,6 +240,17 @@ impl UvmConfig {
         Self::from_text(&text, path, overrides)
     }
 
+    /// Whether `path` is a UVM configuration (it has a `[host_link]` or `[tbnp]` table,
+    /// which no MCM GPU config has) rather than an MCM GPU config. `mcmvm run --uvm` picks the replay engine or the GPU model by it.
+    pub fn is_uvm_file(path: &Path) -> Result<bool, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        let tree: toml::Table = crate::config::parse_toml(&text, path)?;
+        Ok(tree.contains_key("host_link") || tree.contains_key("tbnp"))
+    }
+
     /// As [`UvmConfig::load`], from text already read (`path` names it in messages).
     pub fn from_text(
         text: &str,

@@ -7,20 +7,15 @@
 //! in the cycle a batch starts still make it into that batch.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::time::Instant;
-
-use bitvec::prelude::*;
 
 use crate::workload::{Lanes, WarpInstr, WarpStream, Workload};
 
 use super::config::UvmConfig;
-use super::forest::ForestState;
-use super::layout::{Layout, BASE_VPN};
-use super::lru::FaultOrderLru;
-use super::metrics::{ObjectReport, UvmMetrics};
-use super::residency::Residency;
-use super::tbnp::TreeShape;
+use super::core::UvmCore;
+use super::layout::Layout;
+use super::metrics::UvmMetrics;
 use super::{UvmError, UvmPolicy};
 
 pub(super) const EV_BATCH_END: u8 = 0;
@@ -40,35 +35,15 @@ struct Warp<'w> {
     started: bool,
 }
 
-/// State of one run; fields are shared with `service.rs`.
+/// State of one replay run: the shared driver state and the replay loop's own.
 pub(super) struct Engine<'w> {
-    pub(super) wl: &'w dyn Workload,
-    pub(super) cfg: UvmConfig,
-    pub(super) policy: UvmPolicy,
-    pub(super) layout: Layout,
-    pub(super) res: Residency,
-    /// Cycle at which a resident page's data is on the GPU (end of its batch).
-    pub(super) ready_at: Vec<u64>,
-    pub(super) lru: FaultOrderLru,
-    pub(super) forest: Option<ForestState>,
-    pub(super) tbnp_shape: TreeShape,
-    /// Fault buffer: (page, cycle), one entry per page (duplicates coalesced).
-    pub(super) buffer: VecDeque<(u32, u64)>,
-    pub(super) queued: BitVec<u64, Lsb0>,
-    /// 2 MB blocks that ever received a page (for the preferred-location first touch).
-    pub(super) block_populated: BitVec<u64, Lsb0>,
-    pub(super) pinned_blocks: BitVec<u64, Lsb0>,
-    pub(super) heap: BinaryHeap<Reverse<(u64, u8, u32)>>,
+    wl: &'w dyn Workload,
+    pub(super) core: UvmCore,
+    heap: BinaryHeap<Reverse<(u64, u8, u32)>>,
     blocked: Vec<u32>,
-    pub(super) driver_busy: bool,
+    driver_busy: bool,
     batch_scheduled: bool,
-    pub(super) driver_free_at: u64,
-    pub(super) batch_end: u64,
-    pub(super) metrics: UvmMetrics,
-    pub(super) obj_faults: Vec<u64>,
-    pub(super) obj_migrated: Vec<u64>,
-    pub(super) check_invariants: bool,
-    pub(super) service_wall: f64,
+    batch_end: u64,
     warps: Vec<Option<Warp<'w>>>,
     /// Pages of each warp slot's current instruction not yet accessed.
     pending: Vec<Vec<usize>>,
@@ -103,67 +78,20 @@ pub fn run_workload(
 
 impl<'w> Engine<'w> {
     fn new(wl: &'w dyn Workload, cfg: &UvmConfig, policy: UvmPolicy, check: bool) -> Self {
-        let layout = Layout::new(wl.allocations());
-        let capacity = if policy == UvmPolicy::None {
-            layout.span_pages
-        } else {
-            ((layout.footprint_pages as f64 / cfg.memory.oversubscription).ceil() as usize).max(1)
-        };
-        let mut res = Residency::new(layout.span_pages, capacity);
-        if policy == UvmPolicy::None {
-            for o in &layout.objects {
-                for p in o.first_page..o.first_page + o.pages {
-                    res.migrate_in(p, false, 0);
-                }
-            }
-        }
-        let forest = matches!(policy, UvmPolicy::Forest | UvmPolicy::SpecForest)
-            .then(|| ForestState::new(cfg, &layout, policy == UvmPolicy::SpecForest));
-        let n_obj = layout.objects.len();
-        let metrics = UvmMetrics {
-            workload: wl.name().to_string(),
-            policy: policy.name().to_string(),
-            oversubscription: cfg.memory.oversubscription,
-            footprint_pages: layout.footprint_pages,
-            capacity_pages: capacity,
-            att_engine: forest
-                .as_ref()
-                .map(|f| f.att.engine.to_string())
-                .unwrap_or_else(|| "none".into()),
-            ..Default::default()
-        };
-        let sms = cfg.gpu.sms as usize;
         Engine {
             wl,
-            cfg: cfg.clone(),
-            policy,
-            res,
-            ready_at: vec![0; layout.span_pages],
-            lru: FaultOrderLru::new(layout.blocks()),
-            forest,
-            tbnp_shape: cfg.tbnp_shape().unwrap_or(TreeShape::TBNP_DEFAULT),
-            buffer: VecDeque::new(),
-            queued: bitvec![u64, Lsb0; 0; layout.span_pages],
-            block_populated: bitvec![u64, Lsb0; 0; layout.blocks()],
-            pinned_blocks: bitvec![u64, Lsb0; 0; layout.blocks()],
+            core: UvmCore::new(wl, cfg, policy, check),
             heap: BinaryHeap::new(),
             blocked: Vec::new(),
             driver_busy: false,
             batch_scheduled: false,
-            driver_free_at: 0,
             batch_end: 0,
-            metrics,
-            obj_faults: vec![0; n_obj],
-            obj_migrated: vec![0; n_obj],
-            check_invariants: check,
-            service_wall: 0.0,
             warps: Vec::new(),
             pending: Vec::new(),
             free_slots: Vec::new(),
-            sm_free_at: vec![0; sms],
+            sm_free_at: vec![0; cfg.gpu.sms as usize],
             scratch_pages: Vec::with_capacity(64),
             scratch_lines: Vec::with_capacity(64),
-            layout,
         }
     }
 
@@ -171,11 +99,9 @@ impl<'w> Engine<'w> {
         let mut now = 0u64;
         let kernels = self.wl.kernels().to_vec();
         for (k, kernel) in kernels.iter().enumerate() {
-            if let Some(f) = self.forest.as_mut() {
-                f.kernel_launch(&kernel.name, &self.layout);
-            }
-            let per_sm = (self.cfg.gpu.warps_per_sm / kernel.warps_per_tb.max(1)).max(1);
-            let sms = self.cfg.gpu.sms;
+            self.core.kernel_launch(&kernel.name);
+            let per_sm = (self.core.cfg.gpu.warps_per_sm / kernel.warps_per_tb.max(1)).max(1);
+            let sms = self.core.cfg.gpu.sms;
             let mut tb_warps_left = vec![kernel.warps_per_tb; kernel.grid as usize];
             let mut next_tb = 0u32;
             for _ in 0..per_sm {
@@ -208,15 +134,13 @@ impl<'w> Engine<'w> {
                     cycle: now,
                     detail: format!(
                         "kernel {} ({}): {} warps stalled, {} faults queued, {} of {} thread blocks dispatched, driver busy {}",
-                        k, kernel.name, self.blocked.len(), self.buffer.len(), next_tb, kernel.grid, self.driver_busy
+                        k, kernel.name, self.blocked.len(), self.core.buffer.len(), next_tb, kernel.grid, self.driver_busy
                     ),
                 });
             }
-            if let Some(f) = self.forest.as_mut() {
-                f.kernel_end();
-            }
+            self.core.kernel_end();
         }
-        self.metrics.cycles = now.max(self.driver_free_at.min(now));
+        self.core.metrics.cycles = now.max(self.core.driver_free_at.min(now));
         Ok(())
     }
 
@@ -274,11 +198,11 @@ impl<'w> Engine<'w> {
             // First attempt of this instruction: its pages and issue cost.
             let instr = warp.cur.as_ref()?;
             warp.lines = instr_pages(
-                &self.layout,
+                &self.core.layout,
                 instr,
                 &mut self.scratch_pages,
                 &mut self.scratch_lines,
-                &mut self.metrics.out_of_range_accesses,
+                &mut self.core.metrics.out_of_range_accesses,
             );
             warp.started = true;
             pending.clear();
@@ -293,44 +217,27 @@ impl<'w> Engine<'w> {
         let mut k = 0;
         while k < pending.len() {
             let p = pending[k];
-            if !self.res.is_resident(p) {
+            if !self.core.res.is_resident(p) {
                 missing = true;
-                if !self.queued[p] {
-                    self.queued.set(p, true);
-                    self.buffer.push_back((p as u32, t));
-                }
+                self.core.queue_fault(p, t);
                 warp.waiting_on = p;
                 k += 1;
-            } else if self.ready_at[p] > t {
-                wait_until = wait_until.max(self.ready_at[p]);
+            } else if self.core.ready_at[p] > t {
+                wait_until = wait_until.max(self.core.ready_at[p]);
                 k += 1;
             } else {
-                self.res.touch(p, write);
-                self.metrics.page_accesses += 1;
-                if let Some(f) = self.forest.as_mut() {
-                    f.att.access(BASE_VPN + p as u64, &mut f.tracker);
-                }
+                self.core.access_page(p, write);
                 pending.swap_remove(k);
             }
         }
-        if let Some(f) = self.forest.as_mut() {
-            if !f.tracker.pending_irqs.is_empty() {
-                let w0 = Instant::now();
-                let steps = f.service_interrupts(&self.layout);
-                self.metrics.profiling_steps += steps;
-                let us = steps as f64 * self.cfg.fault.profiling_step_us;
-                self.metrics.service.profiling_us += us;
-                let busy_until = if self.driver_busy { self.batch_end } else { t };
-                self.driver_free_at =
-                    self.driver_free_at.max(busy_until) + self.cfg.us_to_cycles(us);
-                self.service_wall += w0.elapsed().as_secs_f64();
-            }
-        }
+        let busy_until = if self.driver_busy { self.batch_end } else { t };
+        self.core.service_profiling(busy_until);
         if missing {
             self.blocked.push(id);
             if !self.batch_scheduled && !self.driver_busy {
-                let start = (t + self.cfg.us_to_cycles(self.cfg.fault.interrupt_delay_us))
-                    .max(self.driver_free_at);
+                let c = &self.core;
+                let start =
+                    (t + c.cfg.us_to_cycles(c.cfg.fault.interrupt_delay_us)).max(c.driver_free_at);
                 self.heap.push(Reverse((start, EV_BATCH_START, 0)));
                 self.batch_scheduled = true;
             }
@@ -342,12 +249,12 @@ impl<'w> Engine<'w> {
         }
         // Every page was accessed: the instruction completes.
         warp.cur = None;
-        self.metrics.warp_mem_instrs += 1;
+        self.core.metrics.warp_mem_instrs += 1;
         let lines = warp.lines;
-        let per_cycle = self.cfg.gpu.lines_per_cycle_per_sm as u64;
+        let per_cycle = self.core.cfg.gpu.lines_per_cycle_per_sm as u64;
         let issue = t.max(self.sm_free_at[sm]);
         self.sm_free_at[sm] = issue + (lines as u64).div_ceil(per_cycle).max(1);
-        let done = issue + self.cfg.gpu.memory_latency_cycles;
+        let done = issue + self.core.cfg.gpu.memory_latency_cycles;
         self.heap.push(Reverse((done, EV_WARP, id)));
         None
     }
@@ -356,8 +263,8 @@ impl<'w> Engine<'w> {
         self.batch_scheduled = false;
         self.driver_busy = true;
         let w0 = Instant::now();
-        let end = self.service_batch(t)?;
-        self.service_wall += w0.elapsed().as_secs_f64();
+        let end = self.core.service_batch(t)?;
+        self.core.service_wall += w0.elapsed().as_secs_f64();
         self.batch_end = end;
         self.heap.push(Reverse((end, EV_BATCH_END, 0)));
         Ok(())
@@ -365,7 +272,7 @@ impl<'w> Engine<'w> {
 
     fn on_batch_end(&mut self, t: u64) {
         self.driver_busy = false;
-        self.driver_free_at = self.driver_free_at.max(t);
+        self.core.driver_free_at = self.core.driver_free_at.max(t);
         // Replay every stalled warp whose page is no longer waiting in the fault buffer.
         let mut still = Vec::with_capacity(self.blocked.len());
         for id in std::mem::take(&mut self.blocked) {
@@ -373,49 +280,25 @@ impl<'w> Engine<'w> {
                 .as_ref()
                 .map(|w| w.waiting_on)
                 .unwrap_or(0);
-            if self.queued[waiting] {
+            if self.core.queued[waiting] {
                 still.push(id);
             } else {
                 self.heap.push(Reverse((t, EV_WARP, id)));
             }
         }
         self.blocked = still;
-        if !self.buffer.is_empty() {
-            self.heap
-                .push(Reverse((t.max(self.driver_free_at), EV_BATCH_START, 0)));
+        if !self.core.buffer.is_empty() {
+            self.heap.push(Reverse((
+                t.max(self.core.driver_free_at),
+                EV_BATCH_START,
+                0,
+            )));
             self.batch_scheduled = true;
         }
     }
 
     fn finish(mut self) -> UvmMetrics {
-        let mut m = std::mem::take(&mut self.metrics);
-        m.service_wall_s = self.service_wall;
-        for (i, o) in self.layout.objects.iter().enumerate() {
-            let (class, source, shape, steps) = match &self.forest {
-                Some(f) => {
-                    let fo = &f.tracker.objects[i];
-                    (
-                        fo.class.map(|(c, _)| c.name().to_string()),
-                        fo.class.map(|(_, s)| format!("{s:?}")),
-                        fo.shape,
-                        fo.steps,
-                    )
-                }
-                None => (None, None, self.tbnp_shape, 0),
-            };
-            m.objects.push(ObjectReport {
-                name: o.name.clone(),
-                pages: o.pages,
-                class,
-                source,
-                tree_kb: shape.tree_pages as u64 * 4,
-                leaf_kb: shape.leaf_pages as u64 * 4,
-                profiling_steps: steps,
-                far_faults: self.obj_faults[i],
-                pages_migrated: self.obj_migrated[i],
-            });
-        }
-        m
+        self.core.finish()
     }
 }
 

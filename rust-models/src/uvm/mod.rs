@@ -19,14 +19,23 @@
 //!    which programs the object's isolation / motion bits ([`forest_tree`]).
 //!
 //! `run_workload` is the entry point; `sweep_forest` runs the Forest suite.
+//!
+//! The same driver state ([`core`]) and batch service also run on the MCM GPU model as
+//! its memory service ([`gpu_service`], entry point [`run_on_gpu`]): there the GPU
+//! model's own timing, TLBs and page table replace the replay engine's warps.
 
 pub mod apd;
 pub mod att_port;
 pub mod att_ref;
 pub mod config;
+mod core;
 pub mod engine;
 pub mod forest;
 pub mod forest_tree;
+pub mod gpu_run;
+pub mod gpu_service;
+#[cfg(test)]
+mod gpu_tests;
 pub mod layout;
 pub mod lru;
 pub mod mask;
@@ -38,6 +47,8 @@ pub mod tbnp;
 
 pub use config::UvmConfig;
 pub use engine::run_workload;
+pub use gpu_run::{run_on_gpu, GpuUvmReport};
+pub use gpu_service::{GpuUvmStats, UvmGpuService};
 pub use metrics::UvmMetrics;
 pub use sweep::{sweep_forest, SweepOptions, SweepReport};
 
@@ -100,4 +111,9 @@ pub enum UvmError {
     Workload(String),
     #[error("writing results: {0}")]
     Io(String),
+    #[error("--uvm none on the GPU model is the first-touch path, not a UVM service")]
+    NoneOnGpu,
+    /// The GPU model or its memory manager failed during a UVM run.
+    #[error("GPU model: {0}")]
+    Gpu(String),
 }

@@ -81,6 +81,10 @@ impl Residency {
     pub fn was_evicted(&self, page: usize) -> bool {
         self.flags[page] & EVER_EVICTED != 0
     }
+    /// Accessed since it was last migrated in.
+    pub fn was_accessed(&self, page: usize) -> bool {
+        self.flags[page] & ACCESSED != 0
+    }
     pub fn is_dirty(&self, page: usize) -> bool {
         self.flags[page] & DIRTY != 0
     }

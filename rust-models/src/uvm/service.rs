@@ -14,7 +14,7 @@
 
 use bitvec::prelude::*;
 
-use super::engine::Engine;
+use super::core::UvmCore;
 use super::mask::PAGES_PER_BLOCK;
 use super::tbnp::{compute_prefetch, TreeShape};
 use super::{UvmError, UvmPolicy};
@@ -27,7 +27,7 @@ struct VictimQueue {
     pages: Vec<(u64, usize)>,
 }
 
-impl Engine<'_> {
+impl UvmCore {
     fn shape_for(&self, object: usize) -> TreeShape {
         match &self.forest {
             Some(f) => f.shape_of(object),
@@ -193,8 +193,11 @@ impl Engine<'_> {
 
         // 5. usable at the end of the batch.
         let end = start + self.cfg.us_to_cycles(us);
-        for p in migrated {
+        for &p in &migrated {
             self.ready_at[p] = end;
+        }
+        if self.record_changes {
+            self.migrated_log.extend_from_slice(&migrated);
         }
         for b in pinned {
             self.pinned_blocks.set(b, false);
@@ -227,7 +230,7 @@ impl Engine<'_> {
             let p = pages[k];
             if !self.res.is_dirty(p) {
                 let e = self.res.evict(p, start + self.cfg.us_to_cycles(*us));
-                self.account_eviction(e);
+                self.account_eviction(p, e);
                 k += 1;
                 continue;
             }
@@ -244,14 +247,17 @@ impl Engine<'_> {
             for &q in &pages[k..m] {
                 let e = self.res.evict(q, done);
                 self.metrics.dirty_writebacks += 1;
-                self.account_eviction(e);
+                self.account_eviction(q, e);
             }
             k = m;
         }
         true
     }
 
-    fn account_eviction(&mut self, e: super::residency::Evicted) {
+    fn account_eviction(&mut self, page: usize, e: super::residency::Evicted) {
+        if self.record_changes {
+            self.evicted_log.push(page);
+        }
         self.metrics.pages_evicted += 1;
         if e.prefetched_unused {
             self.metrics.prefetched_unused += 1;

@@ -1,0 +1,190 @@
+//! The driver-side UVM state that both timing models drive: the fault buffer, residency,
+//! the fault-order LRU, Forest's ATT and trees, the layout and the metrics. The one-GPU
+//! replay engine (`engine.rs`) and the MCM GPU model's memory service (`gpu_service.rs`)
+//! each own one `UvmCore` and call the same batch service (`service.rs`), so TBNp,
+//! Forest and eviction exist once.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use bitvec::prelude::*;
+
+use super::config::UvmConfig;
+use super::forest::ForestState;
+use super::layout::{Layout, BASE_VPN};
+use super::lru::FaultOrderLru;
+use super::metrics::{ObjectReport, UvmMetrics};
+use super::residency::Residency;
+use super::tbnp::TreeShape;
+use super::UvmPolicy;
+use crate::workload::Workload;
+
+/// Driver state of one UVM run; fields are shared with `service.rs` and the engines.
+pub(super) struct UvmCore {
+    pub(super) cfg: UvmConfig,
+    pub(super) policy: UvmPolicy,
+    pub(super) layout: Layout,
+    pub(super) res: Residency,
+    /// Cycle at which a resident page's data is on the GPU (end of its batch).
+    pub(super) ready_at: Vec<u64>,
+    pub(super) lru: FaultOrderLru,
+    pub(super) forest: Option<ForestState>,
+    pub(super) tbnp_shape: TreeShape,
+    /// Fault buffer: (page, cycle), one entry per page (duplicates coalesced).
+    pub(super) buffer: VecDeque<(u32, u64)>,
+    pub(super) queued: BitVec<u64, Lsb0>,
+    /// 2 MB blocks that ever received a page (for the preferred-location first touch).
+    pub(super) block_populated: BitVec<u64, Lsb0>,
+    pub(super) pinned_blocks: BitVec<u64, Lsb0>,
+    /// The driver is free again (after its last batch or profiling step).
+    pub(super) driver_free_at: u64,
+    pub(super) metrics: UvmMetrics,
+    pub(super) obj_faults: Vec<u64>,
+    pub(super) obj_migrated: Vec<u64>,
+    pub(super) check_invariants: bool,
+    pub(super) service_wall: f64,
+    /// With `record_changes`, `service_batch` logs the pages it evicted and migrated, in
+    /// order (the GPU model's service unmaps and maps them in its page table).
+    pub(super) record_changes: bool,
+    pub(super) evicted_log: Vec<usize>,
+    pub(super) migrated_log: Vec<usize>,
+}
+
+impl UvmCore {
+    /// State for `wl` under `policy`; with `UvmPolicy::None` every page starts resident.
+    pub(super) fn new(wl: &dyn Workload, cfg: &UvmConfig, policy: UvmPolicy, check: bool) -> Self {
+        let layout = Layout::new(wl.allocations());
+        let capacity = if policy == UvmPolicy::None {
+            layout.span_pages
+        } else {
+            ((layout.footprint_pages as f64 / cfg.memory.oversubscription).ceil() as usize).max(1)
+        };
+        let mut res = Residency::new(layout.span_pages, capacity);
+        if policy == UvmPolicy::None {
+            for o in &layout.objects {
+                for p in o.first_page..o.first_page + o.pages {
+                    res.migrate_in(p, false, 0);
+                }
+            }
+        }
+        let forest = matches!(policy, UvmPolicy::Forest | UvmPolicy::SpecForest)
+            .then(|| ForestState::new(cfg, &layout, policy == UvmPolicy::SpecForest));
+        let n_obj = layout.objects.len();
+        let metrics = UvmMetrics {
+            workload: wl.name().to_string(),
+            policy: policy.name().to_string(),
+            oversubscription: cfg.memory.oversubscription,
+            footprint_pages: layout.footprint_pages,
+            capacity_pages: capacity,
+            att_engine: forest
+                .as_ref()
+                .map(|f| f.att.engine.to_string())
+                .unwrap_or_else(|| "none".into()),
+            ..Default::default()
+        };
+        UvmCore {
+            cfg: cfg.clone(),
+            policy,
+            res,
+            ready_at: vec![0; layout.span_pages],
+            lru: FaultOrderLru::new(layout.blocks()),
+            forest,
+            tbnp_shape: cfg.tbnp_shape().unwrap_or(TreeShape::TBNP_DEFAULT),
+            buffer: VecDeque::new(),
+            queued: bitvec![u64, Lsb0; 0; layout.span_pages],
+            block_populated: bitvec![u64, Lsb0; 0; layout.blocks()],
+            pinned_blocks: bitvec![u64, Lsb0; 0; layout.blocks()],
+            driver_free_at: 0,
+            metrics,
+            obj_faults: vec![0; n_obj],
+            obj_migrated: vec![0; n_obj],
+            check_invariants: check,
+            service_wall: 0.0,
+            record_changes: false,
+            evicted_log: Vec::new(),
+            migrated_log: Vec::new(),
+            layout,
+        }
+    }
+
+    /// A GPU access to resident page `p`: residency flags and, with Forest, one ATT access.
+    #[inline]
+    pub(super) fn access_page(&mut self, p: usize, write: bool) {
+        self.res.touch(p, write);
+        self.metrics.page_accesses += 1;
+        if let Some(f) = self.forest.as_mut() {
+            f.att.access(BASE_VPN + p as u64, &mut f.tracker);
+        }
+    }
+
+    /// Run the APD for pending ATT interrupts. Profiling is driver time: it starts when
+    /// the driver is free (`busy_until`: the end of a running batch, else now).
+    pub(super) fn service_profiling(&mut self, busy_until: u64) {
+        let Some(f) = self.forest.as_mut() else {
+            return;
+        };
+        if f.tracker.pending_irqs.is_empty() {
+            return;
+        }
+        let w0 = Instant::now();
+        let steps = f.service_interrupts(&self.layout);
+        self.metrics.profiling_steps += steps;
+        let us = steps as f64 * self.cfg.fault.profiling_step_us;
+        self.metrics.service.profiling_us += us;
+        self.driver_free_at = self.driver_free_at.max(busy_until) + self.cfg.us_to_cycles(us);
+        self.service_wall += w0.elapsed().as_secs_f64();
+    }
+
+    /// Queue a far fault on page `p` at cycle `t` unless it is already queued.
+    #[inline]
+    pub(super) fn queue_fault(&mut self, p: usize, t: u64) {
+        if !self.queued[p] {
+            self.queued.set(p, true);
+            self.buffer.push_back((p as u32, t));
+        }
+    }
+
+    /// Kernel boundaries (Forest re-registers objects; SpecForest records patterns).
+    pub(super) fn kernel_launch(&mut self, name: &str) {
+        if let Some(f) = self.forest.as_mut() {
+            f.kernel_launch(name, &self.layout);
+        }
+    }
+    pub(super) fn kernel_end(&mut self) {
+        if let Some(f) = self.forest.as_mut() {
+            f.kernel_end();
+        }
+    }
+
+    /// The metrics with the per-object reports.
+    pub(super) fn finish(&mut self) -> UvmMetrics {
+        let mut m = std::mem::take(&mut self.metrics);
+        m.service_wall_s = self.service_wall;
+        for (i, o) in self.layout.objects.iter().enumerate() {
+            let (class, source, shape, steps) = match &self.forest {
+                Some(f) => {
+                    let fo = &f.tracker.objects[i];
+                    (
+                        fo.class.map(|(c, _)| c.name().to_string()),
+                        fo.class.map(|(_, s)| format!("{s:?}")),
+                        fo.shape,
+                        fo.steps,
+                    )
+                }
+                None => (None, None, self.tbnp_shape, 0),
+            };
+            m.objects.push(ObjectReport {
+                name: o.name.clone(),
+                pages: o.pages,
+                class,
+                source,
+                tree_kb: shape.tree_pages as u64 * 4,
+                leaf_kb: shape.leaf_pages as u64 * 4,
+                profiling_steps: steps,
+                far_faults: self.obj_faults[i],
+                pages_migrated: self.obj_migrated[i],
+            });
+        }
+        m
+    }
+}
