@@ -1,0 +1,67 @@
+//! `mcmvm run --uvm` on an MCM config: the GPU model runs with the UVM driver as its
+//! memory service and prints both reports; bad input is one line and exit code 2.
+
+use std::process::Command;
+
+fn mcmvm(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mcmvm"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("mcmvm runs")
+}
+
+const RUN: [&str; 12] = [
+    "run",
+    "--config",
+    "configs/mcm-4chiplet.toml",
+    "--workload",
+    "ls",
+    "--scale",
+    "0.03",
+    "--policy",
+    "s64k",
+    "--uvm",
+    "tbnp",
+    "--oversub",
+];
+
+#[test]
+fn uvm_on_an_mcm_config_prints_gpu_and_uvm_reports() {
+    let mut args = RUN.to_vec();
+    args.push("1.5");
+    let out = mcmvm(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "remote-access ratio",
+        "far faults",
+        "fault batches",
+        "host link bytes",
+        "fault protocol",
+        "speed:",
+    ] {
+        assert!(text.contains(needle), "`{needle}` missing in:\n{text}");
+    }
+    let faults: u64 = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("far faults"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("far faults row");
+    assert!(faults > 0, "oversubscribed stream without far faults");
+}
+
+#[test]
+fn oversubscription_below_one_is_one_line_and_exit_2() {
+    let mut args = RUN.to_vec();
+    args.push("0.5");
+    let out = mcmvm(&args);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("--oversub"), "{err}");
+}
