@@ -124,6 +124,7 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
     let config = args
         .config
         .clone()
+        .or_else(|| args.uvm_config.clone())
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
     let ucfg = UvmConfig::load(&config, &uvm_overrides(args)?)?;
     let name = args
