@@ -32,6 +32,7 @@ pub mod lru;
 pub mod mask;
 pub mod metrics;
 pub mod residency;
+pub mod sensitivity;
 pub mod service;
 pub mod sweep;
 pub mod tbnp;
@@ -39,6 +40,7 @@ pub mod tbnp;
 pub use config::UvmConfig;
 pub use engine::run_workload;
 pub use metrics::UvmMetrics;
+pub use sensitivity::{sensitivity, SensitivityReport};
 pub use sweep::{sweep_forest, SweepOptions, SweepReport};
 
 /// Which UVM management runs.
