@@ -7,3 +7,33 @@
 pub mod access_time_tracker;
 pub mod remote_tracker;
 pub mod tlb_coalescer;
+
+use mcmvm_cosim::{run_lockstep, BoxedEngine};
+use mcmvm_models::protocol::Ports;
+use std::path::Path;
+
+/// Run `engines` in lockstep on `stimulus` for `cycles` and panic with the first mismatch
+/// (cycle, signal, every engine's value); prints each engine's simulation rate.
+///
+/// # Panics
+/// On a mismatch, a lockstep error, or fewer cycles run than asked: this is the assertion
+/// of the block tests.
+pub fn assert_lockstep<I: Ports, O: Ports>(
+    engines: Vec<(String, BoxedEngine<I, O>)>,
+    cycles: u64,
+    vcd: Option<&Path>,
+    stimulus: impl Iterator<Item = I>,
+) {
+    let report =
+        run_lockstep(engines, cycles, vcd, stimulus).unwrap_or_else(|e| panic!("lockstep: {e}"));
+    if let Some(m) = &report.mismatch {
+        panic!(
+            "engines diverge at cycle {}: {} {:?}",
+            m.cycle, m.signal, m.values
+        );
+    }
+    assert_eq!(report.cycles, cycles);
+    for (engine, rate) in report.engine_rates() {
+        println!("  {engine}: {rate:.0} cycles/s");
+    }
+}

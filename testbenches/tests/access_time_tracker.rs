@@ -6,7 +6,7 @@
 //! The Verilator model is compiled for `configs/hw.toml` (the defaults), so runs with other
 //! parameters (4 objects, 4-bit timers, threshold 3) use the twin and rust-hdl only.
 
-use mcmvm_cosim::{run_lockstep, Att, BoxedEngine, CosimBlock, EngineKind};
+use mcmvm_cosim::{Att, BoxedEngine, CosimBlock, EngineKind};
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
 use mcmvm_models::config::{AttConfig, HwConfig};
 use mcmvm_models::protocol::{AttIn, AttOut, CycleModel};
@@ -242,18 +242,7 @@ fn assert_lockstep(
         .iter()
         .map(|&k| (k.name().to_string(), engine(k, cfg)))
         .collect();
-    let report = run_lockstep(named, cycles, vcd.as_deref(), stimulus)
-        .unwrap_or_else(|e| panic!("lockstep: {e}"));
-    if let Some(m) = &report.mismatch {
-        panic!(
-            "engines diverge at cycle {}: {} {:?}",
-            m.cycle, m.signal, m.values
-        );
-    }
-    assert_eq!(report.cycles, cycles);
-    for (engine, rate) in report.engine_rates() {
-        println!("  {engine}: {rate:.0} cycles/s");
-    }
+    mcmvm_testbenches::assert_lockstep(named, cycles, vcd.as_deref(), stimulus);
 }
 
 #[test]

@@ -220,18 +220,7 @@ fn assert_lockstep(
         .iter()
         .map(|&k| (k.name().to_string(), engine(k, cfg)))
         .collect();
-    let report = run_lockstep(named, cycles, vcd.as_deref(), stimulus)
-        .unwrap_or_else(|e| panic!("lockstep: {e}"));
-    if let Some(m) = &report.mismatch {
-        panic!(
-            "engines diverge at cycle {}: {} {:?}",
-            m.cycle, m.signal, m.values
-        );
-    }
-    assert_eq!(report.cycles, cycles);
-    for (engine, rate) in report.engine_rates() {
-        println!("  {engine}: {rate:.0} cycles/s");
-    }
+    mcmvm_testbenches::assert_lockstep(named, cycles, vcd.as_deref(), stimulus);
 }
 
 #[test]
