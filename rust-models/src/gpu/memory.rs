@@ -11,8 +11,10 @@ use super::config::{CacheSpec, LINE_BYTES};
 /// Tags of a set-associative, LRU, write-allocate cache of 128-byte lines.
 #[derive(Debug, Clone)]
 pub struct TagCache {
-    /// Line number + 1 per way (0 = empty), set-major.
-    tags: Vec<u64>,
+    /// Line number + 1 per way (0 = empty), set-major. 32 bits cover the largest
+    /// physical memory a config may declare (`MAX_PHYSICAL_BYTES`) and halve the tag
+    /// arrays the simulator walks on every line (256 SMs' L1s are megabytes of tags).
+    tags: Vec<u32>,
     stamps: Vec<u32>,
     set_mask: u64,
     ways: usize,
@@ -41,7 +43,8 @@ impl TagCache {
     #[inline]
     pub fn access(&mut self, pa: u64) -> bool {
         let line = pa / LINE_BYTES;
-        let key = line + 1;
+        debug_assert!(line < u32::MAX as u64, "PA beyond MAX_PHYSICAL_BYTES");
+        let key = (line + 1) as u32;
         // Hash the set index so power-of-two strides do not all land in one set.
         let set = ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
         self.clock = self.clock.wrapping_add(1);
