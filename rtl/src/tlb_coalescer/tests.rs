@@ -1,69 +1,31 @@
 //! Unit tests of the TLB coalescing RTL against its behavioural twin.
 
 use super::*;
+use crate::test_tools::{assert_lint_clean, remove_scratch, write_verilog, yosys};
 use mcmvm_models::blocks::tlb_coalescer::TlbCoalescer;
-use std::path::PathBuf;
-use std::process::Command;
-
-fn tool_present(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok()
-}
-
-/// Write the emitted Verilog of the default configuration to a scratch directory.
-fn emitted_verilog(name: &str) -> PathBuf {
-    let mut uut = TlbCoalescerRtl::new(&CoalescerConfig::default());
-    uut.connect_all();
-    let dir = std::env::temp_dir().join(format!("mcmvm-coal-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    let path = dir.join("tlb_coalescer.v");
-    std::fs::write(&path, generate_verilog(&uut)).expect("write Verilog");
-    path
-}
 
 #[test]
 fn emitted_verilog_is_lint_clean() {
-    if !tool_present("verilator") {
-        eprintln!("SKIPPED: verilator not installed (apt-get install verilator)");
-        return;
-    }
-    let v = emitted_verilog("lint");
-    let out = Command::new("verilator")
-        .args([
-            "--lint-only",
-            "-Wall",
-            "-Wno-DECLFILENAME",
-            "--top-module",
-            "top",
-        ])
-        .arg(&v)
-        .output()
-        .expect("run verilator");
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && !log.contains("%Warning"), "{log}");
-    let _ = std::fs::remove_dir_all(v.parent().expect("scratch directory"));
+    let v = write_verilog(
+        &mut TlbCoalescerRtl::new(&CoalescerConfig::default()),
+        "coal_lint",
+    );
+    assert_lint_clean(&v, "tlb_coalescer");
+    remove_scratch(&v);
 }
 
 #[test]
 fn block_synthesises_with_yosys() {
-    if !tool_present("yosys") {
-        eprintln!("SKIPPED: yosys not installed (apt-get install yosys)");
-        return;
-    }
-    let v = emitted_verilog("synth");
+    let v = write_verilog(
+        &mut TlbCoalescerRtl::new(&CoalescerConfig::default()),
+        "coal_synth",
+    );
     let script = format!(
         "read_verilog {}; hierarchy -check -top top; proc; check -assert; synth -flatten -top top; stat",
         v.display()
     );
-    let out = Command::new("yosys")
-        .args(["-q", "-p", &script])
-        .output()
-        .expect("run yosys");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _ = std::fs::remove_dir_all(v.parent().expect("scratch directory"));
+    yosys(&script, true, "tlb_coalescer");
+    remove_scratch(&v);
 }
 
 /// A line mapping PPN `first + i` in slot `i` with readable+writeable permissions.
