@@ -209,26 +209,16 @@ fn timer_saturates_and_interrupts_stop_with_it() {
 }
 
 fn waves(name: &str) -> PathBuf {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../out/waves"));
-    std::fs::create_dir_all(&dir).expect("create out/waves");
-    dir.join(format!("att_{name}.vcd"))
+    mcmvm_testbenches::waves(&format!("att_{name}"))
 }
 
 fn all_engines() -> Vec<EngineKind> {
-    vec![
-        EngineKind::Model,
-        EngineKind::RustHdl,
-        EngineKind::Verilator,
-    ]
+    EngineKind::ALL.to_vec()
 }
 
-/// Engine `kind` for `cfg`. The rust-hdl engine is built here from `mcmvm_rtl` directly
-/// (the same adapter the cosim crate wraps), the others through the cosim crate.
+/// Engine `kind` for `cfg`, as the cosim crate builds it.
 fn engine(kind: EngineKind, cfg: &HwConfig) -> BoxedEngine<AttIn, AttOut> {
-    match kind {
-        EngineKind::RustHdl => Box::new(AccessTimeTrackerHdlSim::new(&cfg.access_time_tracker)),
-        _ => Att::engine(kind, cfg).unwrap_or_else(|e| panic!("{kind} engine: {e}")),
-    }
+    Att::engine(kind, cfg).unwrap_or_else(|e| panic!("{kind} engine: {e}"))
 }
 
 fn assert_lockstep(
@@ -238,11 +228,13 @@ fn assert_lockstep(
     vcd: Option<PathBuf>,
     stimulus: impl Iterator<Item = AttIn>,
 ) {
-    let named = engines
-        .iter()
-        .map(|&k| (k.name().to_string(), engine(k, cfg)))
-        .collect();
-    mcmvm_testbenches::assert_lockstep(named, cycles, vcd.as_deref(), stimulus);
+    mcmvm_testbenches::assert_block_lockstep::<Att>(
+        cfg,
+        &engines,
+        cycles,
+        vcd.as_deref(),
+        stimulus,
+    );
 }
 
 #[test]
