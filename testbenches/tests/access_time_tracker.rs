@@ -6,7 +6,7 @@
 //! The Verilator model is compiled for `configs/hw.toml` (the defaults), so runs with other
 //! parameters (4 objects, 4-bit timers, threshold 3) use the twin and rust-hdl only.
 
-use mcmvm_cosim::{Att, BoxedEngine, CosimBlock, EngineKind};
+use mcmvm_cosim::{Att, EngineKind};
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
 use mcmvm_models::config::{AttConfig, HwConfig};
 use mcmvm_models::protocol::{AttIn, AttOut, CycleModel};
@@ -214,11 +214,6 @@ fn waves(name: &str) -> PathBuf {
 
 fn all_engines() -> Vec<EngineKind> {
     EngineKind::ALL.to_vec()
-}
-
-/// Engine `kind` for `cfg`, as the cosim crate builds it.
-fn engine(kind: EngineKind, cfg: &HwConfig) -> BoxedEngine<AttIn, AttOut> {
-    Att::engine(kind, cfg).unwrap_or_else(|e| panic!("{kind} engine: {e}"))
 }
 
 fn assert_lockstep(
