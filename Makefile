@@ -9,12 +9,16 @@ LIBERTY := tools/osu018/osu018_stdcells.lib
 MCMVM := target/release/mcmvm
 export MCMVM_LIBERTY := $(abspath $(LIBERTY))
 
-.PHONY: run test deps build hw sweep-clap sweep-forest test-exhaustive bench fmt clippy clean
+.PHONY: run test deps build hw sweep-clap sweep-forest sensitivity test-exhaustive bench fmt clippy clean
 
 run: deps build
 	$(MCMVM) hw --out out
 	$(MCMVM) sweep --suite clap --out out/clap
 	$(MCMVM) sweep --suite forest --out out/forest
+
+# Forest's thresholds one at a time (~190 runs; minutes on 2 cores), not part of `make run`.
+sensitivity: deps build
+	$(MCMVM) sweep --suite forest-sensitivity --out out/forest-sensitivity
 
 test: deps
 	$(CARGO) test --release --workspace

@@ -10,3 +10,6 @@ pub mod access_time_tracker;
 pub mod emit;
 pub mod remote_tracker;
 pub mod tlb_coalescer;
+
+#[cfg(test)]
+mod test_tools;

@@ -42,7 +42,7 @@ fn scripted_twin() -> Scripted {
         alloc: 1,
         write: false,
         lanes: Lanes::Gather {
-            offsets: offsets.to_vec().into_boxed_slice(),
+            offsets: offsets.into(),
             elem: 4,
         },
         compute_cycles: c,

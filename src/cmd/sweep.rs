@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Study: `clap` (MCM page placement) or `forest` (UVM oversubscription).
+    /// Study: `clap` (MCM page placement), `forest` (UVM oversubscription) or
+    /// `forest-sensitivity` (Forest's thresholds, one at a time).
     #[arg(long)]
     pub suite: String,
     /// Configuration (default: configs/mcm-4chiplet.toml for clap, configs/uvm-turing.toml
@@ -45,7 +46,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     match args.suite.as_str() {
         "clap" => run_clap(args),
         "forest" => run_forest(args),
-        other => anyhow::bail!("unknown suite `{other}` (valid: clap, forest)"),
+        "forest-sensitivity" => run_sensitivity(args),
+        other => anyhow::bail!("unknown suite `{other}` (valid: clap, forest, forest-sensitivity)"),
     }
 }
 
@@ -181,5 +183,50 @@ fn run_forest(args: Args) -> anyhow::Result<u8> {
     if let Some(dir) = &opts.out_dir {
         println!("wrote {}", dir.display());
     }
+    Ok(0)
+}
+
+fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
+    let config = args
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
+    let mut overrides = Vec::new();
+    if let Some(list) = &args.oversub {
+        let o: f64 = list
+            .trim()
+            .parse()
+            .with_context(|| format!("--oversub: `{list}` is not one number"))?;
+        overrides.push(format!("memory.oversubscription={o}"));
+    }
+    let workloads: Vec<String> = mcmvm_models::workload::forest_suite()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out/forest-sensitivity"));
+    println!(
+        "sweep forest-sensitivity: {} thresholds, scale {}, seed {}, config {}",
+        mcmvm_models::uvm::sensitivity::KNOBS.len(),
+        args.scale,
+        args.seed,
+        config.display()
+    );
+    let t0 = std::time::Instant::now();
+    let report =
+        mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, args.scale, args.seed)?;
+    println!(
+        "Forest speed-up over TBNp at oversubscription {} (one threshold changed at a time):",
+        report.oversubscription
+    );
+    print!("{}", report.table());
+    report.write(&out)?;
+    println!(
+        "wrote {}/sensitivity.csv, sensitivity.json ({:.0} s)",
+        out.display(),
+        t0.elapsed().as_secs_f64()
+    );
     Ok(0)
 }

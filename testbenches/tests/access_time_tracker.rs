@@ -6,7 +6,7 @@
 //! The Verilator model is compiled for `configs/hw.toml` (the defaults), so runs with other
 //! parameters (4 objects, 4-bit timers, threshold 3) use the twin and rust-hdl only.
 
-use mcmvm_cosim::{run_lockstep, Att, BoxedEngine, CosimBlock, EngineKind};
+use mcmvm_cosim::{Att, EngineKind};
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
 use mcmvm_models::config::{AttConfig, HwConfig};
 use mcmvm_models::protocol::{AttIn, AttOut, CycleModel};
@@ -209,26 +209,11 @@ fn timer_saturates_and_interrupts_stop_with_it() {
 }
 
 fn waves(name: &str) -> PathBuf {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../out/waves"));
-    std::fs::create_dir_all(&dir).expect("create out/waves");
-    dir.join(format!("att_{name}.vcd"))
+    mcmvm_testbenches::waves(&format!("att_{name}"))
 }
 
 fn all_engines() -> Vec<EngineKind> {
-    vec![
-        EngineKind::Model,
-        EngineKind::RustHdl,
-        EngineKind::Verilator,
-    ]
-}
-
-/// Engine `kind` for `cfg`. The rust-hdl engine is built here from `mcmvm_rtl` directly
-/// (the same adapter the cosim crate wraps), the others through the cosim crate.
-fn engine(kind: EngineKind, cfg: &HwConfig) -> BoxedEngine<AttIn, AttOut> {
-    match kind {
-        EngineKind::RustHdl => Box::new(AccessTimeTrackerHdlSim::new(&cfg.access_time_tracker)),
-        _ => Att::engine(kind, cfg).unwrap_or_else(|e| panic!("{kind} engine: {e}")),
-    }
+    EngineKind::ALL.to_vec()
 }
 
 fn assert_lockstep(
@@ -238,22 +223,13 @@ fn assert_lockstep(
     vcd: Option<PathBuf>,
     stimulus: impl Iterator<Item = AttIn>,
 ) {
-    let named = engines
-        .iter()
-        .map(|&k| (k.name().to_string(), engine(k, cfg)))
-        .collect();
-    let report = run_lockstep(named, cycles, vcd.as_deref(), stimulus)
-        .unwrap_or_else(|e| panic!("lockstep: {e}"));
-    if let Some(m) = &report.mismatch {
-        panic!(
-            "engines diverge at cycle {}: {} {:?}",
-            m.cycle, m.signal, m.values
-        );
-    }
-    assert_eq!(report.cycles, cycles);
-    for (engine, rate) in report.engine_rates() {
-        println!("  {engine}: {rate:.0} cycles/s");
-    }
+    mcmvm_testbenches::assert_block_lockstep::<Att>(
+        cfg,
+        &engines,
+        cycles,
+        vcd.as_deref(),
+        stimulus,
+    );
 }
 
 #[test]

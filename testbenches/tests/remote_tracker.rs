@@ -10,7 +10,6 @@ use mcmvm_cosim::{run_lockstep, BoxedEngine, CosimBlock, EngineKind, Rt};
 use mcmvm_models::blocks::remote_tracker::RemoteTracker;
 use mcmvm_models::config::{HwConfig, RtConfig};
 use mcmvm_models::protocol::{CycleModel, RtIn, RtOut};
-use mcmvm_rtl::remote_tracker::RemoteTrackerHdlSim;
 use mcmvm_testbenches::remote_tracker::{cases, directed, random, DEFAULT_SEED};
 use std::path::PathBuf;
 
@@ -187,26 +186,16 @@ fn reset_cancels_in_flight_work_and_empties_the_table() {
 }
 
 fn waves(name: &str) -> PathBuf {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../out/waves"));
-    std::fs::create_dir_all(&dir).expect("create out/waves");
-    dir.join(format!("rt_{name}.vcd"))
+    mcmvm_testbenches::waves(&format!("rt_{name}"))
 }
 
 fn all_engines() -> Vec<EngineKind> {
-    vec![
-        EngineKind::Model,
-        EngineKind::RustHdl,
-        EngineKind::Verilator,
-    ]
+    EngineKind::ALL.to_vec()
 }
 
-/// Engine `kind` for `cfg`. The rust-hdl engine is built here from `mcmvm_rtl` directly
-/// (the same adapter the cosim crate wraps), the others through the cosim crate.
+/// Engine `kind` for `cfg`, as the cosim crate builds it.
 fn engine(kind: EngineKind, cfg: &HwConfig) -> BoxedEngine<RtIn, RtOut> {
-    match kind {
-        EngineKind::RustHdl => Box::new(RemoteTrackerHdlSim::new(&cfg.remote_tracker)),
-        _ => Rt::engine(kind, cfg).unwrap_or_else(|e| panic!("{kind} engine: {e}")),
-    }
+    Rt::engine(kind, cfg).unwrap_or_else(|e| panic!("{kind} engine: {e}"))
 }
 
 fn assert_lockstep(
@@ -216,22 +205,7 @@ fn assert_lockstep(
     vcd: Option<PathBuf>,
     stimulus: impl Iterator<Item = RtIn>,
 ) {
-    let named = engines
-        .iter()
-        .map(|&k| (k.name().to_string(), engine(k, cfg)))
-        .collect();
-    let report = run_lockstep(named, cycles, vcd.as_deref(), stimulus)
-        .unwrap_or_else(|e| panic!("lockstep: {e}"));
-    if let Some(m) = &report.mismatch {
-        panic!(
-            "engines diverge at cycle {}: {} {:?}",
-            m.cycle, m.signal, m.values
-        );
-    }
-    assert_eq!(report.cycles, cycles);
-    for (engine, rate) in report.engine_rates() {
-        println!("  {engine}: {rate:.0} cycles/s");
-    }
+    mcmvm_testbenches::assert_block_lockstep::<Rt>(cfg, &engines, cycles, vcd.as_deref(), stimulus);
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! Tests of the ATT RTL: lint, synthesis, and rust-hdl simulation against the twin.
 use super::*;
+use crate::test_tools::{assert_lint_clean, remove_scratch, write_verilog, yosys};
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
 use std::path::PathBuf;
-use std::process::Command;
 
 fn small() -> AttConfig {
     AttConfig {
@@ -14,56 +14,20 @@ fn small() -> AttConfig {
 
 /// The emitted Verilog of `cfg`, written to a per-process temporary directory.
 fn verilog_file(cfg: &AttConfig, tag: &str) -> PathBuf {
-    let mut uut = AccessTimeTrackerRtl::new(cfg);
-    uut.connect_all();
-    let v = generate_verilog(&uut);
-    let dir = std::env::temp_dir().join(format!("att_rtl_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir is writable");
-    let path = dir.join(format!("{tag}.v"));
-    std::fs::write(&path, v).expect("temp file is writable");
-    path
-}
-
-/// Run a tool; `None` (with a message) when it is not installed.
-fn run_tool(tool: &str, args: &[&str]) -> Option<std::process::Output> {
-    match Command::new(tool).args(args).output() {
-        Ok(out) => Some(out),
-        Err(e) => {
-            eprintln!(
-                "SKIPPED: `{tool}` is not runnable ({e}); install the Debian package `{tool}`"
-            );
-            None
-        }
-    }
+    write_verilog(&mut AccessTimeTrackerRtl::new(cfg), &format!("att_{tag}"))
 }
 
 #[test]
 fn verilator_lint_is_clean_and_yosys_check_passes() {
     for (tag, cfg) in [("default", AttConfig::default()), ("small", small())] {
         let path = verilog_file(&cfg, tag);
-        let file = path.to_str().expect("temp path is UTF-8");
-        if let Some(out) = run_tool(
-            "verilator",
-            &[
-                "--lint-only",
-                "-Wall",
-                "-Wno-DECLFILENAME",
-                "--top-module",
-                "top",
-                file,
-            ],
-        ) {
-            let log = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                out.status.success() && !log.contains("%Warning"),
-                "{tag}: {log}"
-            );
-        }
-        let script = format!("read_verilog {file}; hierarchy -top top; proc; check -assert");
-        if let Some(out) = run_tool("yosys", &["-q", "-p", &script]) {
-            let log = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "{tag}: {log}");
-        }
+        assert_lint_clean(&path, tag);
+        let script = format!(
+            "read_verilog {}; hierarchy -top top; proc; check -assert",
+            path.display()
+        );
+        yosys(&script, true, tag);
+        remove_scratch(&path);
     }
 }
 
@@ -73,11 +37,9 @@ fn block_synthesises_and_drops_unused_flip_flops() {
     let file = path.to_str().expect("temp path is UTF-8");
     // `synth` ends with its own `stat`; that report is the one counted.
     let script = format!("read_verilog {file}; synth -flatten -top top");
-    let Some(out) = run_tool("yosys", &["-p", &script]) else {
+    let Some(log) = yosys(&script, false, "access_time_tracker") else {
         return;
     };
-    let log = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{log}");
     let report = log.rsplit("Printing statistics").next().unwrap_or_default();
     let flops: u64 = report
         .lines()

@@ -2,10 +2,10 @@
 //! lint-clean (Verilator `-Wall`, yosys `check`), and it synthesises.
 
 use super::*;
+use crate::test_tools::{assert_lint_clean, remove_scratch, write_verilog, yosys};
 use mcmvm_models::blocks::remote_tracker::RemoteTracker;
 use mcmvm_models::protocol::{CycleModel, RtIn};
 use std::path::PathBuf;
-use std::process::Command;
 
 fn small_cfg() -> RtConfig {
     RtConfig {
@@ -18,24 +18,7 @@ fn small_cfg() -> RtConfig {
 
 /// Verilog of the module for `cfg`, written to a fresh scratch directory.
 fn verilog_file(cfg: &RtConfig, tag: &str) -> PathBuf {
-    let mut uut = RemoteTrackerRtl::new(cfg);
-    uut.connect_all();
-    let text = generate_verilog(&uut);
-    let dir = std::env::temp_dir().join(format!("mcmvm_rt_{tag}_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    let path = dir.join("remote_tracker.v");
-    std::fs::write(&path, text).expect("write Verilog");
-    path
-}
-
-fn remove_scratch(verilog: &std::path::Path) {
-    if let Some(dir) = verilog.parent() {
-        let _ = std::fs::remove_dir_all(dir);
-    }
-}
-
-fn tool_present(tool: &str) -> bool {
-    Command::new(tool).arg("-V").output().is_ok()
+    write_verilog(&mut RemoteTrackerRtl::new(cfg), &format!("rt_{tag}"))
 }
 
 #[test]
@@ -118,38 +101,15 @@ fn hdl_sim_speed() {
 
 #[test]
 fn verilog_is_lint_clean() {
-    if !tool_present("verilator") {
-        eprintln!("SKIPPED: verilator not installed (apt-get install verilator)");
-        return;
-    }
     for (tag, cfg) in [("small", small_cfg()), ("paper", RtConfig::default())] {
         let v = verilog_file(&cfg, tag);
-        let out = Command::new("verilator")
-            .args([
-                "--lint-only",
-                "-Wall",
-                "-Wno-DECLFILENAME",
-                "--top-module",
-                "top",
-            ])
-            .arg(&v)
-            .output()
-            .expect("run verilator");
-        let log = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success() && !log.contains("%Warning"),
-            "{tag}: {log}"
-        );
+        assert_lint_clean(&v, tag);
         remove_scratch(&v);
     }
 }
 
 #[test]
 fn verilog_passes_yosys_check_and_synthesises() {
-    if !tool_present("yosys") {
-        eprintln!("SKIPPED: yosys not installed (apt-get install yosys)");
-        return;
-    }
     // Four rows: the same logic as 32, synthesised in a fraction of the time; `mcmvm synth`
     // maps the paper's 32-row table to the standard cells.
     let v = verilog_file(&small_cfg(), "synth");
@@ -157,16 +117,11 @@ fn verilog_passes_yosys_check_and_synthesises() {
         "read_verilog {}; hierarchy -top top; proc; check -assert; synth -flatten -top top; stat",
         v.display()
     );
-    let out = Command::new("yosys")
-        .args(["-q", "-p", &script])
-        .output()
-        .expect("run yosys");
-    let log =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "yosys failed: {log}");
-    assert!(
-        !log.to_lowercase().contains("latch"),
-        "latch inferred: {log}"
-    );
+    if let Some(log) = yosys(&script, true, "remote_tracker") {
+        assert!(
+            !log.to_lowercase().contains("latch"),
+            "latch inferred: {log}"
+        );
+    }
     remove_scratch(&v);
 }

@@ -218,9 +218,23 @@ impl AccessTimeTracker {
     /// Scan for the valid slot with the earliest last touch (stamps are unique).
     fn find_oldest(&self) -> Option<usize> {
         let s = &self.state;
-        (0..self.spec.objects)
-            .filter(|&i| s.valid >> i & 1 == 1)
-            .min_by_key(|&i| s.touched_at[i])
+        // A fixed 32-wide scan (invalid slots read as "never oldest"): it runs on most
+        // accesses of a program with few objects, so it must not branch per slot. Touch
+        // stamps are unique, so the first minimum is the only one.
+        let mut best = u64::MAX;
+        let mut oldest = None;
+        for i in 0..MAX_OBJECTS {
+            let t = if s.valid >> i & 1 == 1 {
+                s.touched_at[i]
+            } else {
+                u64::MAX
+            };
+            if t < best {
+                best = t;
+                oldest = Some(i);
+            }
+        }
+        oldest
     }
 
     /// Slots whose range holds `vpn`, as a bit mask (valid slots only).

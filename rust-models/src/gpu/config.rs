@@ -89,6 +89,9 @@ pub struct MemorySpec {
     pub bytes_per_chiplet: u64,
 }
 
+/// Largest physical memory the model addresses (32-bit cache line tags).
+pub const MAX_PHYSICAL_BYTES: u64 = ((1u64 << 32) - 1) * LINE_BYTES;
+
 /// The inter-chiplet ring.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -283,6 +286,19 @@ impl GpuConfig {
                 format!(
                     "expected a positive multiple of 2 MB, got {}",
                     m.bytes_per_chiplet
+                ),
+            ));
+        }
+        // The caches keep 32-bit line tags (line number + 1): 2^32 lines of 128 bytes.
+        let total = m.bytes_per_chiplet.saturating_mul(self.gpu.chiplets as u64);
+        if total > MAX_PHYSICAL_BYTES {
+            return Err(bad(
+                "memory.bytes_per_chiplet",
+                format!(
+                    "{} chiplets x {} bytes exceed the model's {} GB of physical memory",
+                    self.gpu.chiplets,
+                    m.bytes_per_chiplet,
+                    MAX_PHYSICAL_BYTES >> 30
                 ),
             ));
         }

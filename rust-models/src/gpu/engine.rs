@@ -1,4 +1,5 @@
-//! The event loop: thread-block scheduling and the per-warp ready-time queue.
+//! The event loop: thread-block scheduling and the per-warp ready-time queue
+//! ([`ReadyQueue`]).
 //!
 //! Every resident warp sits in a min-heap keyed by the cycle it is next ready. The loop
 //! pops the earliest, pulls its next memory instruction from its [`WarpStream`], computes
@@ -10,14 +11,13 @@
 use super::gmmu::Gmmu;
 use super::memory::{Budget, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
+use super::ready_queue::ReadyQueue;
 use super::service::MemoryService;
 use super::tlb::Tlb;
 use super::{GpuConfig, GpuError};
 use crate::config::HwConfig;
 use crate::driver::MemoryManager;
 use crate::workload::{WarpInstr, WarpStream, Workload};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Bits of the heap key that hold the warp slot (the cycle sits above them).
 const SLOT_BITS: u32 = 20;
@@ -209,7 +209,7 @@ impl<'w> Gpu<'w> {
         let mut ks = KernelState {
             kernel: k,
             warps_per_tb: wpt,
-            heap: BinaryHeap::new(),
+            heap: ReadyQueue::new(),
             warps: Vec::new(),
             free_warps: Vec::new(),
             tbs: Vec::new(),
@@ -230,7 +230,7 @@ impl<'w> Gpu<'w> {
             }
         }
         let mut end = start;
-        while let Some(Reverse(key)) = ks.heap.pop() {
+        while let Some(key) = ks.heap.pop() {
             let t = key >> SLOT_BITS;
             let ws = (key & SLOT_MASK) as usize;
             let Some(warp) = ks.warps[ws].as_mut() else {
@@ -250,7 +250,7 @@ impl<'w> Gpu<'w> {
                         instr.compute_cycles = 0;
                         warp.replay = Some((instr, self.replay_line));
                     }
-                    ks.heap.push(Reverse((done << SLOT_BITS) | ws as u64));
+                    ks.heap.push((done << SLOT_BITS) | ws as u64);
                 }
                 None => {
                     ks.warps[ws] = None;
@@ -277,7 +277,7 @@ impl<'w> Gpu<'w> {
 struct KernelState<'w> {
     kernel: usize,
     warps_per_tb: u32,
-    heap: BinaryHeap<Reverse<u64>>,
+    heap: ReadyQueue,
     warps: Vec<Option<Warp<'w>>>,
     free_warps: Vec<u32>,
     tbs: Vec<ThreadBlock>,
@@ -335,7 +335,7 @@ impl<'w> KernelState<'w> {
                     self.warps.len() as u32 - 1
                 }
             };
-            self.heap.push(Reverse((t << SLOT_BITS) | ws as u64));
+            self.heap.push((t << SLOT_BITS) | ws as u64);
         }
     }
 }

@@ -103,7 +103,7 @@ mod tests {
     fn gathers_are_sorted_and_deduplicated() {
         let mut v = Vec::new();
         let l = Lanes::Gather {
-            offsets: vec![300, 4, 260, 126].into_boxed_slice(),
+            offsets: vec![300, 4, 260, 126].into(),
             elem: 4,
         };
         assert_eq!(lines_of(&l, &mut v), 304);

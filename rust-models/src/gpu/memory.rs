@@ -11,8 +11,10 @@ use super::config::{CacheSpec, LINE_BYTES};
 /// Tags of a set-associative, LRU, write-allocate cache of 128-byte lines.
 #[derive(Debug, Clone)]
 pub struct TagCache {
-    /// Line number + 1 per way (0 = empty), set-major.
-    tags: Vec<u64>,
+    /// Line number + 1 per way (0 = empty), set-major. 32 bits cover the largest
+    /// physical memory a config may declare (`MAX_PHYSICAL_BYTES`) and halve the tag
+    /// arrays the simulator walks on every line (256 SMs' L1s are megabytes of tags).
+    tags: Vec<u32>,
     stamps: Vec<u32>,
     set_mask: u64,
     ways: usize,
@@ -41,36 +43,36 @@ impl TagCache {
     #[inline]
     pub fn access(&mut self, pa: u64) -> bool {
         let line = pa / LINE_BYTES;
-        let key = line + 1;
+        debug_assert!(line < u32::MAX as u64, "PA beyond MAX_PHYSICAL_BYTES");
+        let key = (line + 1) as u32;
         // Hash the set index so power-of-two strides do not all land in one set.
         let set = ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
         self.clock = self.clock.wrapping_add(1);
         let clock = self.clock;
         let tags = &mut self.tags[set..set + self.ways];
         let stamps = &mut self.stamps[set..set + self.ways];
-        let mut victim = 0;
-        let mut victim_age = 0u32;
-        let mut found_empty = false;
-        for w in 0..tags.len() {
-            if tags[w] == key {
-                stamps[w] = clock;
-                return true;
-            }
-            if found_empty {
-                continue;
-            }
-            if tags[w] == 0 {
-                victim = w;
-                found_empty = true;
-            } else {
-                // Age relative to now survives the stamp counter wrapping.
-                let age = clock.wrapping_sub(stamps[w]);
-                if age >= victim_age {
-                    victim_age = age;
-                    victim = w;
-                }
-            }
+        // Hits first, in a plain scan of the tags; only a miss looks for a victim.
+        if let Some(w) = tags.iter().position(|&t| t == key) {
+            stamps[w] = clock;
+            return true;
         }
+        // Victim: the first empty way, else the least recently used (the last of equals).
+        let victim = match tags.iter().position(|&t| t == 0) {
+            Some(w) => w,
+            None => {
+                let mut victim = 0;
+                let mut victim_age = 0u32;
+                for (w, &stamp) in stamps.iter().enumerate() {
+                    // Age relative to now survives the stamp counter wrapping.
+                    let age = clock.wrapping_sub(stamp);
+                    if age >= victim_age {
+                        victim_age = age;
+                        victim = w;
+                    }
+                }
+                victim
+            }
+        };
         tags[victim] = key;
         stamps[victim] = clock;
         false
@@ -98,7 +100,9 @@ impl Budget {
         let wait = start - now as f64;
         self.queued_cycles += wait;
         self.lines += 1;
-        wait.ceil() as u64
+        // ceil() without a libm call (`wait` is finite and not negative).
+        let whole = wait as u64;
+        whole + ((whole as f64) < wait) as u64
     }
 }
 

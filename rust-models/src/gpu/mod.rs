@@ -47,6 +47,7 @@ pub mod gmmu;
 mod lanes;
 pub mod memory;
 pub mod metrics;
+mod ready_queue;
 pub mod service;
 mod simulate;
 pub mod sweep;

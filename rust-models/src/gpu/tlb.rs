@@ -91,10 +91,10 @@ pub struct TlbHit {
     pub entry: TlbFill,
 }
 
+/// Everything of an entry but its tag (tags sit in their own array so a probe scans
+/// only them).
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    /// VA >> group_shift; `u64::MAX` marks an empty way.
-    tag: u64,
     pa_base: u64,
     ready: u64,
     stamp: u64,
@@ -102,8 +102,10 @@ struct Entry {
     exact_pa: bool,
 }
 
+/// Tag of an empty way.
+const EMPTY_TAG: u64 = u64::MAX;
+
 const EMPTY: Entry = Entry {
-    tag: u64::MAX,
     pa_base: 0,
     ready: 0,
     stamp: 0,
@@ -117,7 +119,12 @@ struct TlbArray {
     class: SizeClass,
     set_mask: u64,
     ways: usize,
+    /// VA >> group_shift per way; [`EMPTY_TAG`] marks an empty way.
+    tags: Vec<u64>,
     entries: Vec<Entry>,
+    /// Ways holding an entry: an array nothing was installed in (the 4 KB array under a
+    /// 64 KB policy) is skipped without a scan.
+    occupied: usize,
 }
 
 impl TlbArray {
@@ -129,26 +136,36 @@ impl TlbArray {
             class,
             set_mask: sets as u64 - 1,
             ways,
+            tags: vec![EMPTY_TAG; sets * ways],
             entries: vec![EMPTY; sets * ways],
+            occupied: 0,
         }
     }
 
+    /// First way of the set `tag` maps to.
     #[inline]
-    fn set_of(&mut self, tag: u64) -> &mut [Entry] {
-        let s = (tag & self.set_mask) as usize * self.ways;
-        &mut self.entries[s..s + self.ways]
+    fn set_start(&self, tag: u64) -> usize {
+        (tag & self.set_mask) as usize * self.ways
     }
 
     #[inline]
     fn lookup(&mut self, va: u64, stamp: u64) -> Option<TlbHit> {
+        if self.occupied == 0 {
+            return None;
+        }
         let class = self.class;
         let gs = class.group_shift();
         let tag = va >> gs;
         // Page index inside the group: 0 when the group is a single page.
         let pages_mask = (1u64 << (gs - class.page_shift())) - 1;
         let bit = 1u16 << ((va >> class.page_shift()) & pages_mask);
-        for e in self.set_of(tag).iter_mut() {
-            if e.tag == tag && e.mask & bit != 0 {
+        let s = self.set_start(tag);
+        for w in s..s + self.ways {
+            if self.tags[w] != tag {
+                continue;
+            }
+            let e = &mut self.entries[w];
+            if e.mask & bit != 0 {
                 e.stamp = stamp;
                 let off = va & ((1u64 << gs) - 1);
                 return Some(TlbHit {
@@ -171,24 +188,37 @@ impl TlbArray {
         let tag = va >> self.class.group_shift();
         let pa_base = fill.pa_base.unwrap_or(0);
         let exact = fill.pa_base.is_some();
-        let set = self.set_of(tag);
+        let s = self.set_start(tag);
         // The same group with the same offset: widen the entry (a later coalesced line
         // adds pages mapped since the last walk).
-        if let Some(e) = set
-            .iter_mut()
-            .find(|e| e.tag == tag && e.exact_pa == exact && e.pa_base == pa_base)
-        {
-            e.mask |= fill.mask;
-            e.stamp = stamp;
-            e.ready = e.ready.min(fill.ready);
-            return;
+        for w in s..s + self.ways {
+            let e = &mut self.entries[w];
+            if self.tags[w] == tag && e.exact_pa == exact && e.pa_base == pa_base {
+                e.mask |= fill.mask;
+                e.stamp = stamp;
+                e.ready = e.ready.min(fill.ready);
+                return;
+            }
         }
-        let victim = set
-            .iter_mut()
-            .min_by_key(|e| if e.tag == u64::MAX { 0 } else { e.stamp + 1 })
-            .expect("a TLB set has at least one way");
-        *victim = Entry {
-            tag,
+        // Victim: an empty way if any (the first), else the least recently used.
+        let mut victim = s;
+        let mut oldest = u64::MAX;
+        for w in s..s + self.ways {
+            let age = if self.tags[w] == EMPTY_TAG {
+                0
+            } else {
+                self.entries[w].stamp + 1
+            };
+            if age < oldest {
+                oldest = age;
+                victim = w;
+            }
+        }
+        if self.tags[victim] == EMPTY_TAG {
+            self.occupied += 1;
+        }
+        self.tags[victim] = tag;
+        self.entries[victim] = Entry {
             pa_base,
             ready: fill.ready,
             stamp,
@@ -199,12 +229,14 @@ impl TlbArray {
 
     fn invalidate(&mut self, start: u64, end: u64) {
         let gs = self.class.group_shift();
-        for e in self.entries.iter_mut() {
-            if e.tag != u64::MAX {
-                let lo = e.tag << gs;
+        for (t, e) in self.tags.iter_mut().zip(self.entries.iter_mut()) {
+            if *t != EMPTY_TAG {
+                let lo = *t << gs;
                 let hi = lo + (1u64 << gs);
                 if lo < end && start < hi {
+                    *t = EMPTY_TAG;
                     *e = EMPTY;
+                    self.occupied -= 1;
                 }
             }
         }

@@ -41,6 +41,7 @@ pub mod lru;
 pub mod mask;
 pub mod metrics;
 pub mod residency;
+pub mod sensitivity;
 pub mod service;
 pub mod sweep;
 pub mod tbnp;
@@ -50,6 +51,7 @@ pub use engine::run_workload;
 pub use gpu_run::{run_on_gpu, GpuUvmReport};
 pub use gpu_service::{GpuUvmStats, UvmGpuService};
 pub use metrics::UvmMetrics;
+pub use sensitivity::{sensitivity, SensitivityReport};
 pub use sweep::{sweep_forest, SweepOptions, SweepReport};
 
 /// Which UVM management runs.

@@ -177,7 +177,7 @@ pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
 }
 
 /// Run `f` over `jobs` on a few threads; results in job order, first error wins.
-fn run_parallel<J: Sync, R: Send>(
+pub(super) fn run_parallel<J: Sync, R: Send>(
     jobs: &[J],
     f: impl Fn(&J) -> Result<R, UvmError> + Sync,
 ) -> Result<Vec<R>, UvmError> {

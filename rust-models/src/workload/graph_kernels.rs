@@ -14,10 +14,11 @@
 //! anywhere — the mix CLAP's Table 4 shows for BFS.
 
 use super::graph::{Graph, MAX_SSSP_ROUNDS, UNREACHED};
+use super::graph_expand::Expand;
 use super::program::{check_scale, coalesced, gather, grid_u32, scaled, Program, WarpGen, WARP};
-use super::{Allocation, Kernel, WarpInstr, WarpStream, Workload, WorkloadError};
+use super::{Allocation, Kernel, WarpStream, Workload, WorkloadError};
 
-const WARPS: u32 = 8;
+pub(super) const WARPS: u32 = 8;
 const VERTS_PER_TB: u64 = WARPS as u64 * WARP;
 /// Vertices at scale 1: BFS expands each vertex once, SSSP several times (about 26 rounds
 /// against BFS's 18 levels), so SSSP's graph is half the size for a similar run time.
@@ -25,22 +26,22 @@ const BFS_VERTICES: u64 = 1 << 20;
 const SSSP_VERTICES: u64 = 1 << 19;
 
 // Allocation indices (shared layout; SSSP's `weights` takes the place BFS leaves unused).
-const ROWS: u16 = 0;
-const COLS: u16 = 1;
-const MASK: u16 = 2;
-const UPDATING: u16 = 3;
+pub(super) const ROWS: u16 = 0;
+pub(super) const COLS: u16 = 1;
+pub(super) const MASK: u16 = 2;
+pub(super) const UPDATING: u16 = 3;
 const OVER: u16 = 4;
 /// BFS: `visited`; SSSP: `weights`.
-const VISITED_OR_WEIGHTS: u16 = 5;
+pub(super) const VISITED_OR_WEIGHTS: u16 = 5;
 /// BFS: `cost`; SSSP: `dist`.
-const COST: u16 = 6;
+pub(super) const COST: u16 = 6;
 
 /// Names of the graph workloads.
 #[cfg(test)]
 pub(crate) const NAMES: [&str; 2] = ["bfs", "sssp"];
 
 #[derive(Clone, Copy, PartialEq)]
-enum Algo {
+pub(super) enum Algo {
     Bfs,
     Sssp,
 }
@@ -53,9 +54,9 @@ enum Activity {
     Rounds(Vec<u64>),
 }
 
-struct GraphGen {
-    g: Graph,
-    algo: Algo,
+pub(super) struct GraphGen {
+    pub(super) g: Graph,
+    pub(super) algo: Algo,
     act: Activity,
     /// Rounds (BFS levels) executed: one `expand` + `update` kernel pair each.
     rounds: u32,
@@ -64,7 +65,7 @@ struct GraphGen {
 impl GraphGen {
     /// Vertex `v` is in the frontier of round `r`.
     #[inline]
-    fn active(&self, v: u32, r: u32) -> bool {
+    pub(super) fn active(&self, v: u32, r: u32) -> bool {
         match &self.act {
             Activity::Levels(l) => l[v as usize] as u32 == r,
             Activity::Rounds(m) => m[v as usize] >> r & 1 == 1,
@@ -72,7 +73,7 @@ impl GraphGen {
     }
     /// Vertex `v` is updated during round `r` (so active in round `r + 1`).
     #[inline]
-    fn updated(&self, v: u32, r: u32) -> bool {
+    pub(super) fn updated(&self, v: u32, r: u32) -> bool {
         match &self.act {
             Activity::Levels(l) => l[v as usize] != UNREACHED && l[v as usize] as u32 == r + 1,
             Activity::Rounds(m) => r < 63 && m[v as usize] >> (r + 1) & 1 == 1,
@@ -185,142 +186,17 @@ fn build_algo(
 }
 
 /// Lane bookkeeping of one warp.
-struct Lanes32 {
-    v0: u32,
-    n: u32,
+pub(super) struct Lanes32 {
+    pub(super) v0: u32,
+    pub(super) n: u32,
 }
 
 impl Lanes32 {
-    fn new(g: &Graph, tb: u32, warp: u32) -> Self {
+    pub(super) fn new(g: &Graph, tb: u32, warp: u32) -> Self {
         let v0 = (tb * WARPS + warp) * WARP as u32;
         Lanes32 {
             v0,
             n: (g.n.saturating_sub(v0)).min(WARP as u32),
-        }
-    }
-}
-
-/// The per-edge-step state of an `expand` warp.
-struct Expand<'a> {
-    gen: &'a GraphGen,
-    round: u32,
-    lanes: Lanes32,
-    /// Active lanes: (vertex, first edge, degree).
-    active: Vec<(u32, u64, u32)>,
-    max_deg: u32,
-    step: u32,
-    started: bool,
-    /// Instructions ready to go out, in reverse order.
-    pending: Vec<WarpInstr>,
-}
-
-impl<'a> Expand<'a> {
-    fn new(gen: &'a GraphGen, round: u32, tb: u32, warp: u32) -> Self {
-        let lanes = Lanes32::new(&gen.g, tb, warp);
-        let active: Vec<_> = (lanes.v0..lanes.v0 + lanes.n)
-            .filter(|&v| gen.active(v, round))
-            .map(|v| {
-                let (s, d) = gen.g.edges(v);
-                (v, s, d)
-            })
-            .collect();
-        let max_deg = active.iter().map(|a| a.2).max().unwrap_or(0);
-        Expand {
-            gen,
-            round,
-            lanes,
-            active,
-            max_deg,
-            step: 0,
-            started: false,
-            pending: Vec::with_capacity(4),
-        }
-    }
-
-    /// Queue the instructions of edge step `j`.
-    fn queue_step(&mut self, j: u32) {
-        let g = &self.gen.g;
-        let mut edges = [0u64; 32];
-        let mut dests = [0u64; 32];
-        let mut upd = [0u64; 32];
-        let (mut k, mut u) = (0, 0);
-        for &(_, s, d) in &self.active {
-            if j < d {
-                let e = s + j as u64;
-                let t = g.dest(e);
-                edges[k] = e * 4;
-                dests[k] = t as u64;
-                k += 1;
-                if self.gen.updated(t, self.round) {
-                    upd[u] = t as u64;
-                    u += 1;
-                }
-            }
-        }
-        let mut out = Vec::with_capacity(4);
-        out.push(gather(COLS, &edges[..k], 4, false));
-        match self.gen.algo {
-            Algo::Bfs => {
-                out.push(gather(VISITED_OR_WEIGHTS, &dests[..k], 1, false));
-                if u > 0 {
-                    let cost: Vec<u64> = upd[..u].iter().map(|t| t * 4).collect();
-                    out.push(gather(COST, &cost, 4, true));
-                    out.push(gather(UPDATING, &upd[..u], 1, true));
-                }
-            }
-            Algo::Sssp => {
-                out.push(gather(VISITED_OR_WEIGHTS, &edges[..k], 4, false));
-                let dist: Vec<u64> = dests[..k].iter().map(|t| t * 4).collect();
-                out.push(gather(COST, &dist, 4, true));
-                if u > 0 {
-                    out.push(gather(UPDATING, &upd[..u], 1, true));
-                }
-            }
-        }
-        out.reverse();
-        self.pending = out;
-    }
-}
-
-impl Iterator for Expand<'_> {
-    type Item = WarpInstr;
-    fn next(&mut self) -> Option<WarpInstr> {
-        loop {
-            if let Some(i) = self.pending.pop() {
-                return Some(i);
-            }
-            if !self.started {
-                self.started = true;
-                if self.lanes.n == 0 {
-                    return None;
-                }
-                if !self.active.is_empty() {
-                    let vs: Vec<u64> = self.active.iter().map(|a| a.0 as u64).collect();
-                    let rows: Vec<u64> = vs.iter().map(|v| v * 4).collect();
-                    // Clear the flag, read the row bounds and the vertex's own cost (BFS
-                    // writes cost + 1 to new vertices; SSSP relaxes from it).
-                    let mut hdr = vec![
-                        gather(MASK, &vs, 1, true),
-                        gather(ROWS, &rows, 8, false),
-                        gather(COST, &rows, 4, false),
-                    ];
-                    hdr.reverse();
-                    self.pending = hdr;
-                }
-                return Some(coalesced(
-                    MASK,
-                    self.lanes.v0 as u64,
-                    self.lanes.n as u64,
-                    1,
-                    false,
-                ));
-            }
-            if self.step >= self.max_deg {
-                return None;
-            }
-            let j = self.step;
-            self.step += 1;
-            self.queue_step(j);
         }
     }
 }

@@ -21,6 +21,7 @@ mod dense;
 mod dl;
 mod gemm;
 mod graph;
+mod graph_expand;
 mod graph_kernels;
 mod pattern;
 mod phases;
@@ -105,7 +106,69 @@ pub enum Lanes {
         elem: u8,
     },
     /// Each active lane touches its own offset (gathers, scatters, indirect accesses).
-    Gather { offsets: Box<[u64]>, elem: u8 },
+    Gather { offsets: LaneOffsets, elem: u8 },
+}
+
+/// Lanes in a warp.
+pub const WARP_LANES: usize = 32;
+
+/// The byte offsets of a gather's active lanes (at most [`WARP_LANES`]).
+///
+/// Boxed, not inline: a warp instruction is moved several times between generator and
+/// engine, and 32 inline offsets made every instruction 280 bytes — the copies cost more
+/// than the allocation (measured on `bfs` and `gemm-gpt3`).
+#[derive(Clone)]
+pub struct LaneOffsets(Box<[u64]>);
+
+impl LaneOffsets {
+    /// The offsets of `lanes`, or `None` when there are more than [`WARP_LANES`].
+    pub fn new(lanes: &[u64]) -> Option<LaneOffsets> {
+        (lanes.len() <= WARP_LANES).then(|| LaneOffsets(lanes.into()))
+    }
+}
+
+impl From<&[u64]> for LaneOffsets {
+    /// # Panics
+    /// With more than [`WARP_LANES`] offsets: a warp has no more lanes. The generators
+    /// never build one; trace input is checked with [`LaneOffsets::new`].
+    fn from(lanes: &[u64]) -> LaneOffsets {
+        match LaneOffsets::new(lanes) {
+            Some(l) => l,
+            None => panic!("a warp has {WARP_LANES} lanes, got {} offsets", lanes.len()),
+        }
+    }
+}
+
+impl From<Vec<u64>> for LaneOffsets {
+    /// # Panics
+    /// With more than [`WARP_LANES`] offsets, as `From<&[u64]>`.
+    fn from(lanes: Vec<u64>) -> LaneOffsets {
+        assert!(
+            lanes.len() <= WARP_LANES,
+            "a warp has {WARP_LANES} lanes, got {} offsets",
+            lanes.len()
+        );
+        LaneOffsets(lanes.into_boxed_slice())
+    }
+}
+
+impl std::ops::Deref for LaneOffsets {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        &self.0
+    }
+}
+
+impl PartialEq for LaneOffsets {
+    fn eq(&self, other: &LaneOffsets) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for LaneOffsets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 impl Lanes {

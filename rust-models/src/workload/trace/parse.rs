@@ -1,7 +1,7 @@
 //! Parsing one trace line. Every error is a message saying what was expected; the caller
 //! adds the file and line number.
 
-use super::super::{Allocation, Kernel, Lanes, WarpInstr};
+use super::super::{Allocation, Kernel, LaneOffsets, Lanes, WarpInstr, WARP_LANES};
 use std::collections::HashMap;
 
 /// A parsed, validated line.
@@ -172,15 +172,18 @@ fn parse_access(toks: &[&str], ctx: &Context<'_>) -> Result<Record, String> {
                 .split(',')
                 .map(|t| num(t, "lane offset"))
                 .collect::<Result<Vec<u64>, String>>()?;
-            if offsets.is_empty() || offsets.len() > 32 {
-                return Err(format!(
-                    "a gather has 1..=32 lane offsets, found {}",
-                    offsets.len()
-                ));
-            }
+            let lanes = match LaneOffsets::new(&offsets) {
+                Some(l) if !offsets.is_empty() => l,
+                _ => {
+                    return Err(format!(
+                        "a gather has 1..={WARP_LANES} lane offsets, found {}",
+                        offsets.len()
+                    ))
+                }
+            };
             (
                 Lanes::Gather {
-                    offsets: offsets.into(),
+                    offsets: lanes,
                     elem: e,
                 },
                 &toks[9..],
