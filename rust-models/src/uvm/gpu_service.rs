@@ -14,9 +14,12 @@
 //!    eviction and times the host link (→ the batch end); evicted pages are unmapped at
 //!    once and their TLB entries shot down, migrated ones wait for step 1.
 //!
-//! The driver runs one batch at a time, as in the replay engine. A faulting warp replays
-//! at its batch's end when that batch is closed, else at the batch start; faulting again
-//! then is a replay of the same far fault (counted as `repeat_faults`), not a new one.
+//! The driver runs one batch at a time, as in the replay engine. A faulting warp waits in
+//! the GPU engine's queue ([`MemoryService::defers_replays`]) so other warps' faults join
+//! the batch; it replays at its batch's end when that batch is closed, else at the batch
+//! start, resuming at the page that faulted. Faulting again then is a replay of the same
+//! far fault (counted as `repeat_faults`), not a new one. The pages a batch brought are
+//! held from the next batch's eviction until accessed (see `close`).
 
 use std::time::Instant;
 
