@@ -170,3 +170,40 @@ fn bad_uvm_requests_are_refused() {
     );
     assert!(matches!(e, Err(UvmError::NoneOnGpu)));
 }
+
+/// The 8-chiplet config and a CLAP-suite workload (irregular gathers, many structures):
+/// the same residency and page-table invariants, every dirty page written back exactly
+/// when it is evicted dirty (write-backs never exceed evictions).
+#[test]
+fn uvm_runs_on_the_8_chiplet_config_with_a_clap_workload() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/mcm-8chiplet.toml");
+    let mut gpu = GpuConfig::load(&path).expect("configs/mcm-8chiplet.toml loads");
+    gpu.gpu.sms_per_chiplet = 2;
+    let wl = by_name("bfs", 0.03, 1).expect("built-in workload");
+    for uvm in [UvmPolicy::Tbnp, UvmPolicy::Forest] {
+        let r = run_on_gpu(
+            &gpu,
+            &uvm_cfg(&["memory.oversubscription=1.5"]),
+            wl.as_ref(),
+            spec(PolicyKind::S64k),
+            uvm,
+            true,
+        )
+        .unwrap_or_else(|e| panic!("bfs 8 chiplets {uvm:?}: {e}"));
+        let what = format!("bfs 8 chiplets {uvm:?}");
+        assert_eq!(r.gpu.chiplets, 8, "{what}");
+        assert_eq!(r.gpu.warp_mem_instrs, wl.instr_count(), "{what}");
+        assert_eq!(r.protocol.accesses_not_resident, 0, "{what}");
+        assert!(r.uvm.far_faults > 0 && r.uvm.evictions > 0, "{what}");
+        assert!(
+            r.protocol.max_resident_pages <= r.uvm.capacity_pages,
+            "{what}"
+        );
+        assert!(r.uvm.dirty_writebacks <= r.uvm.pages_evicted, "{what}");
+        assert_eq!(
+            mapped_pages(&r),
+            r.protocol.pages_mapped - r.protocol.pages_unmapped,
+            "{what}"
+        );
+    }
+}
