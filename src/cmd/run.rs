@@ -66,26 +66,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             run_uvm_gpu(&args, uvm)
         };
     }
-    let config = args
-        .config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
-    let cfg = GpuConfig::load(&config)?;
-    let policy: PolicyKind = args
-        .policy
-        .as_deref()
-        .context("--policy is required (s4k, s64k, s2m, olp, clap, ideal)")?
-        .parse()?;
-    let trace = args.trace.as_deref().map(TraceWorkload::open).transpose()?;
-    let built = match &args.workload {
-        Some(name) => Some(workload::by_name(name, args.scale, args.seed)?),
-        None => None,
-    };
-    let w: &dyn Workload = match (&built, &trace) {
-        (Some(b), _) => b.as_ref(),
-        (None, Some(t)) => t,
-        (None, None) => anyhow::bail!("give --workload NAME or --trace FILE"),
-    };
+    let (config, cfg, policy) = gpu_config_and_policy(&args)?;
+    let source = Source::open(&args)?;
+    let w = source.workload();
     println!(
         "seed: {}  config: {}  workload: {}",
         args.seed,
@@ -98,23 +81,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         seed: args.seed,
     };
     let report = simulate(&cfg, w, spec)?;
-    if let Some(t) = &trace {
-        // A trace that changed under us ends its streams early; say so instead of
-        // reporting a truncated run as if it were whole.
-        if let Some(e) = t.stream_error() {
-            anyhow::bail!("{}: {e}", t.path().display());
-        }
-    }
+    source.check_complete()?;
     print!("{}", report.table());
     println!(
         "speed: {:.0} warp mem-instr/s ({:.2} s)",
         report.speed, report.sim_seconds
     );
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))?;
-        println!("json: {}", path.display());
-    }
+    write_json(args.json.as_deref(), &report)?;
     Ok(0)
 }
 
@@ -145,11 +118,7 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         "speed: {:.0} warp mem-instr/s (fault service excluded)",
         m.instr_per_s
     );
-    if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&m)?)
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-        println!("json: {}", path.display());
-    }
+    write_json(args.json.as_deref(), &m)?;
     Ok(0)
 }
 
@@ -172,31 +141,14 @@ fn uvm_overrides(args: &Args) -> anyhow::Result<Vec<String>> {
 /// the placement policy, and the UVM driver services its faults (batches, prefetch,
 /// eviction over the host link). The speed excludes the time spent in fault service.
 fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
-    let config = args
-        .config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
-    let cfg = GpuConfig::load(&config)?;
-    let placement: PolicyKind = args
-        .policy
-        .as_deref()
-        .context("--policy is required (s4k, s64k, s2m, olp, clap, ideal)")?
-        .parse()?;
+    let (config, cfg, placement) = gpu_config_and_policy(args)?;
     let ucfg_path = args
         .uvm_config
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
     let ucfg = UvmConfig::load(&ucfg_path, &uvm_overrides(args)?)?;
-    let trace = args.trace.as_deref().map(TraceWorkload::open).transpose()?;
-    let built = match &args.workload {
-        Some(name) => Some(workload::by_name(name, args.scale, args.seed)?),
-        None => None,
-    };
-    let w: &dyn Workload = match (&built, &trace) {
-        (Some(b), _) => b.as_ref(),
-        (None, Some(t)) => t,
-        (None, None) => anyhow::bail!("give --workload NAME or --trace FILE"),
-    };
+    let source = Source::open(args)?;
+    let w = source.workload();
     println!(
         "seed: {}  config: {}  uvm-config: {}  workload: {}  policy: {}  uvm: {}",
         args.seed,
@@ -212,20 +164,75 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         seed: args.seed,
     };
     let r = uvm::run_on_gpu(&cfg, &ucfg, w, spec, policy, false)?;
-    if let Some(t) = &trace {
-        if let Some(e) = t.stream_error() {
-            anyhow::bail!("{}: {e}", t.path().display());
-        }
-    }
+    source.check_complete()?;
     print!("{}", r.table());
     println!(
         "speed: {:.0} warp mem-instr/s (fault service excluded; {:.0} with it, {:.2} s)",
         r.gpu_speed, r.gpu.speed, r.gpu.sim_seconds
     );
-    if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&r)?)
+    write_json(args.json.as_deref(), &r)?;
+    Ok(0)
+}
+
+/// The MCM GPU config (`--config`, default the 4-chiplet one) and the placement policy.
+fn gpu_config_and_policy(args: &Args) -> anyhow::Result<(PathBuf, GpuConfig, PolicyKind)> {
+    let config = args
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
+    let cfg = GpuConfig::load(&config)?;
+    let policy: PolicyKind = args
+        .policy
+        .as_deref()
+        .context("--policy is required (s4k, s64k, s2m, olp, clap, ideal)")?
+        .parse()?;
+    Ok((config, cfg, policy))
+}
+
+/// The workload of a GPU-model run: a built-in generator or a streamed trace.
+enum Source {
+    Built(Box<dyn Workload>),
+    /// Boxed: a trace's index is large beside a generator's pointer.
+    Trace(Box<TraceWorkload>),
+}
+
+impl Source {
+    fn open(args: &Args) -> anyhow::Result<Source> {
+        Ok(match (&args.workload, &args.trace) {
+            (Some(name), _) => Source::Built(workload::by_name(name, args.scale, args.seed)?),
+            (None, Some(path)) => Source::Trace(Box::new(TraceWorkload::open(path)?)),
+            (None, None) => anyhow::bail!("give --workload NAME or --trace FILE"),
+        })
+    }
+
+    fn workload(&self) -> &dyn Workload {
+        match self {
+            Source::Built(b) => b.as_ref(),
+            Source::Trace(t) => t.as_ref(),
+        }
+    }
+
+    /// A trace that changed under us ends its streams early; say so instead of reporting
+    /// a truncated run as if it were whole.
+    fn check_complete(&self) -> anyhow::Result<()> {
+        if let Source::Trace(t) = self {
+            if let Some(e) = t.stream_error() {
+                anyhow::bail!("{}: {e}", t.path().display());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Write the full report as JSON when `--json` asks for it.
+fn write_json(
+    path: Option<&std::path::Path>,
+    report: &impl serde::Serialize,
+) -> anyhow::Result<()> {
+    if let Some(path) = path {
+        std::fs::write(path, serde_json::to_string_pretty(report)?)
             .with_context(|| format!("{}: cannot write", path.display()))?;
         println!("json: {}", path.display());
     }
-    Ok(0)
+    Ok(())
 }
