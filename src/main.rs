@@ -66,8 +66,17 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            // One line: the error and its causes, joined.
-            eprintln!("error: {e:#}");
+            // One line: the error and its causes, joined — minus causes the message above
+            // them already quotes (library errors often print their source themselves).
+            let mut line = e.to_string();
+            for cause in e.chain().skip(1) {
+                let cause = cause.to_string();
+                if !line.contains(&cause) {
+                    line.push_str(": ");
+                    line.push_str(&cause);
+                }
+            }
+            eprintln!("error: {line}");
             ExitCode::from(2)
         }
     }
