@@ -38,15 +38,22 @@ pub fn load_toml<T: DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
 
 /// Parse TOML text (already read from `path`, used for messages only).
 pub fn parse_toml<T: DeserializeOwned>(text: &str, path: &Path) -> Result<T, ConfigError> {
-    toml::from_str(text).map_err(|e| ConfigError::Parse {
-        path: path.to_path_buf(),
-        // toml's Display spans several lines (a source excerpt); keep it on one line.
-        message: e
-            .to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" "),
-    })
+    toml::from_str(text).map_err(|e| ConfigError::toml(path, &e))
+}
+
+impl ConfigError {
+    /// A TOML parse or deserialisation error of `path`, on one line: toml's Display spans
+    /// several lines (a source excerpt).
+    pub fn toml(path: &Path, e: &toml::de::Error) -> ConfigError {
+        ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e
+                .to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
 }
 
 /// Parameters of the three hardware blocks (`configs/hw.toml`). Defaults are the papers'.

@@ -261,17 +261,9 @@ impl UvmConfig {
         for o in overrides {
             apply_override(&mut tree, o, path)?;
         }
-        let cfg: UvmConfig =
-            toml::Value::Table(tree)
-                .try_into()
-                .map_err(|e: toml::de::Error| ConfigError::Parse {
-                    path: path.to_path_buf(),
-                    message: e
-                        .to_string()
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                })?;
+        let cfg: UvmConfig = toml::Value::Table(tree)
+            .try_into()
+            .map_err(|e| ConfigError::toml(path, &e))?;
         cfg.validate(path)?;
         Ok(cfg)
     }
