@@ -3,21 +3,12 @@
 
 mod gpu_support;
 
-use gpu_support::{config4, interleaved_regions};
+use gpu_support::{config4, interleaved_regions, run};
 use mcmvm_models::addr::Va;
 use mcmvm_models::driver::{MemoryManager, PolicyKind};
-use mcmvm_models::gpu::{driver_config, simulate, FirstTouchService, Gpu, RunReport, RunSpec};
+use mcmvm_models::gpu::{driver_config, FirstTouchService, Gpu};
 use mcmvm_models::workload::Workload;
 use std::collections::HashSet;
-
-fn run(w: &dyn Workload, policy: PolicyKind) -> RunReport {
-    let spec = RunSpec {
-        policy,
-        scale: 1.0,
-        seed: 1,
-    };
-    simulate(&config4(), w, spec).expect("runs")
-}
 
 #[test]
 fn thread_blocks_owning_sub_2mb_regions_see_more_remote_accesses_under_s2m() {

@@ -2,10 +2,10 @@
 
 mod gpu_support;
 
-use gpu_support::{config4, read32, Scripted};
+use gpu_support::{read32, run, Scripted};
 use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{simulate, RunReport, RunSpec};
-use mcmvm_models::workload::{Allocation, Kernel, Lanes, TraceWorkload, WarpInstr, Workload};
+use mcmvm_models::gpu::RunReport;
+use mcmvm_models::workload::{Allocation, Kernel, Lanes, TraceWorkload, WarpInstr};
 
 /// Written by hand: two structures, a kernel of four single-warp blocks (one per chiplet)
 /// streaming a 512 KB slice of A each and gathering from B.
@@ -76,15 +76,6 @@ fn key(r: &RunReport) -> (u64, u64, u64, u64, u64, String) {
         r.faults,
         format!("{:.6}", r.remote_ratio),
     )
-}
-
-fn run(w: &dyn Workload, policy: PolicyKind) -> RunReport {
-    let spec = RunSpec {
-        policy,
-        scale: 1.0,
-        seed: 1,
-    };
-    simulate(&config4(), w, spec).expect("runs")
 }
 
 #[test]

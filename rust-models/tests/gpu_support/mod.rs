@@ -3,7 +3,8 @@
 
 #![allow(dead_code)]
 
-use mcmvm_models::gpu::GpuConfig;
+use mcmvm_models::driver::PolicyKind;
+use mcmvm_models::gpu::{simulate, GpuConfig, RunReport, RunSpec};
 use mcmvm_models::workload::{Allocation, Kernel, Lanes, WarpInstr, WarpStream, Workload};
 use std::collections::HashMap;
 use std::path::Path;
@@ -12,6 +13,16 @@ use std::path::Path;
 pub fn config4() -> GpuConfig {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/mcm-4chiplet.toml");
     GpuConfig::load(&path).expect("configs/mcm-4chiplet.toml loads")
+}
+
+/// Run `w` on [`config4`] under `policy` at scale 1, seed 1.
+pub fn run(w: &dyn Workload, policy: PolicyKind) -> RunReport {
+    let spec = RunSpec {
+        policy,
+        scale: 1.0,
+        seed: 1,
+    };
+    simulate(&config4(), w, spec).expect("runs")
 }
 
 /// A workload whose warps replay fixed instruction lists.
