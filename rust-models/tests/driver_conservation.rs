@@ -30,22 +30,12 @@ impl RtDrain for FixedRatio {
     }
 }
 
-fn alloc(name: &str, bytes: u64) -> Allocation {
-    Allocation {
-        name: name.into(),
-        bytes,
-        stride_hint: None,
-        preferred_gpu: false,
-        similarity_group: None,
-    }
-}
-
 fn allocs() -> Vec<Allocation> {
     vec![
-        alloc("big", 24 << 20),
-        alloc("medium", 12 << 20),
-        alloc("small", 3 << 20),
-        alloc("odd", (5 << 20) + 12345),
+        Allocation::new("big", 24 << 20),
+        Allocation::new("medium", 12 << 20),
+        Allocation::new("small", 3 << 20),
+        Allocation::new("odd", (5 << 20) + 12345),
     ]
 }
 
@@ -130,7 +120,8 @@ fn without_eviction_a_full_gpu_is_an_error_not_a_panic() {
         evict_when_full: false,
         ..DriverConfig::default()
     };
-    let mut mm = MemoryManager::new(cfg, PolicyKind::S64k, &[alloc("a", 4 << 20)]).unwrap();
+    let mut mm =
+        MemoryManager::new(cfg, PolicyKind::S64k, &[Allocation::new("a", 4 << 20)]).unwrap();
     let base = mm.alloc_base(0).0;
     let mut rt = FixedRatio(0, 0);
     let mut result = Ok(());

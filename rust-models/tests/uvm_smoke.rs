@@ -11,14 +11,7 @@ fn print_forest_suite_runs() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0.1);
     let names = std::env::var("UVM_WL").unwrap_or_else(|_| "ls,hchi,hcli,lc,mixed".into());
-    let cfg = UvmConfig::load(
-        Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../configs/uvm-turing.toml"
-        )),
-        &[],
-    )
-    .unwrap();
+    let cfg = turing();
     for name in names.split(',') {
         let wl = mcmvm_models::workload::by_name(name, scale, 1).unwrap();
         let policies =
@@ -44,14 +37,7 @@ fn print_forest_sweep() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0.1);
-    let cfg = UvmConfig::load(
-        Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../configs/uvm-turing.toml"
-        )),
-        &[],
-    )
-    .unwrap();
+    let cfg = turing();
     let mut opts = SweepOptions::new(cfg);
     opts.scale = scale;
     if let Ok(o) = std::env::var("UVM_OVERSUB") {
@@ -63,4 +49,13 @@ fn print_forest_sweep() {
     opts.out_dir = std::env::var("UVM_OUT").ok().map(Into::into);
     let r = sweep_forest(&opts).unwrap();
     print!("{}", r.table());
+}
+
+/// The repository's UVM config.
+fn turing() -> UvmConfig {
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/uvm-turing.toml"
+    ));
+    UvmConfig::load(path, &[]).expect("configs/uvm-turing.toml loads")
 }
