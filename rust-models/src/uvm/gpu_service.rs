@@ -176,7 +176,7 @@ impl UvmGpuService {
         evicted.sort_unstable();
         let mut i = 0;
         while i < evicted.len() {
-            let j = run_end(&evicted, i);
+            let j = run_end(&evicted, i, |&p| p, |_, _| true);
             let va = self.va_of(evicted[i]).ok_or_else(|| stray(evicted[i]))?;
             let n = (j - i) as u64;
             let was = mm.unmap_evicted(va, n)?;
@@ -243,14 +243,7 @@ impl UvmGpuService {
         let mut i = 0;
         while i < pages.len() {
             let (p0, c) = pages[i];
-            let mut j = i + 1;
-            while j < pages.len()
-                && pages[j].0 == pages[j - 1].0 + 1
-                && pages[j].0 / PAGES_PER_BLOCK == p0 / PAGES_PER_BLOCK
-                && pages[j].1 == c
-            {
-                j += 1;
-            }
+            let j = run_end(pages, i, |x| x.0, |a, b| a.1 == b.1);
             let va = self.va_of(p0).ok_or_else(|| stray(p0))?;
             mm.map_migrated(va, (j - i) as u64, ChipletId(c))?;
             self.stats.pages_mapped += (j - i) as u64;
@@ -315,11 +308,21 @@ impl UvmGpuService {
     }
 }
 
-/// End of the run of consecutive pages from `i` inside one 2 MB block.
-fn run_end(pages: &[usize], i: usize) -> usize {
-    let block = pages[i] / PAGES_PER_BLOCK;
+/// End of the run from `i` of items on consecutive pages inside one 2 MB block that
+/// `same` also keeps together (e.g. the same chiplet).
+fn run_end<T>(
+    items: &[T],
+    i: usize,
+    page: impl Fn(&T) -> usize,
+    same: impl Fn(&T, &T) -> bool,
+) -> usize {
+    let block = page(&items[i]) / PAGES_PER_BLOCK;
     let mut j = i + 1;
-    while j < pages.len() && pages[j] == pages[j - 1] + 1 && pages[j] / PAGES_PER_BLOCK == block {
+    while j < items.len()
+        && page(&items[j]) == page(&items[j - 1]) + 1
+        && page(&items[j]) / PAGES_PER_BLOCK == block
+        && same(&items[j - 1], &items[j])
+    {
         j += 1;
     }
     j
