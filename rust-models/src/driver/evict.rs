@@ -84,11 +84,8 @@ impl MemoryManager {
         blk.reservations.clear();
         blk.mode = None;
         blk.tree = None;
-        if blk.seq != 0 {
-            self.lru.remove(&blk.seq);
-        }
-        blk.seq = 0;
         self.allocs[blk.alloc as usize].mapped_bytes -= bytes;
+        self.lru_forget(b);
         self.n.evictions += 1;
         Eviction {
             va: Vpn(bf).va(),

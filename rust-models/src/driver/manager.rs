@@ -388,8 +388,6 @@ impl MemoryManager {
         let bf = self.block_first_vpn(b);
         let chiplets = self.cfg.chiplets;
         let placed = pfn.chiplet(chiplets);
-        self.seq += 1;
-        let seq = self.seq;
         let blk = &mut self.blocks[b];
         set_bits(&mut blk.mapped, first - bf, pages, true);
         blk.mapped_pages += pages as u16;
@@ -398,12 +396,8 @@ impl MemoryManager {
                 .get_or_insert_with(|| Box::new(LocalityTree::new(BLOCK_LEAVES, chiplets)))
                 .record(((first - bf) >> 4) as usize, placed);
         }
-        if blk.seq != 0 {
-            self.lru.remove(&blk.seq);
-        }
-        blk.seq = seq;
-        self.lru.insert(seq, b as u32);
         self.allocs[blk.alloc as usize].mapped_bytes += pages * PAGE_4K;
+        self.lru_touch(b);
         out.va = Vpn(first).va();
         out.bytes = pages * PAGE_4K;
         out.chiplet = placed;
@@ -434,5 +428,24 @@ impl MemoryManager {
         )?;
         self.n.promotions += 1;
         Ok(())
+    }
+}
+
+impl MemoryManager {
+    /// Block `b` was mapped into just now: it becomes the most recently mapped.
+    pub(super) fn lru_touch(&mut self, b: usize) {
+        self.lru_forget(b);
+        self.seq += 1;
+        self.blocks[b].seq = self.seq;
+        self.lru.insert(self.seq, b as u32);
+    }
+
+    /// Block `b` holds nothing any more: it leaves the mapping-order LRU.
+    pub(super) fn lru_forget(&mut self, b: usize) {
+        let blk = &mut self.blocks[b];
+        if blk.seq != 0 {
+            self.lru.remove(&blk.seq);
+            blk.seq = 0;
+        }
     }
 }

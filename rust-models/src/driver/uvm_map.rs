@@ -69,13 +69,7 @@ impl MemoryManager {
             self.remap_uvm_region(b, r, rl, res)?;
             page = run_end;
         }
-        self.seq += 1;
-        let blk = &mut self.blocks[b];
-        if blk.seq != 0 {
-            self.lru.remove(&blk.seq);
-        }
-        blk.seq = self.seq;
-        self.lru.insert(self.seq, b as u32);
+        self.lru_touch(b);
         Ok(placed)
     }
 
@@ -113,10 +107,8 @@ impl MemoryManager {
                 self.phys.free(res.pfn, rl);
             }
         }
-        let blk = &mut self.blocks[b];
-        if blk.mapped_pages == 0 && blk.seq != 0 {
-            self.lru.remove(&blk.seq);
-            blk.seq = 0;
+        if self.blocks[b].mapped_pages == 0 {
+            self.lru_forget(b);
         }
         Ok(was)
     }
