@@ -9,31 +9,40 @@
 use super::config::{CacheSpec, LINE_BYTES};
 
 /// Tags of a set-associative, LRU, write-allocate cache of 128-byte lines.
+///
+/// Each set keeps its tags in recency order (most recent first), so LRU needs no
+/// timestamps: a hit rotates its tag to the front, a miss shifts the set and drops the
+/// last (least recent) tag. That halves the state the simulator walks on every line
+/// (256 SMs' L1s are megabytes of tags) and, with sets aligned to 64 bytes, an 8- or
+/// 16-way set is one host cache line.
 #[derive(Debug, Clone)]
 pub struct TagCache {
-    /// Line number + 1 per way (0 = empty), set-major. 32 bits cover the largest
-    /// physical memory a config may declare (`MAX_PHYSICAL_BYTES`) and halve the tag
-    /// arrays the simulator walks on every line (256 SMs' L1s are megabytes of tags).
+    /// Line number + 1 per way (0 = empty; empty ways sit at the end of a set). 32 bits
+    /// cover the largest physical memory a config may declare (`MAX_PHYSICAL_BYTES`).
     tags: Vec<u32>,
-    stamps: Vec<u32>,
+    /// Index of set 0 in `tags` (skips to a 64-byte boundary).
+    first: usize,
     set_mask: u64,
     ways: usize,
-    clock: u32,
     /// Hit latency in cycles.
     pub latency: u64,
 }
+
+/// Host cache-line size the sets are aligned to, in tags.
+const ALIGN_TAGS: usize = 64 / std::mem::size_of::<u32>();
 
 impl TagCache {
     /// Build from a validated spec.
     pub fn new(spec: &CacheSpec) -> TagCache {
         let lines = (spec.bytes / LINE_BYTES) as usize;
         let ways = spec.ways as usize;
+        let tags = vec![0u32; lines + ALIGN_TAGS];
+        let misalign = (tags.as_ptr() as usize / std::mem::size_of::<u32>()) % ALIGN_TAGS;
         TagCache {
-            tags: vec![0; lines],
-            stamps: vec![0; lines],
+            tags,
+            first: (ALIGN_TAGS - misalign) % ALIGN_TAGS,
             set_mask: (lines / ways) as u64 - 1,
             ways,
-            clock: 0,
             latency: spec.latency,
         }
     }
@@ -46,36 +55,21 @@ impl TagCache {
         debug_assert!(line < u32::MAX as u64, "PA beyond MAX_PHYSICAL_BYTES");
         let key = (line + 1) as u32;
         // Hash the set index so power-of-two strides do not all land in one set.
-        let set = ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
-        self.clock = self.clock.wrapping_add(1);
-        let clock = self.clock;
+        let set =
+            self.first + ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
         let tags = &mut self.tags[set..set + self.ways];
-        let stamps = &mut self.stamps[set..set + self.ways];
-        // Hits first, in a plain scan of the tags; only a miss looks for a victim.
-        if let Some(w) = tags.iter().position(|&t| t == key) {
-            stamps[w] = clock;
-            return true;
-        }
-        // Victim: the first empty way, else the least recently used (the last of equals).
-        let victim = match tags.iter().position(|&t| t == 0) {
-            Some(w) => w,
-            None => {
-                let mut victim = 0;
-                let mut victim_age = 0u32;
-                for (w, &stamp) in stamps.iter().enumerate() {
-                    // Age relative to now survives the stamp counter wrapping.
-                    let age = clock.wrapping_sub(stamp);
-                    if age >= victim_age {
-                        victim_age = age;
-                        victim = w;
-                    }
-                }
-                victim
+        match tags.iter().position(|&t| t == key) {
+            Some(w) => {
+                tags[..=w].rotate_right(1);
+                true
             }
-        };
-        tags[victim] = key;
-        stamps[victim] = clock;
-        false
+            None => {
+                // The last way is the least recently used (or empty).
+                tags.rotate_right(1);
+                tags[0] = key;
+                false
+            }
+        }
     }
 }
 
