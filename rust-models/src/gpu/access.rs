@@ -125,9 +125,12 @@ impl Gpu<'_> {
                 self.counters.remote_lines += (j - i) as u64;
             }
             self.counters.lines += (j - i) as u64;
+            // The page's lines go through the L1 port back to back.
+            let mut t = self.sms[sm as usize].l1_port.take(ready, (j - i) as u64);
             for &line in &lines[i..j] {
                 let line_pa = pa + (base + line - va);
-                done = done.max(self.data_access(line_pa, ready, sm, chiplet));
+                done = done.max(self.data_access(line_pa, t, sm, chiplet));
+                t += 1;
             }
             i = j;
         };
@@ -135,11 +138,12 @@ impl Gpu<'_> {
         result
     }
 
-    /// One line through the SM's L1 port and cache, then the memory system.
+    /// One line through the SM's L1 cache (its port slot starts at `now`), then the
+    /// memory system.
     #[inline]
     fn data_access(&mut self, pa: u64, now: u64, sm: u32, chiplet: u32) -> u64 {
         let s = &mut self.sms[sm as usize];
-        let t = now + s.l1_port.consume(now, 1.0) + s.l1_cache.latency;
+        let t = now + s.l1_cache.latency;
         if s.l1_cache.access(pa) {
             self.counters.l1_cache_hits += 1;
             return t;

@@ -9,7 +9,7 @@
 //! A kernel ends when its last warp does; the next kernel starts then (a launch barrier).
 
 use super::gmmu::Gmmu;
-use super::memory::{Budget, MemSystem, TagCache};
+use super::memory::{Budget, LinePort, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
 use super::ready_queue::ReadyQueue;
 use super::service::MemoryService;
@@ -31,7 +31,7 @@ pub(super) struct Sm {
     /// Warp-instruction issue slots (`issue_width` per cycle).
     pub issue: Budget,
     /// The L1's port: one line per cycle.
-    pub l1_port: Budget,
+    pub l1_port: LinePort,
     resident_tbs: u32,
 }
 
@@ -130,7 +130,7 @@ impl<'w> Gpu<'w> {
                 l1_tlb: Tlb::new(&cfg.l1_tlb),
                 l1_cache: TagCache::new(&cfg.l1_cache),
                 issue: Budget::default(),
-                l1_port: Budget::default(),
+                l1_port: LinePort::default(),
                 resident_tbs: 0,
             })
             .collect();

@@ -58,18 +58,17 @@ impl TagCache {
         let set =
             self.first + ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
         let tags = &mut self.tags[set..set + self.ways];
-        match tags.iter().position(|&t| t == key) {
-            Some(w) => {
-                tags[..=w].rotate_right(1);
-                true
-            }
-            None => {
-                // The last way is the least recently used (or empty).
-                tags.rotate_right(1);
-                tags[0] = key;
-                false
-            }
+        let (hit, w) = match tags.iter().position(|&t| t == key) {
+            Some(w) => (true, w),
+            // The last way is the least recently used (or empty).
+            None => (false, tags.len() - 1),
+        };
+        // A plain shift: `rotate_right` calls memmove, slower for a handful of tags.
+        for k in (1..=w).rev() {
+            tags[k] = tags[k - 1];
         }
+        tags[0] = key;
+        hit
     }
 }
 
@@ -89,14 +88,37 @@ impl Budget {
     /// returns the (whole) cycles it waited before it could start.
     #[inline]
     pub fn consume(&mut self, now: u64, cost: f64) -> u64 {
-        let start = self.free_at.max(now as f64);
+        let now_f = now as f64;
+        // Not `f64::max`: its NaN handling costs on every line, and no time is NaN.
+        let start = if self.free_at > now_f {
+            self.free_at
+        } else {
+            now_f
+        };
         self.free_at = start + cost;
-        let wait = start - now as f64;
+        let wait = start - now_f;
         self.queued_cycles += wait;
         self.lines += 1;
         // ceil() without a libm call (`wait` is finite and not negative).
         let whole = wait as u64;
         whole + ((whole as f64) < wait) as u64
+    }
+}
+
+/// A port that takes one line per cycle (an SM's L1). Whole cycles, so no fractions.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LinePort {
+    free_at: u64,
+}
+
+impl LinePort {
+    /// Take `lines` consecutive lines arriving at `now`; returns the cycle the first one
+    /// starts (line k starts k cycles later).
+    #[inline]
+    pub fn take(&mut self, now: u64, lines: u64) -> u64 {
+        let start = self.free_at.max(now);
+        self.free_at = start + lines;
+        start
     }
 }
 
