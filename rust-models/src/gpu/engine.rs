@@ -1,8 +1,8 @@
 //! The event loop: thread-block scheduling and the per-warp ready-time queue
 //! ([`ReadyQueue`]).
 //!
-//! Every resident warp sits in a min-heap keyed by the cycle it is next ready. The loop
-//! pops the earliest, pulls its next memory instruction from its [`WarpStream`], computes
+//! Every resident warp sits in the ready queue (a timing wheel) at the cycle it is next
+//! ready. The loop pops the earliest, pulls its next memory instruction from its [`WarpStream`], computes
 //! the instruction's completion cycle ([`Gpu::execute`], in `access.rs`) and pushes the
 //! warp back at that cycle. A finished warp frees its slot; a finished thread block frees
 //! its SM slot, and the next block of the chiplet's chunk launches there at that cycle.
@@ -19,9 +19,8 @@ use crate::config::HwConfig;
 use crate::driver::MemoryManager;
 use crate::workload::{WarpInstr, WarpStream, Workload};
 
-/// Bits of the heap key that hold the warp slot (the cycle sits above them).
-const SLOT_BITS: u32 = 20;
-const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
+/// Warp slots a GPU may have (slot numbers are `u32`, with one value kept free).
+const MAX_WARP_SLOTS: u64 = u32::MAX as u64;
 
 /// One SM's private state.
 pub(super) struct Sm {
@@ -115,7 +114,7 @@ impl<'w> Gpu<'w> {
     ) -> Result<Gpu<'w>, GpuError> {
         let d = cfg.derived();
         let slots = d.sms as u64 * cfg.gpu.warps_per_sm as u64;
-        if slots > SLOT_MASK {
+        if slots > MAX_WARP_SLOTS {
             return Err(GpuError::TooManyWarps(slots));
         }
         let gmmus = (0..cfg.gpu.chiplets)
@@ -230,9 +229,8 @@ impl<'w> Gpu<'w> {
             }
         }
         let mut end = start;
-        while let Some(key) = ks.heap.pop() {
-            let t = key >> SLOT_BITS;
-            let ws = (key & SLOT_MASK) as usize;
+        while let Some((t, ws)) = ks.heap.pop() {
+            let ws = ws as usize;
             let Some(warp) = ks.warps[ws].as_mut() else {
                 continue;
             };
@@ -250,7 +248,7 @@ impl<'w> Gpu<'w> {
                         instr.compute_cycles = 0;
                         warp.replay = Some((instr, self.replay_line));
                     }
-                    ks.heap.push((done << SLOT_BITS) | ws as u64);
+                    ks.heap.push(done, ws as u32);
                 }
                 None => {
                     ks.warps[ws] = None;
@@ -335,7 +333,7 @@ impl<'w> KernelState<'w> {
                     self.warps.len() as u32 - 1
                 }
             };
-            self.heap.push((t << SLOT_BITS) | ws as u64);
+            self.heap.push(t, ws);
         }
     }
 }

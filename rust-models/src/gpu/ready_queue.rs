@@ -1,88 +1,159 @@
-//! The warps' ready-time queue: a monotone radix heap.
+//! The warps' ready-time queue: a timing wheel over warp slots.
 //!
-//! The event loop pops the warp with the smallest key `(cycle << SLOT_BITS) | slot` and
-//! pushes it back at a later cycle, so keys grow with time. A binary heap over the ~16 k
-//! resident warps of a 4-chiplet GPU spent most of its time in cache-missing sift-downs; a
-//! radix heap files every key in the bucket of the highest bit where it differs from the
-//! last popped key, and only ever re-sorts the smallest non-empty bucket.
+//! The event loop pops the warp that is ready first — the smallest (cycle, slot) — and
+//! pushes it back at a later cycle, so time only moves forward, and every warp slot has
+//! at most one pending event. A binary heap over the ~16 k resident warps of a 4-chiplet
+//! GPU spent most of its time in cache-missing sift-downs, and a radix heap over
+//! `(cycle << 20) | slot` keys still moved each key through the twenty slot bits.
 //!
-//! A key may be pushed below the last popped one (a thread block launched at the current
-//! cycle into a lower warp slot). It is then the smallest key in the queue, so it waits in
-//! bucket 0, whose minimum is always popped first: the pop order is exactly the order of a
-//! binary min-heap over the same keys, which keeps runs bit-identical.
+//! Here a wheel of [`WHEEL_CYCLES`] buckets, one per cycle of the window after the current
+//! cycle, holds intrusive lists of slots (a `next` link per slot, so a push writes two
+//! words and allocates nothing); a bitmap finds the next non-empty bucket. Events beyond
+//! the window wait in a binary heap. When a cycle becomes current, its slots are sorted
+//! once; a push at the current cycle (a thread block launched into a free slot) is
+//! inserted in order. The pop order is therefore exactly (cycle, slot) ascending — the
+//! order of a binary min-heap over the same keys, which keeps runs bit-identical.
 
-/// Min-queue of distinct `u64` keys that are popped in (almost) non-decreasing order.
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Cycles the wheel covers ahead of the current cycle (a power of two).
+const WHEEL_CYCLES: usize = 1 << 13;
+const WHEEL_MASK: u64 = WHEEL_CYCLES as u64 - 1;
+/// End of a slot list.
+const NIL: u32 = u32::MAX;
+
+/// Min-queue of (cycle, warp slot) events; time never goes back, a slot is queued at most
+/// once.
 #[derive(Debug)]
 pub(super) struct ReadyQueue {
-    /// Bucket 0: keys not above `last`; bucket i > 0: keys whose highest bit differing
-    /// from `last` is bit i - 1.
-    buckets: Vec<Vec<u64>>,
-    last: u64,
+    /// The current cycle: every queued event is at or after it.
+    now: u64,
+    /// Slots ready at `now`, sorted descending (the next to pop is last).
+    current: Vec<u32>,
+    /// First slot of each bucket's list; bucket `c & WHEEL_MASK` holds cycle `c` for
+    /// `now < c < now + WHEEL_CYCLES`.
+    head: Vec<u32>,
+    /// Next slot in the same bucket, per slot.
+    next: Vec<u32>,
+    /// Bit per non-empty bucket.
+    occupied: Vec<u64>,
+    /// Events at or beyond `now + WHEEL_CYCLES` when pushed, as (cycle, slot).
+    far: BinaryHeap<Reverse<(u64, u32)>>,
     len: usize,
 }
 
 impl ReadyQueue {
     pub(super) fn new() -> ReadyQueue {
         ReadyQueue {
-            buckets: (0..=64).map(|_| Vec::new()).collect(),
-            last: 0,
+            now: 0,
+            current: Vec::new(),
+            head: vec![NIL; WHEEL_CYCLES],
+            next: Vec::new(),
+            occupied: vec![0; WHEEL_CYCLES / 64],
+            far: BinaryHeap::new(),
             len: 0,
         }
     }
 
+    /// Queue `slot` to become ready at `cycle` (not before the last popped cycle).
     #[inline]
-    fn bucket_of(&self, key: u64) -> usize {
-        if key <= self.last {
-            0
-        } else {
-            64 - (key ^ self.last).leading_zeros() as usize
-        }
-    }
-
-    #[inline]
-    pub(super) fn push(&mut self, key: u64) {
-        let b = self.bucket_of(key);
-        self.buckets[b].push(key);
+    pub(super) fn push(&mut self, cycle: u64, slot: u32) {
+        debug_assert!(cycle >= self.now, "time went back: {cycle} < {}", self.now);
         self.len += 1;
+        if cycle <= self.now {
+            // Keep `current` descending: the new slot goes after every larger one.
+            let at = self.current.partition_point(|&s| s > slot);
+            self.current.insert(at, slot);
+        } else if cycle - self.now < WHEEL_CYCLES as u64 {
+            let b = (cycle & WHEEL_MASK) as usize;
+            let s = slot as usize;
+            if s >= self.next.len() {
+                self.next.resize(s + 1, NIL);
+            }
+            self.next[s] = self.head[b];
+            self.head[b] = slot;
+            self.occupied[b / 64] |= 1 << (b % 64);
+        } else {
+            self.far.push(Reverse((cycle, slot)));
+        }
     }
 
-    /// Remove and return the smallest key.
-    pub(super) fn pop(&mut self) -> Option<u64> {
-        if self.len == 0 {
-            return None;
-        }
-        if self.buckets[0].is_empty() {
-            // Refill bucket 0 from the first non-empty bucket: its minimum becomes `last`,
-            // and every key of it moves to a lower bucket (it shares more high bits with
-            // the new `last`).
-            let i = (1..=64).find(|&i| !self.buckets[i].is_empty())?;
-            let keys = std::mem::take(&mut self.buckets[i]);
-            self.last = keys.iter().copied().min()?;
-            for &k in &keys {
-                let b = self.bucket_of(k);
-                self.buckets[b].push(k);
+    /// Remove and return the earliest event: (cycle, slot).
+    #[inline]
+    pub(super) fn pop(&mut self) -> Option<(u64, u32)> {
+        if self.current.is_empty() {
+            if self.len == 0 {
+                return None;
             }
-            // Hand the emptied vector's capacity back to bucket i.
-            let mut keys = keys;
-            keys.clear();
-            self.buckets[i] = keys;
+            self.advance();
         }
-        let b0 = &mut self.buckets[0];
-        let (at, &min) = b0.iter().enumerate().min_by_key(|&(_, k)| *k)?;
-        b0.swap_remove(at);
+        let slot = self.current.pop()?;
         self.len -= 1;
-        Some(min)
+        Some((self.now, slot))
+    }
+
+    /// Move `now` to the next cycle with an event and gather its slots into `current`.
+    fn advance(&mut self) {
+        let wheel = self.next_wheel_cycle();
+        let far = self.far.peek().map(|r| r.0 .0);
+        let cycle = match (wheel, far) {
+            (Some(w), Some(f)) => w.min(f),
+            (Some(c), None) | (None, Some(c)) => c,
+            (None, None) => return,
+        };
+        self.now = cycle;
+        if wheel == Some(cycle) {
+            let b = (cycle & WHEEL_MASK) as usize;
+            let mut s = std::mem::replace(&mut self.head[b], NIL);
+            self.occupied[b / 64] &= !(1 << (b % 64));
+            while s != NIL {
+                self.current.push(s);
+                s = self.next[s as usize];
+            }
+        }
+        while let Some(&Reverse((c, s))) = self.far.peek() {
+            if c != cycle {
+                break;
+            }
+            self.far.pop();
+            self.current.push(s);
+        }
+        self.current.sort_unstable_by(|a, b| b.cmp(a));
+    }
+
+    /// The first cycle after `now` whose bucket is non-empty, if any.
+    fn next_wheel_cycle(&self) -> Option<u64> {
+        let start = ((self.now + 1) & WHEEL_MASK) as usize;
+        let words = self.occupied.len();
+        let (w0, bit0) = (start / 64, start % 64);
+        // The first word from `start`'s bit, then whole words around the wheel, then the
+        // first word's bits below `start`.
+        let first = self.occupied[w0] & (!0u64 << bit0);
+        let found = if first != 0 {
+            Some(w0 * 64 + first.trailing_zeros() as usize)
+        } else {
+            (1..=words).find_map(|i| {
+                let w = (w0 + i) % words;
+                let mut bits = self.occupied[w];
+                if i == words {
+                    bits &= !(!0u64 << bit0);
+                }
+                (bits != 0).then(|| w * 64 + bits.trailing_zeros() as usize)
+            })
+        }?;
+        let dist = (found as u64).wrapping_sub(start as u64) & WHEEL_MASK;
+        Some(self.now + 1 + dist)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
 
-    /// Same pop order as a binary min-heap under the event loop's access pattern: pop the
-    /// minimum, push it back later, sometimes push a key just below the popped one.
+    /// Same pop order as a binary min-heap over (cycle, slot) under the event loop's
+    /// access pattern: pop the minimum, push it back later (sometimes beyond the wheel),
+    /// or finish the warp and launch another into a free slot at the current cycle.
     #[test]
     fn pops_in_the_order_of_a_binary_heap() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64; // fixed seed
@@ -94,38 +165,50 @@ mod tests {
         };
         let mut q = ReadyQueue::new();
         let mut h = BinaryHeap::new();
-        for slot in 0..1000u64 {
-            let k = ((rng() % 50) << 20) | slot;
-            q.push(k);
-            h.push(Reverse(k));
+        for slot in 0..1000u32 {
+            let t = rng() % 50;
+            q.push(t, slot);
+            h.push(Reverse((t, slot)));
         }
-        let mut free_slot = 1000u64;
-        for _ in 0..200_000 {
+        let mut free: Vec<u32> = (1000..1100).collect();
+        for _ in 0..300_000 {
             let a = q.pop();
             let b = h.pop().map(|r| r.0);
             assert_eq!(a, b);
-            let Some(k) = a else { break };
-            let (t, slot) = (k >> 20, k & 0xfffff);
-            match rng() % 10 {
-                // The warp finishes; a new warp launches now in another slot.
+            let Some((t, slot)) = a else { break };
+            let (nt, ns) = match rng() % 20 {
+                // The warp finishes; another launches now in the lowest free slot.
                 0 => {
-                    free_slot += 1;
-                    let nk = (t << 20) | (free_slot % 1000);
-                    if nk != k {
-                        q.push(nk);
-                        h.push(Reverse(nk));
-                    }
+                    free.push(slot);
+                    free.sort_unstable_by(|a, b| b.cmp(a));
+                    (t, free.pop().expect("a free slot"))
                 }
-                _ => {
-                    let nk = ((t + 1 + rng() % 5000) << 20) | slot;
-                    q.push(nk);
-                    h.push(Reverse(nk));
-                }
-            }
+                // A long stall: beyond the wheel.
+                1 => (t + WHEEL_CYCLES as u64 + rng() % 40_000, slot),
+                // Zero latency: ready again this cycle.
+                2 => (t, slot),
+                _ => (t + 1 + rng() % 5000, slot),
+            };
+            q.push(nt, ns);
+            h.push(Reverse((nt, ns)));
         }
         while let Some(Reverse(k)) = h.pop() {
             assert_eq!(q.pop(), Some(k));
         }
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn the_wheel_wraps_and_far_events_join_their_cycle() {
+        let mut q = ReadyQueue::new();
+        q.push(5, 3);
+        q.push(5 + WHEEL_CYCLES as u64, 1); // far when pushed
+        assert_eq!(q.pop(), Some((5, 3)));
+        q.push(5 + WHEEL_CYCLES as u64, 2); // now inside the wheel, same cycle
+        q.push(4 + WHEEL_CYCLES as u64, 7); // wraps to the bucket before `now`'s
+        assert_eq!(q.pop(), Some((4 + WHEEL_CYCLES as u64, 7)));
+        assert_eq!(q.pop(), Some((5 + WHEEL_CYCLES as u64, 1)));
+        assert_eq!(q.pop(), Some((5 + WHEEL_CYCLES as u64, 2)));
         assert_eq!(q.pop(), None);
     }
 }
