@@ -2,11 +2,12 @@
 //! ([`ReadyQueue`]).
 //!
 //! Every resident warp sits in the ready queue (a timing wheel) at the cycle it is next
-//! ready. The loop pops the earliest, pulls its next memory instruction from its [`WarpStream`], computes
-//! the instruction's completion cycle ([`Gpu::execute`], in `access.rs`) and pushes the
-//! warp back at that cycle. A finished warp frees its slot; a finished thread block frees
-//! its SM slot, and the next block of the chiplet's chunk launches there at that cycle.
-//! A kernel ends when its last warp does; the next kernel starts then (a launch barrier).
+//! ready. The loop pops the earliest, pulls its next memory instruction from its
+//! [`WarpStream`], computes the instruction's completion cycle ([`Gpu::execute`], in
+//! `access.rs`) and pushes the warp back at that cycle. A finished warp frees its slot; a
+//! finished thread block frees its SM slot, and the next block of the chiplet's chunk
+//! launches there at that cycle. A kernel ends when its last warp does; the next kernel
+//! starts then (a launch barrier).
 
 use super::gmmu::Gmmu;
 use super::memory::{Budget, LinePort, MemSystem, TagCache};
