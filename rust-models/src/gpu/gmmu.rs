@@ -140,8 +140,10 @@ impl Gmmu {
         leaf_reach: Option<u64>,
         mem: &mut MemSystem,
     ) -> WalkTiming {
-        let Reverse(free) = self.walker_free.pop().unwrap_or(Reverse(0));
-        let mut t = now.max(free);
+        // The walker free first takes the walk; its slot in the heap is rewritten in place
+        // when the walk's end is known (one sift instead of a pop and a push).
+        let mut walker = self.walker_free.peek_mut();
+        let mut t = now.max(walker.as_ref().map_or(0, |w| w.0));
         let walk = pt.walk(crate::addr::Vpn(vpn));
         let mut depth = walk.depth;
         if leaf_reach.is_some_and(|r| r >= crate::addr::PAGE_2M) {
@@ -162,7 +164,9 @@ impl Gmmu {
             t = r.done;
         }
         out.done = t;
-        self.walker_free.push(Reverse(t));
+        if let Some(w) = walker.as_mut() {
+            **w = Reverse(t);
+        }
         out
     }
 
