@@ -13,7 +13,7 @@
 //! active rounds per vertex for SSSP), because which lanes of a warp take which branch in
 //! each kernel is what the warp streams must reproduce.
 
-use super::rng::{hash2, mix64, unit};
+use super::rng::{hash2, hash2_prefix, hash2_rest, mix64, unit};
 
 /// Minimum out-degree.
 const MIN_DEGREE: f64 = 4.0;
@@ -38,6 +38,9 @@ pub(crate) struct Graph {
     bits: u32,
     /// A destination bit is 1 when a hash byte is below this (RMAT_ONE × 256).
     one_below: u8,
+    /// Hash prefixes of the destination bits, one per 8 bits (a vertex id has at most 32),
+    /// so a destination costs one mix per byte of coins.
+    dest_prefix: [u64; 4],
 }
 
 impl Graph {
@@ -59,6 +62,7 @@ impl Graph {
             seed,
             bits: 32 - (n.max(2) - 1).leading_zeros(),
             one_below: (RMAT_ONE * 256.0) as u8,
+            dest_prefix: std::array::from_fn(|i| hash2_prefix(seed, 2 + i as u64)),
         })
     }
 
@@ -81,7 +85,7 @@ impl Graph {
         let mut h = 0u64;
         for b in 0..self.bits {
             if b % 8 == 0 {
-                h = hash2(self.seed, 2 + (b / 8) as u64, e);
+                h = hash2_rest(self.dest_prefix[(b / 8) as usize], e);
             }
             let byte = (h >> ((b % 8) * 8)) as u8;
             v = (v << 1) | (byte < self.one_below) as u64;

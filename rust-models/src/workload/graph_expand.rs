@@ -11,6 +11,17 @@ use super::WarpInstr;
 
 const LANES: usize = WARP as usize;
 
+/// Which lanes of an edge step an instruction gathers, and by what index.
+#[derive(Clone, Copy)]
+enum StepLanes {
+    /// Every lane with an edge this step, by edge index.
+    Edges,
+    /// The same lanes, by destination vertex.
+    Dests,
+    /// Lanes whose destination this round updates, by destination vertex.
+    Updated,
+}
+
 /// What the next `next()` emits.
 #[derive(Clone, Copy)]
 enum Emit {
@@ -26,100 +37,137 @@ enum Emit {
 }
 
 /// The per-edge-step state of an `expand` warp.
+///
+/// Kept small and in one piece (about 400 bytes, no side allocation): the engine holds
+/// thousands of these, one per resident warp, and touches a different one on nearly every
+/// instruction, so their size is the host-cache footprint of the whole generator.
 pub(super) struct Expand<'a> {
     gen: &'a GraphGen,
     round: u32,
     lanes: Lanes32,
-    /// Active lanes: (vertex, first edge, degree).
-    active: Vec<(u32, u64, u32)>,
+    /// Active lanes: lane in the warp, first edge and degree of its vertex.
+    lane: [u8; LANES],
+    first_edge: [u32; LANES],
+    degree: [u16; LANES],
+    active: u8,
     max_deg: u32,
     step: u32,
     emit: Emit,
-    /// The current step's lanes: `col_idx` byte offsets, destinations, and the
-    /// destinations this round updates (`k` and `u` of them).
-    edges: [u64; LANES],
-    dests: [u64; LANES],
-    upd: [u64; LANES],
-    k: usize,
-    u: usize,
+    /// The current step: destinations of its `k` edges (in active-lane order), and which
+    /// of them this round updates (bit i for destination i).
+    dests: [u32; LANES],
+    updates: u32,
+    k: u8,
 }
 
 impl<'a> Expand<'a> {
     pub(super) fn new(gen: &'a GraphGen, round: u32, tb: u32, warp: u32) -> Self {
         let lanes = Lanes32::new(&gen.g, tb, warp);
-        let active: Vec<_> = (lanes.v0..lanes.v0 + lanes.n)
-            .filter(|&v| gen.active(v, round))
-            .map(|v| {
-                let (s, d) = gen.g.edges(v);
-                (v, s, d)
-            })
-            .collect();
-        let max_deg = active.iter().map(|a| a.2).max().unwrap_or(0);
-        Expand {
+        let mut e = Expand {
             gen,
             round,
             lanes,
-            active,
-            max_deg,
+            lane: [0; LANES],
+            first_edge: [0; LANES],
+            degree: [0; LANES],
+            active: 0,
+            max_deg: 0,
             step: 0,
             emit: Emit::MaskRead,
-            edges: [0; LANES],
             dests: [0; LANES],
-            upd: [0; LANES],
+            updates: 0,
             k: 0,
-            u: 0,
-        }
-    }
-
-    /// Gather the lanes of edge step `j`.
-    fn load_step(&mut self, j: u32) {
-        let g = &self.gen.g;
-        let (mut k, mut u) = (0, 0);
-        for &(_, s, d) in &self.active {
-            if j < d {
-                let e = s + j as u64;
-                let t = g.dest(e);
-                self.edges[k] = e * 4;
-                self.dests[k] = t as u64;
-                k += 1;
-                if self.gen.updated(t, self.round) {
-                    self.upd[u] = t as u64;
-                    u += 1;
-                }
+        };
+        for l in 0..e.lanes.n {
+            let v = e.lanes.v0 + l;
+            if gen.active(v, round) {
+                let (s, d) = gen.g.edges(v);
+                let a = e.active as usize;
+                e.lane[a] = l as u8;
+                // Edge indices fit 32 bits (the row offsets are u32), degrees
+                // `MAX_DEGREE`.
+                e.first_edge[a] = s as u32;
+                e.degree[a] = d as u16;
+                e.max_deg = e.max_deg.max(d);
+                e.active += 1;
             }
         }
-        self.k = k;
-        self.u = u;
+        e
+    }
+
+    /// The active lanes' (first edge, degree).
+    fn active_edges(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let n = self.active as usize;
+        self.first_edge[..n]
+            .iter()
+            .zip(&self.degree[..n])
+            .map(|(&s, &d)| (s as u64, d as u32))
+    }
+
+    /// Gather the destinations of edge step `j`.
+    fn load_step(&mut self, j: u32) {
+        let (mut k, mut updates) = (0, 0u32);
+        for a in 0..self.active as usize {
+            if j < self.degree[a] as u32 {
+                let t = self.gen.g.dest(self.first_edge[a] as u64 + j as u64);
+                self.dests[k] = t;
+                updates |= (self.gen.updated(t, self.round) as u32) << k;
+                k += 1;
+            }
+        }
+        self.k = k as u8;
+        self.updates = updates;
     }
 
     /// Instruction `i` of the current step, if the step has one.
     fn step_instr(&self, i: u8) -> Option<WarpInstr> {
-        let (k, u) = (self.k, self.u);
-        let scaled = |src: &[u64], by: u64| {
-            let mut out = [0u64; LANES];
-            for (o, &x) in out.iter_mut().zip(src) {
-                *o = x * by;
-            }
-            out
-        };
-        Some(match (self.gen.algo, i) {
-            (_, 0) => gather(COLS, &self.edges[..k], 4, false),
-            (Algo::Bfs, 1) => gather(VISITED_OR_WEIGHTS, &self.dests[..k], 1, false),
-            (Algo::Bfs, 2) if u > 0 => gather(COST, &scaled(&self.upd[..u], 4)[..u], 4, true),
-            (Algo::Bfs, 3) if u > 0 => gather(UPDATING, &self.upd[..u], 1, true),
-            (Algo::Sssp, 1) => gather(VISITED_OR_WEIGHTS, &self.edges[..k], 4, false),
-            (Algo::Sssp, 2) => gather(COST, &scaled(&self.dests[..k], 4)[..k], 4, true),
-            (Algo::Sssp, 3) if u > 0 => gather(UPDATING, &self.upd[..u], 1, true),
+        use StepLanes::*;
+        let any_update = self.updates != 0;
+        // (allocation, lanes, bytes per element, write)
+        let (alloc, lanes, elem, write) = match (self.gen.algo, i) {
+            (_, 0) => (COLS, Edges, 4, false),
+            (Algo::Bfs, 1) => (VISITED_OR_WEIGHTS, Dests, 1, false),
+            (Algo::Bfs, 2) if any_update => (COST, Updated, 4, true),
+            (Algo::Bfs, 3) if any_update => (UPDATING, Updated, 1, true),
+            (Algo::Sssp, 1) => (VISITED_OR_WEIGHTS, Edges, 4, false),
+            (Algo::Sssp, 2) => (COST, Dests, 4, true),
+            (Algo::Sssp, 3) if any_update => (UPDATING, Updated, 1, true),
             _ => return None,
-        })
+        };
+        let mut buf = [0u64; LANES];
+        let n = self.step_offsets(lanes, elem as u64, &mut buf);
+        Some(gather(alloc, &buf[..n], elem, write))
+    }
+
+    /// Byte offsets (elements of `elem` bytes) of the current step's `lanes` into `out`;
+    /// returns how many.
+    fn step_offsets(&self, lanes: StepLanes, elem: u64, out: &mut [u64; LANES]) -> usize {
+        let j = self.step - 1;
+        let (mut n, mut k) = (0, 0);
+        for (s, d) in self.active_edges() {
+            if j >= d {
+                continue;
+            }
+            let x = match lanes {
+                StepLanes::Edges => Some(s + j as u64),
+                StepLanes::Dests => Some(self.dests[k] as u64),
+                StepLanes::Updated => (self.updates >> k & 1 == 1).then(|| self.dests[k] as u64),
+            };
+            if let Some(x) = x {
+                out[n] = x * elem;
+                n += 1;
+            }
+            k += 1;
+        }
+        n
     }
 
     /// Header gather `i` over the active lanes.
     fn header_instr(&self, i: u8) -> Option<WarpInstr> {
-        let n = self.active.len();
+        let n = self.active as usize;
         let mut vs = [0u64; LANES];
-        for (o, a) in vs.iter_mut().zip(&self.active) {
-            *o = a.0 as u64 * if i == 0 { 1 } else { 4 };
+        for (o, &l) in vs.iter_mut().zip(&self.lane[..n]) {
+            *o = (self.lanes.v0 + l as u32) as u64 * if i == 0 { 1 } else { 4 };
         }
         Some(match i {
             0 => gather(MASK, &vs[..n], 1, true),
@@ -139,7 +187,7 @@ impl Iterator for Expand<'_> {
                     if self.lanes.n == 0 {
                         return None;
                     }
-                    self.emit = if self.active.is_empty() {
+                    self.emit = if self.active == 0 {
                         Emit::NextStep
                     } else {
                         Emit::Header(0)

@@ -60,9 +60,50 @@ pub(super) struct GraphGen {
     act: Activity,
     /// Rounds (BFS levels) executed: one `expand` + `update` kernel pair each.
     rounds: u32,
+    /// [`Activity::updated`] as one bitset over the vertices per round: the expand
+    /// kernel asks it for every edge's destination, at random, and a round's bits are an
+    /// eighth of the level array (they stay in the host's cache).
+    updated_bits: Vec<u64>,
+    words_per_round: usize,
+}
+
+impl Activity {
+    /// Vertex `v` is updated during round `r` (so active in round `r + 1`).
+    fn updated(&self, v: u32, r: u32) -> bool {
+        match self {
+            Activity::Levels(l) => l[v as usize] != UNREACHED && l[v as usize] as u32 == r + 1,
+            Activity::Rounds(m) => r < 63 && m[v as usize] >> (r + 1) & 1 == 1,
+        }
+    }
+
+    /// [`Activity::updated`] of `n` vertices over `rounds` rounds, a bitset per round.
+    fn updated_bits(&self, n: u32, rounds: u32) -> (Vec<u64>, usize) {
+        let words = (n as usize).div_ceil(64);
+        let mut bits = vec![0u64; words * rounds as usize];
+        for r in 0..rounds {
+            for v in 0..n {
+                if self.updated(v, r) {
+                    bits[r as usize * words + v as usize / 64] |= 1 << (v % 64);
+                }
+            }
+        }
+        (bits, words)
+    }
 }
 
 impl GraphGen {
+    fn new(g: Graph, algo: Algo, act: Activity, rounds: u32) -> GraphGen {
+        let (updated_bits, words_per_round) = act.updated_bits(g.n, rounds);
+        GraphGen {
+            g,
+            algo,
+            act,
+            rounds,
+            updated_bits,
+            words_per_round,
+        }
+    }
+
     /// Vertex `v` is in the frontier of round `r`.
     #[inline]
     pub(super) fn active(&self, v: u32, r: u32) -> bool {
@@ -71,13 +112,11 @@ impl GraphGen {
             Activity::Rounds(m) => m[v as usize] >> r & 1 == 1,
         }
     }
-    /// Vertex `v` is updated during round `r` (so active in round `r + 1`).
+    /// Vertex `v` is updated during round `r < rounds` (so active in round `r + 1`).
     #[inline]
     pub(super) fn updated(&self, v: u32, r: u32) -> bool {
-        match &self.act {
-            Activity::Levels(l) => l[v as usize] != UNREACHED && l[v as usize] as u32 == r + 1,
-            Activity::Rounds(m) => r < 63 && m[v as usize] >> (r + 1) & 1 == 1,
-        }
+        let word = self.updated_bits[r as usize * self.words_per_round + v as usize / 64];
+        word >> (v % 64) & 1 == 1
     }
 }
 
@@ -176,12 +215,7 @@ fn build_algo(
         description,
         allocations,
         kernels,
-        gen: GraphGen {
-            g,
-            algo,
-            act,
-            rounds,
-        },
+        gen: GraphGen::new(g, algo, act, rounds),
     }))
 }
 

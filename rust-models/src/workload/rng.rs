@@ -16,7 +16,20 @@ pub fn mix64(mut z: u64) -> u64 {
 /// Hash of a seed and two indices.
 #[inline]
 pub fn hash2(seed: u64, a: u64, b: u64) -> u64 {
-    mix64(mix64(seed ^ mix64(a.wrapping_add(0x9e37_79b9_7f4a_7c15))) ^ b)
+    hash2_rest(hash2_prefix(seed, a), b)
+}
+
+/// The part of [`hash2`] that depends only on (seed, a): a generator that hashes many `b`
+/// under one `a` computes it once.
+#[inline]
+pub fn hash2_prefix(seed: u64, a: u64) -> u64 {
+    mix64(seed ^ mix64(a.wrapping_add(0x9e37_79b9_7f4a_7c15)))
+}
+
+/// [`hash2`] from its prefix: `hash2_rest(hash2_prefix(s, a), b) == hash2(s, a, b)`.
+#[inline]
+pub fn hash2_rest(prefix: u64, b: u64) -> u64 {
+    mix64(prefix ^ b)
 }
 
 /// Hash of a seed and four indices (kernel, thread block, warp, step).
