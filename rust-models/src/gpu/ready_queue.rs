@@ -18,7 +18,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Cycles the wheel covers ahead of the current cycle (a power of two).
-const WHEEL_CYCLES: usize = 1 << 14;
+const WHEEL_CYCLES: usize = 1 << 16;
 const WHEEL_MASK: u64 = WHEEL_CYCLES as u64 - 1;
 /// End of a slot list.
 const NIL: u32 = u32::MAX;
