@@ -160,11 +160,12 @@ impl TlbArray {
         let pages_mask = (1u64 << (gs - class.page_shift())) - 1;
         let bit = 1u16 << ((va >> class.page_shift()) & pages_mask);
         let s = self.set_start(tag);
-        for w in s..s + self.ways {
-            if self.tags[w] != tag {
+        let tags = &self.tags[s..s + self.ways];
+        let entries = &mut self.entries[s..s + self.ways];
+        for (&t, e) in tags.iter().zip(entries.iter_mut()) {
+            if t != tag {
                 continue;
             }
-            let e = &mut self.entries[w];
             if e.mask & bit != 0 {
                 e.stamp = stamp;
                 let off = va & ((1u64 << gs) - 1);
@@ -191,9 +192,10 @@ impl TlbArray {
         let s = self.set_start(tag);
         // The same group with the same offset: widen the entry (a later coalesced line
         // adds pages mapped since the last walk).
-        for w in s..s + self.ways {
-            let e = &mut self.entries[w];
-            if self.tags[w] == tag && e.exact_pa == exact && e.pa_base == pa_base {
+        let tags = &self.tags[s..s + self.ways];
+        let entries = &mut self.entries[s..s + self.ways];
+        for (&t, e) in tags.iter().zip(entries.iter_mut()) {
+            if t == tag && e.exact_pa == exact && e.pa_base == pa_base {
                 e.mask |= fill.mask;
                 e.stamp = stamp;
                 e.ready = e.ready.min(fill.ready);
@@ -201,19 +203,15 @@ impl TlbArray {
             }
         }
         // Victim: an empty way if any (the first), else the least recently used.
-        let mut victim = s;
-        let mut oldest = u64::MAX;
-        for w in s..s + self.ways {
-            let age = if self.tags[w] == EMPTY_TAG {
-                0
-            } else {
-                self.entries[w].stamp + 1
-            };
+        let (mut victim, mut oldest) = (0, u64::MAX);
+        for (w, (&t, e)) in tags.iter().zip(entries.iter()).enumerate() {
+            let age = if t == EMPTY_TAG { 0 } else { e.stamp + 1 };
             if age < oldest {
                 oldest = age;
                 victim = w;
             }
         }
+        let victim = s + victim;
         if self.tags[victim] == EMPTY_TAG {
             self.occupied += 1;
         }
