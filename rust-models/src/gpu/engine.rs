@@ -12,6 +12,7 @@
 use super::gmmu::Gmmu;
 use super::memory::{Budget, LinePort, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
+use super::prefetch::prefetch;
 use super::ready_queue::ReadyQueue;
 use super::service::MemoryService;
 use super::tlb::Tlb;
@@ -232,6 +233,16 @@ impl<'w> Gpu<'w> {
         let mut end = start;
         while let Some((t, ws)) = ks.heap.pop() {
             let ws = ws as usize;
+            // Fetch ahead: the slot of the warp after next, and the generator state and
+            // SM of the next one (whose slot was fetched one instruction ago).
+            let [next, after] = ks.heap.upcoming();
+            if let Some(a) = after {
+                prefetch(&ks.warps[a as usize]);
+            }
+            if let Some(Some(w)) = next.map(|n| &ks.warps[n as usize]) {
+                prefetch(&*w.stream);
+                prefetch(&self.sms[w.sm as usize]);
+            }
             let Some(warp) = ks.warps[ws].as_mut() else {
                 continue;
             };

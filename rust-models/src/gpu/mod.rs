@@ -47,6 +47,7 @@ pub mod gmmu;
 mod lanes;
 pub mod memory;
 pub mod metrics;
+mod prefetch;
 mod ready_queue;
 pub mod service;
 mod simulate;

@@ -38,6 +38,9 @@ pub(super) struct ReadyQueue {
     next: Vec<u32>,
     /// Bit per non-empty bucket.
     occupied: Vec<u64>,
+    /// The first cycle after `now` with a non-empty bucket, kept up to date on every push
+    /// and advance so the queue can name the next warps before they are due.
+    next_wheel: Option<u64>,
     /// Events at or beyond `now + WHEEL_CYCLES` when pushed, as (cycle, slot).
     far: BinaryHeap<Reverse<(u64, u32)>>,
     len: usize,
@@ -51,6 +54,7 @@ impl ReadyQueue {
             head: vec![NIL; WHEEL_CYCLES],
             next: Vec::new(),
             occupied: vec![0; WHEEL_CYCLES / 64],
+            next_wheel: None,
             far: BinaryHeap::new(),
             len: 0,
         }
@@ -74,6 +78,9 @@ impl ReadyQueue {
             self.next[s] = self.head[b];
             self.head[b] = slot;
             self.occupied[b / 64] |= 1 << (b % 64);
+            if self.next_wheel.is_none_or(|n| cycle < n) {
+                self.next_wheel = Some(cycle);
+            }
         } else {
             self.far.push(Reverse((cycle, slot)));
         }
@@ -93,9 +100,27 @@ impl ReadyQueue {
         Some((self.now, slot))
     }
 
+    /// The slots the next two pops return, as far as they are known (slots ready at the
+    /// current cycle), for prefetching their state.
+    #[inline]
+    pub(super) fn upcoming(&self) -> [Option<u32>; 2] {
+        let n = self.current.len();
+        // Past the current cycle: a slot of the next non-empty bucket (the last pushed,
+        // not necessarily the first to pop; a hint needs no more).
+        let next_bucket = || {
+            let b = (self.next_wheel? & WHEEL_MASK) as usize;
+            Some(self.head[b])
+        };
+        match n {
+            0 => [next_bucket(), None],
+            1 => [Some(self.current[0]), next_bucket()],
+            _ => [Some(self.current[n - 1]), Some(self.current[n - 2])],
+        }
+    }
+
     /// Move `now` to the next cycle with an event and gather its slots into `current`.
     fn advance(&mut self) {
-        let wheel = self.next_wheel_cycle();
+        let wheel = self.next_wheel;
         let far = self.far.peek().map(|r| r.0 .0);
         let cycle = match (wheel, far) {
             (Some(w), Some(f)) => w.min(f),
@@ -111,6 +136,7 @@ impl ReadyQueue {
                 self.current.push(s);
                 s = self.next[s as usize];
             }
+            self.next_wheel = self.next_wheel_cycle();
         }
         while let Some(&Reverse((c, s))) = self.far.peek() {
             if c != cycle {
