@@ -19,12 +19,16 @@ use super::mask::PAGES_PER_BLOCK;
 use super::tbnp::{compute_prefetch, TreeShape};
 use super::{UvmError, UvmPolicy};
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 const PAGE_BYTES: u64 = 4096;
 
-/// Per-batch cache of one object's eviction candidates, oldest last (popped first).
+/// Per-batch cache of one object's eviction candidates: (ATT page key, page), oldest
+/// first.
 struct VictimQueue {
     object: usize,
-    pages: Vec<(u64, usize)>,
+    pages: BinaryHeap<Reverse<(u64, usize)>>,
 }
 
 impl UvmCore {
@@ -295,13 +299,13 @@ impl UvmCore {
         loop {
             // Reuse this batch's candidate list while its object still has pages.
             if let Some(q) = victims.as_mut() {
-                while let Some(&(_, p)) = q.pages.last() {
+                while let Some(&Reverse((_, p))) = q.pages.peek() {
                     if self.res.is_resident(p) && self.ready_at[p] != u64::MAX {
                         break;
                     }
                     q.pages.pop();
                 }
-                if let Some(&(_, p)) = q.pages.last() {
+                if let Some(&Reverse((_, p))) = q.pages.peek() {
                     let o = q.object;
                     let obj = &self.layout.objects[o];
                     let leaf = self.shape_for(o).leaf_pages;
@@ -321,13 +325,15 @@ impl UvmCore {
             let mut found = None;
             for o in order {
                 let obj = &self.layout.objects[o];
-                let mut cands: Vec<(u64, usize)> = (obj.first_page..obj.first_page + obj.pages)
+                // A heap, not a sorted list: a batch evicts a few leaves of an object
+                // that may hold tens of thousands of pages, and the keys are distinct
+                // (page numbers break ties), so the pop order is the sorted order.
+                let cands: BinaryHeap<Reverse<(u64, usize)>> = (obj.first_page
+                    ..obj.first_page + obj.pages)
                     .filter(|&p| self.res.is_resident(p) && self.ready_at[p] != u64::MAX)
-                    .map(|p| (f.tracker.page_key[p], p))
+                    .map(|p| Reverse((f.tracker.page_key[p], p)))
                     .collect();
                 if !cands.is_empty() {
-                    // Oldest key last so it pops first.
-                    cands.sort_unstable_by(|a, b| b.cmp(a));
                     found = Some(VictimQueue {
                         object: o,
                         pages: cands,
