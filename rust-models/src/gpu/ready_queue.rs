@@ -36,8 +36,10 @@ pub(super) struct ReadyQueue {
     head: Vec<u32>,
     /// Next slot in the same bucket, per slot.
     next: Vec<u32>,
-    /// Bit per non-empty bucket.
+    /// Bit per non-empty bucket, and a bit per non-zero word of that (the wheel is sparse
+    /// at a kernel's tail: a search skips 4096 empty cycles per summary bit).
     occupied: Vec<u64>,
+    summary: Vec<u64>,
     /// The first cycle after `now` with a non-empty bucket, kept up to date on every push
     /// and advance so the queue can name the next warps before they are due.
     next_wheel: Option<u64>,
@@ -54,6 +56,7 @@ impl ReadyQueue {
             head: vec![NIL; WHEEL_CYCLES],
             next: Vec::new(),
             occupied: vec![0; WHEEL_CYCLES / 64],
+            summary: vec![0; WHEEL_CYCLES / 64 / 64],
             next_wheel: None,
             far: BinaryHeap::new(),
             len: 0,
@@ -78,6 +81,7 @@ impl ReadyQueue {
             self.next[s] = self.head[b];
             self.head[b] = slot;
             self.occupied[b / 64] |= 1 << (b % 64);
+            self.summary[b / 4096] |= 1 << (b / 64 % 64);
             if self.next_wheel.is_none_or(|n| cycle < n) {
                 self.next_wheel = Some(cycle);
             }
@@ -132,6 +136,9 @@ impl ReadyQueue {
             let b = (cycle & WHEEL_MASK) as usize;
             let mut s = std::mem::replace(&mut self.head[b], NIL);
             self.occupied[b / 64] &= !(1 << (b % 64));
+            if self.occupied[b / 64] == 0 {
+                self.summary[b / 4096] &= !(1 << (b / 64 % 64));
+            }
             while s != NIL {
                 self.current.push(s);
                 s = self.next[s as usize];
@@ -151,26 +158,54 @@ impl ReadyQueue {
     /// The first cycle after `now` whose bucket is non-empty, if any.
     fn next_wheel_cycle(&self) -> Option<u64> {
         let start = ((self.now + 1) & WHEEL_MASK) as usize;
-        let words = self.occupied.len();
         let (w0, bit0) = (start / 64, start % 64);
-        // The first word from `start`'s bit, then whole words around the wheel, then the
-        // first word's bits below `start`.
+        // `start`'s own word from its bit; else the next non-empty word around the wheel
+        // (found in the summary), which may be `w0` again for its bits below `start`.
         let first = self.occupied[w0] & (!0u64 << bit0);
         let found = if first != 0 {
-            Some(w0 * 64 + first.trailing_zeros() as usize)
+            w0 * 64 + first.trailing_zeros() as usize
         } else {
-            (1..=words).find_map(|i| {
-                let w = (w0 + i) % words;
-                let mut bits = self.occupied[w];
-                if i == words {
-                    bits &= !(!0u64 << bit0);
-                }
-                (bits != 0).then(|| w * 64 + bits.trailing_zeros() as usize)
-            })
-        }?;
+            let w = first_set_after(&self.summary, w0)?;
+            let mut bits = self.occupied[w];
+            if w == w0 {
+                bits &= !(!0u64 << bit0);
+            }
+            if bits == 0 {
+                return None;
+            }
+            w * 64 + bits.trailing_zeros() as usize
+        };
         let dist = (found as u64).wrapping_sub(start as u64) & WHEEL_MASK;
         Some(self.now + 1 + dist)
     }
+}
+
+/// The first set bit of the circular bitset `bits` after position `pos`, wrapping around
+/// to `pos` itself last.
+fn first_set_after(bits: &[u64], pos: usize) -> Option<usize> {
+    let n = bits.len() * 64;
+    let (w0, b0) = (pos / 64, pos % 64);
+    // Bits above `pos` in its own word.
+    let above = if b0 == 63 {
+        0
+    } else {
+        bits[w0] & (!0u64 << (b0 + 1))
+    };
+    if above != 0 {
+        return Some(w0 * 64 + above.trailing_zeros() as usize);
+    }
+    for i in 1..=bits.len() {
+        let w = (w0 + i) % bits.len();
+        let mut word = bits[w];
+        if i == bits.len() {
+            // Back at `pos`'s word: only bits up to `pos`.
+            word &= if b0 == 63 { !0 } else { !(!0u64 << (b0 + 1)) };
+        }
+        if word != 0 {
+            return Some((w * 64 + word.trailing_zeros() as usize) % n);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -222,6 +257,24 @@ mod tests {
             assert_eq!(q.pop(), Some(k));
         }
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn circular_bit_search_wraps_to_its_start_last() {
+        let mut bits = vec![0u64; 3];
+        assert_eq!(first_set_after(&bits, 70), None);
+        bits[1] = 1 << 6; // position 70
+        assert_eq!(
+            first_set_after(&bits, 70),
+            Some(70),
+            "itself, after a full turn"
+        );
+        bits[0] = 1 << 3;
+        assert_eq!(first_set_after(&bits, 70), Some(3), "wraps past the end");
+        bits[2] = 1 << 63; // position 191, the last
+        assert_eq!(first_set_after(&bits, 70), Some(191));
+        assert_eq!(first_set_after(&bits, 191), Some(3));
+        assert_eq!(first_set_after(&bits, 2), Some(3));
     }
 
     #[test]
