@@ -129,45 +129,133 @@ impl GemmGen {
     }
 }
 
-/// The instructions that move one row segment of `bytes` bytes at `offset`.
-fn row_chunks(
-    alloc: u16,
-    offset: u64,
-    bytes: u64,
-    write: bool,
+/// Where a GEMM warp is in its program.
+#[derive(Clone, Copy, PartialEq)]
+enum Phase {
+    /// Loading its rows of the block's A tile for the K step at `kb`.
+    A,
+    /// Loading its rows of B's `ktile × N` slab.
+    B,
+    /// Storing its rows of the C panel.
+    C,
+    Done,
+}
+
+/// One warp's instruction stream, written out as a state machine: nested iterator
+/// adapters cost as much as the GPU model they feed (~30 ns per instruction).
+struct GemmStream<'a> {
+    gen: &'a GemmGen,
+    /// First row of the block's panel, rows in it, this warp.
+    r0: u64,
+    rows: u64,
+    w: u64,
+    phase: Phase,
+    /// The K step: its first K index, depth and FMAs per load.
+    kb: u64,
+    ktile: u64,
     compute: u32,
-) -> impl Iterator<Item = super::WarpInstr> {
-    (0..bytes.div_ceil(INSTR_BYTES)).map(move |c| {
-        let start = c * INSTR_BYTES;
+    /// Row (of A or C) or K row (of B) within the phase, and the 512-byte chunk in it.
+    row: u64,
+    chunk: u64,
+}
+
+impl<'a> GemmStream<'a> {
+    fn new(gen: &'a GemmGen, tb: u64, w: u64) -> Self {
+        let mut s = GemmStream {
+            gen,
+            r0: tb * TM,
+            rows: gen.rows_in_tb(tb),
+            w,
+            phase: Phase::C,
+            kb: 0,
+            ktile: 0,
+            compute: 0,
+            row: w,
+            chunk: 0,
+        };
+        s.start_step(0);
+        s
+    }
+
+    /// Enter the K step at `kb`, or the C stores when K is done.
+    fn start_step(&mut self, kb: u64) {
+        self.row = self.w;
+        self.chunk = 0;
+        if kb >= self.gen.k {
+            self.phase = Phase::C;
+            return;
+        }
+        self.phase = Phase::A;
+        self.kb = kb;
+        self.ktile = TK.min(self.gen.k - kb);
+        self.compute = self.gen.compute_per_load(self.rows, self.ktile, self.w);
+    }
+
+    /// The next chunk of a row segment of `bytes` at `offset`, or None when the row is
+    /// done (and the stream moves to the warp's next row).
+    fn chunk_of(&mut self, offset: u64, bytes: u64) -> Option<(u64, u64)> {
+        let start = self.chunk * INSTR_BYTES;
+        if start >= bytes {
+            self.chunk = 0;
+            self.row += WARPS;
+            return None;
+        }
+        self.chunk += 1;
         let lanes = (bytes - start).min(INSTR_BYTES).div_ceil(VEC);
-        after(
-            coalesced(alloc, offset + start, lanes, VEC as u8, write),
-            compute,
-        )
-    })
+        Some((offset + start, lanes))
+    }
+}
+
+impl Iterator for GemmStream<'_> {
+    type Item = super::WarpInstr;
+
+    fn next(&mut self) -> Option<super::WarpInstr> {
+        let (k, n) = (self.gen.k, self.gen.n);
+        loop {
+            let (alloc, write, compute, segment) = match self.phase {
+                Phase::A if self.row < self.rows => (
+                    A,
+                    false,
+                    self.compute,
+                    (((self.r0 + self.row) * k + self.kb) * 4, self.ktile * 4),
+                ),
+                Phase::A => {
+                    self.phase = Phase::B;
+                    self.row = self.w;
+                    continue;
+                }
+                Phase::B if self.row < self.ktile => (
+                    B,
+                    false,
+                    self.compute,
+                    ((self.kb + self.row) * n * 4, n * 4),
+                ),
+                Phase::B => {
+                    self.start_step(self.kb + TK);
+                    continue;
+                }
+                Phase::C if self.row < self.rows => {
+                    (C, true, 0, ((self.r0 + self.row) * n * 4, n * 4))
+                }
+                Phase::C => {
+                    self.phase = Phase::Done;
+                    return None;
+                }
+                Phase::Done => return None,
+            };
+            if let Some((offset, lanes)) = self.chunk_of(segment.0, segment.1) {
+                return Some(after(
+                    coalesced(alloc, offset, lanes, VEC as u8, write),
+                    compute,
+                ));
+            }
+        }
+    }
 }
 
 impl WarpGen for GemmGen {
     fn stream(&self, _kernel: usize, tb: u32, warp: u32) -> WarpStream<'_> {
-        let (tb, w) = (tb as u64, warp as u64);
-        let r0 = tb * TM;
-        let rows = self.rows_in_tb(tb);
-        let (k, n) = (self.k, self.n);
-        let steps = (0..k).step_by(TK as usize).flat_map(move |kb| {
-            let ktile = TK.min(k - kb);
-            let compute = self.compute_per_load(rows, ktile, w);
-            let a_rows = (w..rows).step_by(WARPS as usize).flat_map(move |r| {
-                row_chunks(A, ((r0 + r) * k + kb) * 4, ktile * 4, false, compute)
-            });
-            let b_rows = (w..ktile)
-                .step_by(WARPS as usize)
-                .flat_map(move |kr| row_chunks(B, (kb + kr) * n * 4, n * 4, false, compute));
-            a_rows.chain(b_rows)
-        });
-        let c_rows = (w..rows)
-            .step_by(WARPS as usize)
-            .flat_map(move |r| row_chunks(C, (r0 + r) * n * 4, n * 4, true, 0));
-        Box::new(steps.chain(c_rows))
+        Box::new(GemmStream::new(self, tb as u64, warp as u64))
     }
 
     fn count(&self) -> u64 {
