@@ -219,6 +219,52 @@ fn build_algo(
     }))
 }
 
+/// An `update` warp: read `updating`; if any lane is flagged, those lanes set `mask`
+/// (and `visited`), clear `updating` and raise `over`. Its state is a lane mask, so no
+/// instruction is built before it is issued.
+struct Update {
+    bfs: bool,
+    lanes: Lanes32,
+    /// Bit l: lane l's vertex was updated this round.
+    flagged: u32,
+    /// Index of the next instruction.
+    next: u8,
+}
+
+impl Iterator for Update {
+    type Item = super::WarpInstr;
+
+    fn next(&mut self) -> Option<super::WarpInstr> {
+        let i = self.next;
+        self.next += 1;
+        if i == 0 {
+            let (v0, n) = (self.lanes.v0 as u64, self.lanes.n as u64);
+            return Some(coalesced(UPDATING, v0, n, 1, false));
+        }
+        if self.flagged == 0 {
+            return None;
+        }
+        let mut vs = [0u64; WARP as usize];
+        let mut n = 0;
+        for l in 0..self.lanes.n {
+            if self.flagged >> l & 1 == 1 {
+                vs[n] = (self.lanes.v0 + l) as u64;
+                n += 1;
+            }
+        }
+        let flagged = &vs[..n];
+        // BFS: mask, visited, updating, over; SSSP has no `visited` write.
+        let step = if !self.bfs && i >= 2 { i + 1 } else { i };
+        Some(match step {
+            1 => gather(MASK, flagged, 1, true),
+            2 => gather(VISITED_OR_WEIGHTS, flagged, 1, true),
+            3 => gather(UPDATING, flagged, 1, true),
+            4 => coalesced(OVER, 0, 1, 4, true),
+            _ => return None,
+        })
+    }
+}
+
 /// Lane bookkeeping of one warp.
 pub(super) struct Lanes32 {
     pub(super) v0: u32,
@@ -241,26 +287,16 @@ impl GraphGen {
         if lanes.n == 0 {
             return Box::new(std::iter::empty());
         }
-        let flagged: Vec<u64> = (lanes.v0..lanes.v0 + lanes.n)
-            .filter(|&v| self.updated(v, round))
-            .map(|v| v as u64)
-            .collect();
-        let mut out = vec![coalesced(
-            UPDATING,
-            lanes.v0 as u64,
-            lanes.n as u64,
-            1,
-            false,
-        )];
-        if !flagged.is_empty() {
-            out.push(gather(MASK, &flagged, 1, true));
-            if self.algo == Algo::Bfs {
-                out.push(gather(VISITED_OR_WEIGHTS, &flagged, 1, true));
-            }
-            out.push(gather(UPDATING, &flagged, 1, true));
-            out.push(coalesced(OVER, 0, 1, 4, true));
+        let mut flagged = 0u32;
+        for l in 0..lanes.n {
+            flagged |= (self.updated(lanes.v0 + l, round) as u32) << l;
         }
-        Box::new(out.into_iter())
+        Box::new(Update {
+            bfs: self.algo == Algo::Bfs,
+            lanes,
+            flagged,
+            next: 0,
+        })
     }
 
     /// Exact instruction count of one warp in one round (mirrors the streams).
