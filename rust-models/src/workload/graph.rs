@@ -28,6 +28,21 @@ pub(crate) const UNREACHED: u8 = u8::MAX;
 /// SSSP rounds are tracked in a u64 mask per vertex.
 pub(crate) const MAX_SSSP_ROUNDS: u32 = 63;
 
+/// Bit 7 - i set for each byte i of `h` below `c` (c < 128): eight coins of the R-MAT
+/// draw at once instead of a loop over the bytes.
+#[inline]
+fn bytes_below(h: u64, c: u8) -> u8 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    debug_assert!(c < 128);
+    // Bit 7 of byte i of `t` is set when the byte's low seven bits reach `c`; no byte
+    // carries into the next (at most 127 + 127).
+    let t = (h & LOW7) + (128 - c as u64) * 0x0101_0101_0101_0101;
+    let below = !(h | t) & HIGH;
+    // Move bit 7 of byte i to bit 63 - i: the multiplier's terms land on distinct bits.
+    ((below >> 7).wrapping_mul(0x8040_2010_0804_0201) >> 56) as u8
+}
+
 /// An implicit power-law graph in CSR form.
 pub(crate) struct Graph {
     pub n: u32,
@@ -78,17 +93,20 @@ impl Graph {
         (s as u64, self.offsets[v as usize + 1] - s)
     }
 
-    /// Destination of edge `e`.
+    /// Destination of edge `e`: one coin per address bit, most significant first, coin i
+    /// being byte i % 8 of hash i / 8 compared with `one_below`.
     #[inline]
     pub fn dest(&self, e: u64) -> u32 {
         let mut v: u64 = 0;
-        let mut h = 0u64;
-        for b in 0..self.bits {
-            if b % 8 == 0 {
-                h = hash2_rest(self.dest_prefix[(b / 8) as usize], e);
+        let mut left = self.bits;
+        for &prefix in &self.dest_prefix {
+            if left == 0 {
+                break;
             }
-            let byte = (h >> ((b % 8) * 8)) as u8;
-            v = (v << 1) | (byte < self.one_below) as u64;
+            let take = left.min(8);
+            let coins = bytes_below(hash2_rest(prefix, e), self.one_below);
+            v = (v << take) | (coins >> (8 - take)) as u64;
+            left -= take;
         }
         (v % self.n as u64) as u32
     }
@@ -172,6 +190,21 @@ mod tests {
         assert!((8.0..14.0).contains(&mean), "mean degree {mean}");
         let max = (0..g.n).map(|v| g.edges(v).1).max().unwrap();
         assert!(max > 100 && max <= MAX_DEGREE, "max degree {max}");
+    }
+
+    #[test]
+    fn eight_coins_at_once_match_a_loop_over_the_bytes() {
+        let mut h = 0x1234_5678_9abc_def0u64;
+        for _ in 0..10_000 {
+            h = mix64(h);
+            for c in [0u8, 1, 61, 127] {
+                let mut want = 0u8;
+                for i in 0..8 {
+                    want = (want << 1) | (((h >> (8 * i)) as u8) < c) as u8;
+                }
+                assert_eq!(bytes_below(h, c), want, "h {h:#x} c {c}");
+            }
+        }
     }
 
     #[test]
