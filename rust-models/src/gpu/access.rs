@@ -125,12 +125,11 @@ impl Gpu<'_> {
                 self.counters.remote_lines += (j - i) as u64;
             }
             self.counters.lines += (j - i) as u64;
-            // The page's lines go through the L1 port back to back.
-            let mut t = self.sms[sm as usize].l1_port.take(ready, (j - i) as u64);
-            for &line in &lines[i..j] {
+            // The page's lines go through the L1 port back to back, one per cycle.
+            let first = self.sms[sm as usize].l1_port.take(ready, (j - i) as u64);
+            for (t, &line) in (first..).zip(&lines[i..j]) {
                 let line_pa = pa + (base + line - va);
                 done = done.max(self.data_access(line_pa, t, sm, chiplet));
-                t += 1;
             }
             i = j;
         };

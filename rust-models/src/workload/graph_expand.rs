@@ -53,11 +53,10 @@ pub(super) struct Expand<'a> {
     max_deg: u32,
     step: u32,
     emit: Emit,
-    /// The current step: destinations of its `k` edges (in active-lane order), and which
-    /// of them this round updates (bit i for destination i).
+    /// The current step: destinations of its edges (in active-lane order), and which of
+    /// them this round updates (bit i for destination i).
     dests: [u32; LANES],
     updates: u32,
-    k: u8,
 }
 
 impl<'a> Expand<'a> {
@@ -76,7 +75,6 @@ impl<'a> Expand<'a> {
             emit: Emit::MaskRead,
             dests: [0; LANES],
             updates: 0,
-            k: 0,
         };
         for l in 0..e.lanes.n {
             let v = e.lanes.v0 + l;
@@ -115,7 +113,6 @@ impl<'a> Expand<'a> {
                 k += 1;
             }
         }
-        self.k = k as u8;
         self.updates = updates;
     }
 

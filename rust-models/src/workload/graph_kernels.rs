@@ -236,7 +236,7 @@ impl Iterator for Update {
 
     fn next(&mut self) -> Option<super::WarpInstr> {
         let i = self.next;
-        self.next += 1;
+        self.next = self.next.saturating_add(1);
         if i == 0 {
             let (v0, n) = (self.lanes.v0 as u64, self.lanes.n as u64);
             return Some(coalesced(UPDATING, v0, n, 1, false));
