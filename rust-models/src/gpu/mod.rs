@@ -77,7 +77,7 @@ pub enum GpuError {
     BadAccess(String),
     #[error("kernel `{kernel}`: {message}")]
     BadKernel { kernel: String, message: String },
-    #[error("{0} warp slots exceed the model's limit of 2^20")]
+    #[error("{0} warp slots exceed the model's limit of 2^32 - 1")]
     TooManyWarps(u64),
     /// A memory service (e.g. the UVM path) failed.
     #[error("memory service: {0}")]
