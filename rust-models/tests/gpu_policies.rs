@@ -90,3 +90,43 @@ fn every_mapped_page_has_its_own_frame_under_every_policy() {
         );
     }
 }
+
+/// The Remote Tracker counts page walks. GEMM's B is read by every thread block and 75 %
+/// of its accesses are remote; without TLB coalescing each chiplet walks each 64 KB page,
+/// so the RT sees the same 75 %. With coalescing, the chiplet that first touches a page
+/// walks it while its 1 MB group is still partly mapped, and the other chiplets later
+/// cover sixteen pages per (remote) walk: the RT's estimate falls well below the truth.
+#[test]
+fn remote_tracker_matches_the_access_ratio_until_coalescing_thins_remote_walks() {
+    let w = mcmvm_models::workload::by_name("gemm-resnet50", 1.0, 1).expect("builds");
+    let spec = mcmvm_models::gpu::RunSpec {
+        policy: PolicyKind::S64k,
+        scale: 1.0,
+        seed: 1,
+    };
+    let b_of = |coalescing: bool| {
+        let mut cfg = config4();
+        cfg.walker.coalescing = coalescing;
+        let r = mcmvm_models::gpu::simulate(&cfg, w.as_ref(), spec).expect("runs");
+        let b = r.allocs.iter().find(|a| a.name == "B").expect("B").clone();
+        (b.remote_ratio, b.rt_remote_ratio.expect("B reached the RT"))
+    };
+    let (truth, rt) = b_of(false);
+    assert!(
+        (truth - 0.75).abs() < 0.01,
+        "B is read evenly by 4 chiplets: {truth}"
+    );
+    assert!(
+        (rt - truth).abs() < 0.02,
+        "RT {rt} vs true {truth} without coalescing"
+    );
+    let (truth_c, rt_c) = b_of(true);
+    assert!(
+        (truth_c - truth).abs() < 0.01,
+        "placement does not depend on coalescing"
+    );
+    assert!(
+        rt_c < truth_c / 2.0,
+        "RT {rt_c} vs true {truth_c} with coalescing"
+    );
+}
