@@ -65,3 +65,26 @@ fn oversubscription_below_one_is_one_line_and_exit_2() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("--oversub"), "{err}");
 }
+
+/// Run from another directory with an absolute `--config`: the UVM config beside it is
+/// found without `--uvm-config`.
+#[test]
+fn the_uvm_config_beside_the_gpu_config_is_the_default() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config = repo.join("configs/mcm-4chiplet.toml");
+    let mut args = RUN.to_vec();
+    args[2] = config.to_str().expect("UTF-8 path");
+    args.push("1.5");
+    let out = Command::new(env!("CARGO_BIN_EXE_mcmvm"))
+        .args(&args)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("mcmvm runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("uvm-turing.toml"), "{text}");
+}

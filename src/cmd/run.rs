@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// UVM parameters (fault path, host link, TBNp, Forest) for `--uvm` on an MCM config.
-    /// Default: configs/uvm-turing.toml.
+    /// Default: uvm-turing.toml beside the `--config` file, else configs/uvm-turing.toml.
     #[arg(long)]
     pub uvm_config: Option<PathBuf>,
     /// Built-in workload (see `mcmvm workloads`).
@@ -137,6 +137,18 @@ fn uvm_overrides(args: &Args) -> anyhow::Result<Vec<String>> {
     Ok(sets)
 }
 
+/// The UVM config that goes with the GPU config at `gpu_config`: the repository keeps them
+/// side by side, so a run from another directory with `--config /path/configs/...` finds
+/// it; otherwise the working directory's `configs/uvm-turing.toml`.
+fn default_uvm_config(gpu_config: &std::path::Path) -> PathBuf {
+    let beside = gpu_config.with_file_name("uvm-turing.toml");
+    if beside.is_file() {
+        beside
+    } else {
+        PathBuf::from("configs/uvm-turing.toml")
+    }
+}
+
 /// `--uvm tbnp|forest|specforest` on an MCM config: the GPU model runs the workload under
 /// the placement policy, and the UVM driver services its faults (batches, prefetch,
 /// eviction over the host link). The speed excludes the time spent in fault service.
@@ -145,7 +157,7 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
     let ucfg_path = args
         .uvm_config
         .clone()
-        .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
+        .unwrap_or_else(|| default_uvm_config(&config));
     let ucfg = UvmConfig::load(&ucfg_path, &uvm_overrides(args)?)?;
     let source = Source::open(args)?;
     let w = source.workload();
