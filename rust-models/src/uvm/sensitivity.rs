@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use super::config::UvmConfig;
-use super::sweep::run_parallel;
+use super::sweep::{geomean_speedup, run_parallel};
 use super::{run_workload, UvmError, UvmMetrics, UvmPolicy};
 
 /// The thresholds swept and the values tried (the default is among them).
@@ -111,9 +111,8 @@ pub fn sensitivity(
         }
     }
     for p in &mut points {
-        let n = p.speedups.len().max(1) as f64;
-        p.geomean_speedup = (p.speedups.iter().map(|s| s.max(1e-12).ln()).sum::<f64>() / n).exp();
-        p.mean_profiling_steps /= n;
+        p.geomean_speedup = geomean_speedup(p.speedups.iter().copied());
+        p.mean_profiling_steps /= p.speedups.len().max(1) as f64;
     }
     Ok(SensitivityReport {
         workloads: workloads.to_vec(),

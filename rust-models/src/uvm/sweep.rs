@@ -143,9 +143,7 @@ pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
         .map(|&o| {
             let rs: Vec<&SweepRow> = rows.iter().filter(|r| r.oversubscription == o).collect();
             let n = rs.len().max(1) as f64;
-            let geo = |f: &dyn Fn(&SweepRow) -> f64| {
-                (rs.iter().map(|r| f(r).max(1e-12).ln()).sum::<f64>() / n).exp()
-            };
+            let geo = |f: &dyn Fn(&SweepRow) -> f64| geomean_speedup(rs.iter().map(|r| f(r)));
             SweepSummary {
                 oversubscription: o,
                 forest_geomean_speedup: geo(&|r| r.forest_speedup),
@@ -283,6 +281,13 @@ fn short_classes(classes: &str) -> String {
         out.push_str(&format!("+{} unclassified", unclassified.len()));
     }
     out
+}
+
+/// Geometric mean of speed-ups (1 when there are none); a speed-up of 0 (a run with no
+/// cycles) counts as 1e-12 rather than sending the mean to 0.
+pub(super) fn geomean_speedup(speedups: impl ExactSizeIterator<Item = f64>) -> f64 {
+    let n = speedups.len().max(1) as f64;
+    (speedups.map(|s| s.max(1e-12).ln()).sum::<f64>() / n).exp()
 }
 
 #[cfg(test)]
