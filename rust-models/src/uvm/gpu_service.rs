@@ -118,10 +118,13 @@ impl UvmGpuService {
 
     fn va_of(&self, page: usize) -> Option<Va> {
         let o = self.core.layout.object_of(page)?;
+        Some(self.va_in(o, page))
+    }
+
+    /// VA of global page `page` of object `o` (which holds it).
+    fn va_in(&self, o: usize, page: usize) -> Va {
         let obj = &self.core.layout.objects[o];
-        Some(Va(
-            self.alloc_base[o] + (page - obj.first_page) as u64 * PAGE_4K
-        ))
+        Va(self.alloc_base[o] + (page - obj.first_page) as u64 * PAGE_4K)
     }
 
     /// Apply every batch end and close every batch start up to `now`.
@@ -278,7 +281,7 @@ impl UvmGpuService {
         for o in 0..self.core.layout.objects.len() {
             let obj = &self.core.layout.objects[o];
             for p in obj.first_page..obj.first_page + obj.pages {
-                let va = Va(self.alloc_base[o] + (p - obj.first_page) as u64 * PAGE_4K);
+                let va = self.va_in(o, p);
                 if mm.translate(va).is_some() != self.core.res.is_resident(p) {
                     return Err(bad(format!(
                         "page {va}: mapped {} but resident {}",
