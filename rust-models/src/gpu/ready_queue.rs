@@ -104,8 +104,8 @@ impl ReadyQueue {
         Some((self.now, slot))
     }
 
-    /// The slots the next two pops return, as far as they are known (slots ready at the
-    /// current cycle), for prefetching their state.
+    /// The slots the next two pops are likely to return (those ready at the current cycle,
+    /// then one of the next non-empty cycle), for prefetching their state.
     #[inline]
     pub(super) fn upcoming(&self) -> [Option<u32>; 2] {
         let n = self.current.len();
