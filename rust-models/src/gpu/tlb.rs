@@ -162,11 +162,16 @@ impl TlbArray {
         let s = self.set_start(tag);
         let tags = &self.tags[s..s + self.ways];
         let entries = &mut self.entries[s..s + self.ways];
-        for (&t, e) in tags.iter().zip(entries.iter_mut()) {
-            if t != tag {
-                continue;
-            }
-            if e.mask & bit != 0 {
+        // Compare whole windows of tags, then visit only the matching ways: a scan that
+        // stops at the hit mispredicts its exit on nearly every lookup.
+        for (base, window) in (0..).step_by(64).zip(tags.chunks(64)) {
+            let mut found = matching_ways(window, tag);
+            while found != 0 {
+                let e = &mut entries[base + found.trailing_zeros() as usize];
+                found &= found - 1;
+                if e.mask & bit == 0 {
+                    continue;
+                }
                 e.stamp = stamp;
                 let off = va & ((1u64 << gs) - 1);
                 return Some(TlbHit {
@@ -194,12 +199,17 @@ impl TlbArray {
         // adds pages mapped since the last walk).
         let tags = &self.tags[s..s + self.ways];
         let entries = &mut self.entries[s..s + self.ways];
-        for (&t, e) in tags.iter().zip(entries.iter_mut()) {
-            if t == tag && e.exact_pa == exact && e.pa_base == pa_base {
-                e.mask |= fill.mask;
-                e.stamp = stamp;
-                e.ready = e.ready.min(fill.ready);
-                return;
+        for (base, window) in (0..).step_by(64).zip(tags.chunks(64)) {
+            let mut found = matching_ways(window, tag);
+            while found != 0 {
+                let e = &mut entries[base + found.trailing_zeros() as usize];
+                found &= found - 1;
+                if e.exact_pa == exact && e.pa_base == pa_base {
+                    e.mask |= fill.mask;
+                    e.stamp = stamp;
+                    e.ready = e.ready.min(fill.ready);
+                    return;
+                }
             }
         }
         // Victim: an empty way if any (the first), else the least recently used.
@@ -239,6 +249,29 @@ impl TlbArray {
             }
         }
     }
+}
+
+/// Bit `k` set when `tags[k] == tag` (at most 64 tags), computed without a branch per
+/// way so the compiler compares several tags per instruction.
+#[inline(always)]
+fn matching_ways(tags: &[u64], tag: u64) -> u64 {
+    debug_assert!(tags.len() <= 64);
+    let mut found = 0u64;
+    let mut chunks = tags.chunks_exact(8);
+    let mut k = 0;
+    for chunk in &mut chunks {
+        let mut bits = 0u64;
+        for (i, &t) in chunk.iter().enumerate() {
+            bits |= ((t == tag) as u64) << i;
+        }
+        found |= bits << k;
+        k += 8;
+    }
+    for &t in chunks.remainder() {
+        found |= ((t == tag) as u64) << k;
+        k += 1;
+    }
+    found
 }
 
 /// One TLB level of one SM (L1) or one chiplet (L2): a structure per size class.

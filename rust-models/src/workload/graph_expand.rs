@@ -1,13 +1,14 @@
 //! The `expand` kernel's warp stream of BFS / SSSP (see `graph_kernels.rs` for the
-//! algorithm). It emits one instruction per `next()` from fixed-size lane arrays, with no
-//! allocation per instruction: at millions of instructions per second the generator would
-//! otherwise cost as much as the GPU model it feeds.
+//! algorithm). It emits one instruction per `next()` from fixed-size lane arrays, building
+//! each gather's offsets in place (allocating only beyond two lanes): at millions of
+//! instructions per second the generator would otherwise cost as much as the GPU model it
+//! feeds.
 
 use super::graph_kernels::{
     Algo, GraphGen, Lanes32, COLS, COST, MASK, ROWS, UPDATING, VISITED_OR_WEIGHTS,
 };
-use super::program::{coalesced, gather, WARP};
-use super::WarpInstr;
+use super::program::{coalesced, gather_offsets, WARP};
+use super::{LaneOffsets, WarpInstr};
 
 const LANES: usize = WARP as usize;
 
@@ -22,25 +23,55 @@ enum StepLanes {
     Updated,
 }
 
-/// What the next `next()` emits.
-#[derive(Clone, Copy)]
-enum Emit {
-    /// The warp's first instruction: every lane reads its `mask` flag.
-    MaskRead,
-    /// Header gather `i` of the active lanes: clear the flag, read the row bounds, read
-    /// the vertex's own cost.
-    Header(u8),
-    /// Instruction `i` of the current edge step.
-    Step(u8),
-    /// The next edge step (or the end of the stream).
-    NextStep,
+/// One instruction of an edge step: (allocation, lanes, bytes per element, write).
+type StepInstr = (u16, StepLanes, u8, bool);
+
+/// BFS per edge step: `col_idx`, `visited`; for updated destinations `cost`, `updating`.
+const BFS_STEP: [StepInstr; 4] = [
+    (COLS, StepLanes::Edges, 4, false),
+    (VISITED_OR_WEIGHTS, StepLanes::Dests, 1, false),
+    (COST, StepLanes::Updated, 4, true),
+    (UPDATING, StepLanes::Updated, 1, true),
+];
+/// SSSP per edge step: `col_idx`, `weights`, the atomic min on `dist`; for updated
+/// destinations `updating`.
+const SSSP_STEP: [StepInstr; 4] = [
+    (COLS, StepLanes::Edges, 4, false),
+    (VISITED_OR_WEIGHTS, StepLanes::Edges, 4, false),
+    (COST, StepLanes::Dests, 4, true),
+    (UPDATING, StepLanes::Updated, 1, true),
+];
+
+/// Where the warp is in its program.
+#[derive(Clone, Copy, PartialEq)]
+enum Phase {
+    /// Nothing emitted yet: next is the `mask` read of every lane.
+    Start,
+    /// The header gathers of the active lanes: clear the flag, read the row bounds,
+    /// read the vertex's own cost.
+    Header,
+    /// The edge steps.
+    Steps,
+}
+
+/// Iterate the set bits of `bits`, lowest first.
+fn set_bits(mut bits: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            b
+        })
+    })
 }
 
 /// The per-edge-step state of an `expand` warp.
 ///
 /// Kept small and in one piece (about 400 bytes, no side allocation): the engine holds
 /// thousands of these, one per resident warp, and touches a different one on nearly every
-/// instruction, so their size is the host-cache footprint of the whole generator.
+/// instruction, so their size is the host-cache footprint of the whole generator. The
+/// lanes still walking edges are a bit mask, so a step costs its live lanes, not all
+/// active ones (power-law degrees leave one or two lanes for most steps).
 pub(super) struct Expand<'a> {
     gen: &'a GraphGen,
     round: u32,
@@ -51,11 +82,18 @@ pub(super) struct Expand<'a> {
     degree: [u16; LANES],
     active: u8,
     max_deg: u32,
+    /// Edge steps loaded so far (the current one is `step - 1`).
     step: u32,
-    emit: Emit,
-    /// The current step: destinations of its edges (in active-lane order), and which of
-    /// them this round updates (bit i for destination i).
+    phase: Phase,
+    /// Next instruction of the current phase, and how many it has.
+    pos: u8,
+    count: u8,
+    /// Active lanes (bit a) with an edge at the current step.
+    live: u32,
+    /// The current step: destinations of its edges (in active-lane order), how many, and
+    /// which of them this round updates (bit i for destination i).
     dests: [u32; LANES],
+    n_dests: u8,
     updates: u32,
 }
 
@@ -72,8 +110,12 @@ impl<'a> Expand<'a> {
             active: 0,
             max_deg: 0,
             step: 0,
-            emit: Emit::MaskRead,
+            phase: Phase::Start,
+            pos: 0,
+            count: 0,
+            live: 0,
             dests: [0; LANES],
+            n_dests: 0,
             updates: 0,
         };
         for l in 0..e.lanes.n {
@@ -87,140 +129,130 @@ impl<'a> Expand<'a> {
                 e.first_edge[a] = s as u32;
                 e.degree[a] = d as u16;
                 e.max_deg = e.max_deg.max(d);
+                e.live |= 1 << a;
                 e.active += 1;
             }
         }
         e
     }
 
-    /// The active lanes' (first edge, degree).
-    fn active_edges(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        let n = self.active as usize;
-        self.first_edge[..n]
-            .iter()
-            .zip(&self.degree[..n])
-            .map(|(&s, &d)| (s as u64, d as u32))
-    }
-
-    /// Gather the destinations of edge step `j`.
-    fn load_step(&mut self, j: u32) {
-        let (mut k, mut updates) = (0, 0u32);
-        for a in 0..self.active as usize {
+    /// Load the next edge step: drop the lanes whose edges ran out, gather the
+    /// destinations of the others.
+    fn load_step(&mut self) {
+        let j = self.step;
+        self.step += 1;
+        let (mut k, mut updates, mut live) = (0, 0u32, self.live);
+        for a in set_bits(self.live) {
             if j < self.degree[a] as u32 {
                 let t = self.gen.g.dest(self.first_edge[a] as u64 + j as u64);
                 self.dests[k] = t;
                 updates |= (self.gen.updated(t, self.round) as u32) << k;
                 k += 1;
+            } else {
+                live &= !(1 << a);
             }
         }
+        self.live = live;
+        self.n_dests = k as u8;
         self.updates = updates;
-    }
-
-    /// Instruction `i` of the current step, if the step has one.
-    fn step_instr(&self, i: u8) -> Option<WarpInstr> {
-        use StepLanes::*;
-        let any_update = self.updates != 0;
-        // (allocation, lanes, bytes per element, write)
-        let (alloc, lanes, elem, write) = match (self.gen.algo, i) {
-            (_, 0) => (COLS, Edges, 4, false),
-            (Algo::Bfs, 1) => (VISITED_OR_WEIGHTS, Dests, 1, false),
-            (Algo::Bfs, 2) if any_update => (COST, Updated, 4, true),
-            (Algo::Bfs, 3) if any_update => (UPDATING, Updated, 1, true),
-            (Algo::Sssp, 1) => (VISITED_OR_WEIGHTS, Edges, 4, false),
-            (Algo::Sssp, 2) => (COST, Dests, 4, true),
-            (Algo::Sssp, 3) if any_update => (UPDATING, Updated, 1, true),
-            _ => return None,
+        let any_update = (updates != 0) as u8;
+        self.count = match self.gen.algo {
+            Algo::Bfs => 2 + 2 * any_update,
+            Algo::Sssp => 3 + any_update,
         };
-        let mut buf = [0u64; LANES];
-        let n = self.step_offsets(lanes, elem as u64, &mut buf);
-        Some(gather(alloc, &buf[..n], elem, write))
+        self.pos = 0;
     }
 
-    /// Byte offsets (elements of `elem` bytes) of the current step's `lanes` into `out`;
-    /// returns how many.
-    fn step_offsets(&self, lanes: StepLanes, elem: u64, out: &mut [u64; LANES]) -> usize {
-        let j = self.step - 1;
-        let (mut n, mut k) = (0, 0);
-        for (s, d) in self.active_edges() {
-            if j >= d {
-                continue;
+    /// Instruction `i` of the current step.
+    fn step_instr(&self, i: u8) -> WarpInstr {
+        let table = match self.gen.algo {
+            Algo::Bfs => &BFS_STEP,
+            Algo::Sssp => &SSSP_STEP,
+        };
+        let (alloc, lanes, elem, write) = table[i as usize];
+        let e = elem as u64;
+        let offsets = match lanes {
+            StepLanes::Edges => {
+                let j = self.step as u64 - 1;
+                let first = &self.first_edge;
+                LaneOffsets::from_exact(
+                    self.n_dests as usize,
+                    set_bits(self.live).map(|a| (first[a] as u64 + j) * e),
+                )
             }
-            let x = match lanes {
-                StepLanes::Edges => Some(s + j as u64),
-                StepLanes::Dests => Some(self.dests[k] as u64),
-                StepLanes::Updated => (self.updates >> k & 1 == 1).then(|| self.dests[k] as u64),
-            };
-            if let Some(x) = x {
-                out[n] = x * elem;
-                n += 1;
-            }
-            k += 1;
-        }
-        n
+            StepLanes::Dests => LaneOffsets::from_exact(
+                self.n_dests as usize,
+                self.dests[..self.n_dests as usize]
+                    .iter()
+                    .map(|&d| d as u64 * e),
+            ),
+            StepLanes::Updated => LaneOffsets::from_exact(
+                self.updates.count_ones() as usize,
+                set_bits(self.updates).map(|k| self.dests[k] as u64 * e),
+            ),
+        };
+        gather_offsets(alloc, offsets, elem, write)
     }
 
     /// Header gather `i` over the active lanes.
-    fn header_instr(&self, i: u8) -> Option<WarpInstr> {
+    fn header_instr(&self, i: u8) -> WarpInstr {
         let n = self.active as usize;
-        let mut vs = [0u64; LANES];
-        for (o, &l) in vs.iter_mut().zip(&self.lane[..n]) {
-            *o = (self.lanes.v0 + l as u32) as u64 * if i == 0 { 1 } else { 4 };
+        let (alloc, elem, write, scale) = match i {
+            0 => (MASK, 1, true, 1),
+            1 => (ROWS, 8, false, 4),
+            _ => (COST, 4, false, 4),
+        };
+        let v0 = self.lanes.v0;
+        let offsets = LaneOffsets::from_exact(
+            n,
+            self.lane[..n]
+                .iter()
+                .map(|&l| (v0 + l as u32) as u64 * scale),
+        );
+        gather_offsets(alloc, offsets, elem, write)
+    }
+
+    /// Start the header (or, with no active lane, nothing) after the `mask` read, or
+    /// the next edge step; `None` when the warp is done.
+    fn next_phase(&mut self) -> Option<WarpInstr> {
+        if self.phase == Phase::Start {
+            if self.lanes.n == 0 {
+                return None;
+            }
+            self.phase = Phase::Header;
+            self.pos = 0;
+            self.count = if self.active == 0 { 0 } else { 3 };
+            return Some(coalesced(
+                MASK,
+                self.lanes.v0 as u64,
+                self.lanes.n as u64,
+                1,
+                false,
+            ));
         }
-        Some(match i {
-            0 => gather(MASK, &vs[..n], 1, true),
-            1 => gather(ROWS, &vs[..n], 8, false),
-            2 => gather(COST, &vs[..n], 4, false),
-            _ => return None,
-        })
+        if self.step >= self.max_deg {
+            return None;
+        }
+        self.phase = Phase::Steps;
+        self.load_step();
+        self.pos = 1;
+        Some(self.step_instr(0))
     }
 }
 
 impl Iterator for Expand<'_> {
     type Item = WarpInstr;
+    #[inline]
     fn next(&mut self) -> Option<WarpInstr> {
-        loop {
-            match self.emit {
-                Emit::MaskRead => {
-                    if self.lanes.n == 0 {
-                        return None;
-                    }
-                    self.emit = if self.active == 0 {
-                        Emit::NextStep
-                    } else {
-                        Emit::Header(0)
-                    };
-                    return Some(coalesced(
-                        MASK,
-                        self.lanes.v0 as u64,
-                        self.lanes.n as u64,
-                        1,
-                        false,
-                    ));
-                }
-                Emit::Header(i) => match self.header_instr(i) {
-                    Some(instr) => {
-                        self.emit = Emit::Header(i + 1);
-                        return Some(instr);
-                    }
-                    None => self.emit = Emit::NextStep,
-                },
-                Emit::Step(i) => match self.step_instr(i) {
-                    Some(instr) => {
-                        self.emit = Emit::Step(i + 1);
-                        return Some(instr);
-                    }
-                    None => self.emit = Emit::NextStep,
-                },
-                Emit::NextStep => {
-                    if self.step >= self.max_deg {
-                        return None;
-                    }
-                    let j = self.step;
-                    self.step += 1;
-                    self.load_step(j);
-                    self.emit = Emit::Step(0);
-                }
-            }
+        if self.pos < self.count {
+            let i = self.pos;
+            self.pos += 1;
+            return Some(if self.phase == Phase::Steps {
+                self.step_instr(i)
+            } else {
+                self.header_instr(i)
+            });
         }
+        self.next_phase()
     }
 }

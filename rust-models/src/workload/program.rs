@@ -2,7 +2,8 @@
 //! generator; plus the small constructors of warp instructions and the scale arithmetic.
 
 use super::{
-    AllocIndex, Allocation, Kernel, Lanes, WarpInstr, WarpStream, Workload, WorkloadError,
+    AllocIndex, Allocation, Kernel, LaneOffsets, Lanes, WarpInstr, WarpStream, Workload,
+    WorkloadError,
 };
 
 /// Threads per warp.
@@ -125,6 +126,22 @@ pub(crate) fn gather(alloc: AllocIndex, offsets: &[u64], elem: u8, write: bool) 
             offsets: offsets.into(),
             elem,
         },
+        compute_cycles: 0,
+    }
+}
+
+/// An irregular access whose offsets the generator built in place.
+#[inline]
+pub(crate) fn gather_offsets(
+    alloc: AllocIndex,
+    offsets: LaneOffsets,
+    elem: u8,
+    write: bool,
+) -> WarpInstr {
+    WarpInstr {
+        alloc,
+        write,
+        lanes: Lanes::Gather { offsets, elem },
         compute_cycles: 0,
     }
 }
