@@ -117,14 +117,14 @@ impl Gpu<'_> {
                 write: instr.write,
                 lines: (j - i) as u32,
             });
-            let home_remote = self.mem.home(pa) != chiplet;
+            // Counted without a branch: local and remote pages alternate at random.
+            let n = (j - i) as u64;
+            let remote = n * (self.mem.home(pa) != chiplet) as u64;
             let ac = &mut self.per_alloc[alloc];
-            ac.lines += (j - i) as u64;
-            if home_remote {
-                ac.remote_lines += (j - i) as u64;
-                self.counters.remote_lines += (j - i) as u64;
-            }
-            self.counters.lines += (j - i) as u64;
+            ac.lines += n;
+            ac.remote_lines += remote;
+            self.counters.remote_lines += remote;
+            self.counters.lines += n;
             // The page's lines go through the L1 port back to back, one per cycle.
             let first = self.sms[sm as usize].l1_port.take(ready, (j - i) as u64);
             for (t, &line) in (first..).zip(&lines[i..j]) {

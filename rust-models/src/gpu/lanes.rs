@@ -54,8 +54,17 @@ pub fn lines_of(lanes: &Lanes, out: &mut Vec<u64>) -> u64 {
                 }
                 end = end.max(a + elem);
             }
-            out.sort_unstable();
-            out.dedup();
+            if out.len() == 2 {
+                // One or two lines from one or two lanes (most gathers of a sparse
+                // frontier): order them without a sort.
+                let (a, b) = (out[0], out[1]);
+                out[0] = a.min(b);
+                out[1] = a.max(b);
+                out.truncate(1 + (a != b) as usize);
+            } else {
+                out.sort_unstable();
+                out.dedup();
+            }
             end
         }
     }

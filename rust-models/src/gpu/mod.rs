@@ -53,6 +53,7 @@ pub mod service;
 mod simulate;
 pub mod sweep;
 pub mod tlb;
+mod tlb_ways;
 
 pub use config::GpuConfig;
 pub use engine::Gpu;

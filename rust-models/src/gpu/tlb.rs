@@ -14,6 +14,7 @@
 //! (an MSHR) without tracking in-flight walks separately.
 
 use super::config::TlbSpec;
+use super::tlb_ways::candidate_ways;
 
 /// Page-size class of a TLB structure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -91,14 +92,14 @@ pub struct TlbHit {
     pub entry: TlbFill,
 }
 
-/// Everything of an entry but its tag (tags sit in their own array so a probe scans
-/// only them).
+/// What a way holds besides the fields a probe scans (those sit in arrays of their own,
+/// [`TlbArray`]).
 #[derive(Debug, Clone, Copy)]
 struct Entry {
+    /// VA >> group_shift; [`EMPTY_TAG`] marks an empty way.
+    tag: u64,
     pa_base: u64,
     ready: u64,
-    stamp: u64,
-    mask: u16,
     exact_pa: bool,
 }
 
@@ -106,21 +107,29 @@ struct Entry {
 const EMPTY_TAG: u64 = u64::MAX;
 
 const EMPTY: Entry = Entry {
+    tag: EMPTY_TAG,
     pa_base: 0,
     ready: 0,
-    stamp: 0,
-    mask: 0,
     exact_pa: false,
 };
 
 /// One set-associative (or fully associative) array of one size class, LRU.
+///
+/// A probe compares the low 32 bits of every way's tag and its page mask at once (SIMD,
+/// `tlb_ways.rs`), then confirms the full tag of the candidate: under 64 KB pages mapped
+/// one by one, up to sixteen ways share a 1 MB group's tag and differ only in their
+/// masks, and a way-by-way scan mispredicted its way through them.
 #[derive(Debug, Clone)]
 struct TlbArray {
     class: SizeClass,
     set_mask: u64,
     ways: usize,
-    /// VA >> group_shift per way; [`EMPTY_TAG`] marks an empty way.
-    tags: Vec<u64>,
+    /// Low 32 bits of each way's tag.
+    tag_lo: Vec<u32>,
+    /// Pages of the group each way translates (bit i = page i); 0 for an empty way.
+    masks: Vec<u16>,
+    /// Recency per way (the lookup or insert count when last used): LRU picks the least.
+    stamps: Vec<u64>,
     entries: Vec<Entry>,
     /// Ways holding an entry: an array nothing was installed in (the 4 KB array under a
     /// 64 KB policy) is skipped without a scan.
@@ -132,12 +141,15 @@ impl TlbArray {
         // ways == 0 means fully associative: one set holding every entry.
         let ways = if ways == 0 { entries } else { ways } as usize;
         let sets = (entries as usize / ways).max(1);
+        let n = sets * ways;
         TlbArray {
             class,
             set_mask: sets as u64 - 1,
             ways,
-            tags: vec![EMPTY_TAG; sets * ways],
-            entries: vec![EMPTY; sets * ways],
+            tag_lo: vec![0; n],
+            masks: vec![0; n],
+            stamps: vec![0; n],
+            entries: vec![EMPTY; n],
             occupied: 0,
         }
     }
@@ -146,6 +158,26 @@ impl TlbArray {
     #[inline]
     fn set_start(&self, tag: u64) -> usize {
         (tag & self.set_mask) as usize * self.ways
+    }
+
+    /// The first way of the set at `s` that holds `tag` with a page in `pages` and
+    /// satisfies `also` (in way order, as a scan would find it).
+    #[inline(always)]
+    fn find(&self, s: usize, tag: u64, pages: u16, also: impl Fn(&Entry) -> bool) -> Option<usize> {
+        let lo = &self.tag_lo[s..s + self.ways];
+        let masks = &self.masks[s..s + self.ways];
+        for (base, (lo, masks)) in (0..).step_by(64).zip(lo.chunks(64).zip(masks.chunks(64))) {
+            let mut found = candidate_ways(lo, masks, tag as u32, pages);
+            while found != 0 {
+                let w = s + base + found.trailing_zeros() as usize;
+                found &= found - 1;
+                let e = &self.entries[w];
+                if e.tag == tag && also(e) {
+                    return Some(w);
+                }
+            }
+        }
+        None
     }
 
     #[inline]
@@ -159,119 +191,84 @@ impl TlbArray {
         // Page index inside the group: 0 when the group is a single page.
         let pages_mask = (1u64 << (gs - class.page_shift())) - 1;
         let bit = 1u16 << ((va >> class.page_shift()) & pages_mask);
-        let s = self.set_start(tag);
-        let tags = &self.tags[s..s + self.ways];
-        let entries = &mut self.entries[s..s + self.ways];
-        // Compare whole windows of tags, then visit only the matching ways: a scan that
-        // stops at the hit mispredicts its exit on nearly every lookup.
-        for (base, window) in (0..).step_by(64).zip(tags.chunks(64)) {
-            let mut found = matching_ways(window, tag);
-            while found != 0 {
-                let e = &mut entries[base + found.trailing_zeros() as usize];
-                found &= found - 1;
-                if e.mask & bit == 0 {
-                    continue;
-                }
-                e.stamp = stamp;
-                let off = va & ((1u64 << gs) - 1);
-                return Some(TlbHit {
-                    class,
-                    pa: e.exact_pa.then(|| e.pa_base.wrapping_add(off)),
-                    ready: e.ready,
-                    entry: TlbFill {
-                        class,
-                        mask: e.mask,
-                        pa_base: e.exact_pa.then_some(e.pa_base),
-                        ready: e.ready,
-                    },
-                });
-            }
-        }
-        None
+        let w = self.find(self.set_start(tag), tag, bit, |_| true)?;
+        self.stamps[w] = stamp;
+        let (e, mask) = (&self.entries[w], self.masks[w]);
+        let off = va & ((1u64 << gs) - 1);
+        Some(TlbHit {
+            class,
+            pa: e.exact_pa.then(|| e.pa_base.wrapping_add(off)),
+            ready: e.ready,
+            entry: TlbFill {
+                class,
+                mask,
+                pa_base: e.exact_pa.then_some(e.pa_base),
+                ready: e.ready,
+            },
+        })
     }
 
     fn insert(&mut self, va: u64, fill: &TlbFill, stamp: u64) {
+        // An entry translating no page would only take a way.
+        if fill.mask == 0 {
+            return;
+        }
         let tag = va >> self.class.group_shift();
         let pa_base = fill.pa_base.unwrap_or(0);
         let exact = fill.pa_base.is_some();
         let s = self.set_start(tag);
         // The same group with the same offset: widen the entry (a later coalesced line
         // adds pages mapped since the last walk).
-        let tags = &self.tags[s..s + self.ways];
-        let entries = &mut self.entries[s..s + self.ways];
-        for (base, window) in (0..).step_by(64).zip(tags.chunks(64)) {
-            let mut found = matching_ways(window, tag);
-            while found != 0 {
-                let e = &mut entries[base + found.trailing_zeros() as usize];
-                found &= found - 1;
-                if e.exact_pa == exact && e.pa_base == pa_base {
-                    e.mask |= fill.mask;
-                    e.stamp = stamp;
-                    e.ready = e.ready.min(fill.ready);
-                    return;
-                }
-            }
+        let same = |e: &Entry| e.exact_pa == exact && e.pa_base == pa_base;
+        if let Some(w) = self.find(s, tag, u16::MAX, same) {
+            self.masks[w] |= fill.mask;
+            self.stamps[w] = stamp;
+            let e = &mut self.entries[w];
+            e.ready = e.ready.min(fill.ready);
+            return;
         }
         // Victim: an empty way if any (the first), else the least recently used.
+        let (masks, stamps) = (
+            &self.masks[s..s + self.ways],
+            &self.stamps[s..s + self.ways],
+        );
         let (mut victim, mut oldest) = (0, u64::MAX);
-        for (w, (&t, e)) in tags.iter().zip(entries.iter()).enumerate() {
-            let age = if t == EMPTY_TAG { 0 } else { e.stamp + 1 };
+        for (w, (&m, &st)) in masks.iter().zip(stamps).enumerate() {
+            let age = if m == 0 { 0 } else { st + 1 };
             if age < oldest {
                 oldest = age;
                 victim = w;
             }
         }
         let victim = s + victim;
-        if self.tags[victim] == EMPTY_TAG {
+        if self.masks[victim] == 0 {
             self.occupied += 1;
         }
-        self.tags[victim] = tag;
+        self.tag_lo[victim] = tag as u32;
+        self.masks[victim] = fill.mask;
+        self.stamps[victim] = stamp;
         self.entries[victim] = Entry {
+            tag,
             pa_base,
             ready: fill.ready,
-            stamp,
-            mask: fill.mask,
             exact_pa: exact,
         };
     }
 
     fn invalidate(&mut self, start: u64, end: u64) {
         let gs = self.class.group_shift();
-        for (t, e) in self.tags.iter_mut().zip(self.entries.iter_mut()) {
-            if *t != EMPTY_TAG {
-                let lo = *t << gs;
+        for (e, m) in self.entries.iter_mut().zip(self.masks.iter_mut()) {
+            if *m != 0 {
+                let lo = e.tag << gs;
                 let hi = lo + (1u64 << gs);
                 if lo < end && start < hi {
-                    *t = EMPTY_TAG;
                     *e = EMPTY;
+                    *m = 0;
                     self.occupied -= 1;
                 }
             }
         }
     }
-}
-
-/// Bit `k` set when `tags[k] == tag` (at most 64 tags), computed without a branch per
-/// way so the compiler compares several tags per instruction.
-#[inline(always)]
-fn matching_ways(tags: &[u64], tag: u64) -> u64 {
-    debug_assert!(tags.len() <= 64);
-    let mut found = 0u64;
-    let mut chunks = tags.chunks_exact(8);
-    let mut k = 0;
-    for chunk in &mut chunks {
-        let mut bits = 0u64;
-        for (i, &t) in chunk.iter().enumerate() {
-            bits |= ((t == tag) as u64) << i;
-        }
-        found |= bits << k;
-        k += 8;
-    }
-    for &t in chunks.remainder() {
-        found |= ((t == tag) as u64) << k;
-        k += 1;
-    }
-    found
 }
 
 /// One TLB level of one SM (L1) or one chiplet (L2): a structure per size class.

@@ -5,7 +5,7 @@
 //! feeds.
 
 use super::graph_kernels::{
-    Algo, GraphGen, Lanes32, COLS, COST, MASK, ROWS, UPDATING, VISITED_OR_WEIGHTS,
+    set_bits, Algo, GraphGen, Lanes32, COLS, COST, MASK, ROWS, UPDATING, VISITED_OR_WEIGHTS,
 };
 use super::program::{coalesced, gather_offsets, WARP};
 use super::{LaneOffsets, WarpInstr};
@@ -52,17 +52,6 @@ enum Phase {
     Header,
     /// The edge steps.
     Steps,
-}
-
-/// Iterate the set bits of `bits`, lowest first.
-fn set_bits(mut bits: u32) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (bits != 0).then(|| {
-            let b = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            b
-        })
-    })
 }
 
 /// The per-edge-step state of an `expand` warp.

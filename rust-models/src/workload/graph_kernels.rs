@@ -15,8 +15,10 @@
 
 use super::graph::{Graph, MAX_SSSP_ROUNDS, UNREACHED};
 use super::graph_expand::Expand;
-use super::program::{check_scale, coalesced, gather, grid_u32, scaled, Program, WarpGen, WARP};
-use super::{Allocation, Kernel, WarpStream, Workload, WorkloadError};
+use super::program::{
+    check_scale, coalesced, gather_offsets, grid_u32, scaled, Program, WarpGen, WARP,
+};
+use super::{Allocation, Kernel, LaneOffsets, WarpStream, Workload, WorkloadError};
 
 pub(super) const WARPS: u32 = 8;
 const VERTS_PER_TB: u64 = WARPS as u64 * WARP;
@@ -244,25 +246,34 @@ impl Iterator for Update {
         if self.flagged == 0 {
             return None;
         }
-        let mut vs = [0u64; WARP as usize];
-        let mut n = 0;
-        for l in 0..self.lanes.n {
-            if self.flagged >> l & 1 == 1 {
-                vs[n] = (self.lanes.v0 + l) as u64;
-                n += 1;
-            }
-        }
-        let flagged = &vs[..n];
+        let (v0, bits) = (self.lanes.v0 as u64, self.flagged);
+        let flagged = || {
+            LaneOffsets::from_exact(
+                bits.count_ones() as usize,
+                set_bits(bits).map(|l| v0 + l as u64),
+            )
+        };
         // BFS: mask, visited, updating, over; SSSP has no `visited` write.
         let step = if !self.bfs && i >= 2 { i + 1 } else { i };
         Some(match step {
-            1 => gather(MASK, flagged, 1, true),
-            2 => gather(VISITED_OR_WEIGHTS, flagged, 1, true),
-            3 => gather(UPDATING, flagged, 1, true),
+            1 => gather_offsets(MASK, flagged(), 1, true),
+            2 => gather_offsets(VISITED_OR_WEIGHTS, flagged(), 1, true),
+            3 => gather_offsets(UPDATING, flagged(), 1, true),
             4 => coalesced(OVER, 0, 1, 4, true),
             _ => return None,
         })
     }
+}
+
+/// The set bits of `bits`, lowest first (lanes of a warp mask, without a branch per lane).
+pub(super) fn set_bits(mut bits: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            b
+        })
+    })
 }
 
 /// Lane bookkeeping of one warp.
