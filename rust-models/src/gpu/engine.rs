@@ -181,6 +181,31 @@ impl<'w> Gpu<'w> {
             .on_run_end(crate::addr::Cycle(self.cycles), &mut self.mm)
     }
 
+    /// Execute a warp's instruction (from line `first_line` on); a fault that defers its
+    /// replay leaves it in `replay` for the warp to issue again. Returns the cycle the warp
+    /// is next ready.
+    #[inline(always)]
+    fn issue(
+        &mut self,
+        t: u64,
+        sm: u32,
+        instr: &WarpInstr,
+        first_line: usize,
+        replay: &mut Option<(WarpInstr, usize)>,
+    ) -> Result<u64, GpuError> {
+        let done = self.execute(t, sm, instr, first_line)?;
+        if self.replay_deferred {
+            self.replay_deferred = false;
+            // Its compute instructions already issued; only the access replays. (A copy:
+            // faults are rare, and taking the instruction by value made every issue copy
+            // it.)
+            let mut instr = instr.clone();
+            instr.compute_cycles = 0;
+            *replay = Some((instr, self.replay_line));
+        }
+        Ok(done)
+    }
+
     /// Run kernel `k` from the current cycle until its last warp finishes.
     pub fn run_kernel(&mut self, k: usize) -> Result<(), GpuError> {
         let workload = self.workload;
@@ -247,21 +272,18 @@ impl<'w> Gpu<'w> {
                 continue;
             };
             let (sm, tb_slot) = (warp.sm, warp.tb);
-            match warp
-                .replay
-                .take()
-                .or_else(|| warp.stream.next().map(|i| (i, 0)))
-            {
-                Some((mut instr, first_line)) => {
-                    let done = self.execute(t, sm, &instr, first_line)?;
-                    if self.replay_deferred {
-                        self.replay_deferred = false;
-                        // Its compute instructions already issued; only the access replays.
-                        instr.compute_cycles = 0;
-                        warp.replay = Some((instr, self.replay_line));
-                    }
-                    ks.heap.push(done, ws as u32);
-                }
+            // The instruction is used where the stream returned it: moving a warp
+            // instruction copied it in pieces of other sizes than the stream wrote, and
+            // reading those back stalled on store forwarding every time.
+            let done = if let Some((instr, first_line)) = warp.replay.take() {
+                Some(self.issue(t, sm, &instr, first_line, &mut warp.replay)?)
+            } else if let Some(instr) = warp.stream.next() {
+                Some(self.issue(t, sm, &instr, 0, &mut warp.replay)?)
+            } else {
+                None
+            };
+            match done {
+                Some(done) => ks.heap.push(done, ws as u32),
                 None => {
                     ks.warps[ws] = None;
                     ks.free_warps.push(ws as u32);

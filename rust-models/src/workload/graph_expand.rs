@@ -61,29 +61,33 @@ enum Phase {
 /// instruction, so their size is the host-cache footprint of the whole generator. The
 /// lanes still walking edges are a bit mask, so a step costs its live lanes, not all
 /// active ones (power-law degrees leave one or two lanes for most steps).
+#[repr(C)]
 pub(super) struct Expand<'a> {
-    gen: &'a GraphGen,
-    round: u32,
-    lanes: Lanes32,
-    /// Active lanes: lane in the warp, first edge and degree of its vertex.
-    lane: [u8; LANES],
-    first_edge: [u32; LANES],
-    degree: [u16; LANES],
-    active: u8,
-    max_deg: u32,
-    /// Edge steps loaded so far (the current one is `step - 1`).
-    step: u32,
+    // Read on every instruction: first, in the host cache line the engine prefetches
+    // (`repr(C)` keeps this order).
+    /// Where the warp is, and the next instruction of the current phase and how many it
+    /// has.
     phase: Phase,
-    /// Next instruction of the current phase, and how many it has.
     pos: u8,
     count: u8,
+    active: u8,
+    n_dests: u8,
+    /// Edge steps loaded so far (the current one is `step - 1`).
+    step: u32,
+    max_deg: u32,
     /// Active lanes (bit a) with an edge at the current step.
     live: u32,
-    /// The current step: destinations of its edges (in active-lane order), how many, and
-    /// which of them this round updates (bit i for destination i).
-    dests: [u32; LANES],
-    n_dests: u8,
+    /// Which destinations of the current step this round updates (bit i for `dests[i]`).
     updates: u32,
+    round: u32,
+    lanes: Lanes32,
+    gen: &'a GraphGen,
+    /// The current step's destinations, in active-lane order.
+    dests: [u32; LANES],
+    /// Active lanes: first edge and degree of its vertex, lane in the warp.
+    first_edge: [u32; LANES],
+    degree: [u16; LANES],
+    lane: [u8; LANES],
 }
 
 impl<'a> Expand<'a> {
@@ -153,6 +157,7 @@ impl<'a> Expand<'a> {
     }
 
     /// Instruction `i` of the current step.
+    #[inline(always)]
     fn step_instr(&self, i: u8) -> WarpInstr {
         let table = match self.gen.algo {
             Algo::Bfs => &BFS_STEP,
@@ -184,6 +189,7 @@ impl<'a> Expand<'a> {
     }
 
     /// Header gather `i` over the active lanes.
+    #[inline(always)]
     fn header_instr(&self, i: u8) -> WarpInstr {
         let n = self.active as usize;
         let (alloc, elem, write, scale) = match i {

@@ -144,6 +144,7 @@ impl LaneOffsets {
     /// # Panics
     /// When `n` exceeds [`WARP_LANES`] or `lanes` yields other than `n` offsets: a
     /// generator bug, never input.
+    #[inline(always)]
     pub fn from_exact(n: usize, mut lanes: impl Iterator<Item = u64>) -> LaneOffsets {
         assert!(
             n <= WARP_LANES,
