@@ -277,10 +277,13 @@ impl<'w> Gpu<'w> {
             // reading those back stalled on store forwarding every time.
             let done = if let Some((instr, first_line)) = warp.replay.take() {
                 Some(self.issue(t, sm, &instr, first_line, &mut warp.replay)?)
-            } else if let Some(instr) = warp.stream.next() {
-                Some(self.issue(t, sm, &instr, 0, &mut warp.replay)?)
             } else {
-                None
+                // Borrowed, not bound by value: a binding moved (copied) it first.
+                let next = warp.stream.next();
+                match &next {
+                    Some(instr) => Some(self.issue(t, sm, instr, 0, &mut warp.replay)?),
+                    None => None,
+                }
             };
             match done {
                 Some(done) => ks.heap.push(done, ws as u32),

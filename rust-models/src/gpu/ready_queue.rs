@@ -105,19 +105,28 @@ impl ReadyQueue {
     }
 
     /// The slots the next two pops are likely to return (those ready at the current cycle,
-    /// then one of the next non-empty cycle), for prefetching their state.
+    /// then those of the next non-empty cycles), for prefetching their state. Within a
+    /// later cycle the order is the bucket's, not the pop order (a hint needs no more);
+    /// events beyond the wheel are not looked at.
     #[inline]
     pub(super) fn upcoming(&self) -> [Option<u32>; 2] {
         let n = self.current.len();
-        // Past the current cycle: a slot of the next non-empty bucket (the last pushed,
-        // not necessarily the first to pop; a hint needs no more).
-        let next_bucket = || {
-            let b = (self.next_wheel? & WHEEL_MASK) as usize;
-            Some(self.head[b])
-        };
+        let bucket = |c: u64| self.head[(c & WHEEL_MASK) as usize];
         match n {
-            0 => [next_bucket(), None],
-            1 => [Some(self.current[0]), next_bucket()],
+            0 => {
+                // Usually fewer than one warp per cycle: the next two may sit in the next
+                // bucket or the one after.
+                let Some(c) = self.next_wheel else {
+                    return [None, None];
+                };
+                let first = bucket(c);
+                let second = match self.next[first as usize] {
+                    NIL => self.first_bucket_after(c).map(bucket),
+                    s => Some(s),
+                };
+                [Some(first), second]
+            }
+            1 => [Some(self.current[0]), self.next_wheel.map(bucket)],
             _ => [Some(self.current[n - 1]), Some(self.current[n - 2])],
         }
     }
@@ -157,7 +166,13 @@ impl ReadyQueue {
 
     /// The first cycle after `now` whose bucket is non-empty, if any.
     fn next_wheel_cycle(&self) -> Option<u64> {
-        let start = ((self.now + 1) & WHEEL_MASK) as usize;
+        self.first_bucket_after(self.now)
+    }
+
+    /// The first cycle after `c` (`now <= c < now + WHEEL_CYCLES`) whose bucket is
+    /// non-empty, if any.
+    fn first_bucket_after(&self, c: u64) -> Option<u64> {
+        let start = ((c + 1) & WHEEL_MASK) as usize;
         let (w0, bit0) = (start / 64, start % 64);
         // `start`'s own word from its bit; else the next non-empty word around the wheel
         // (found in the summary), which may be `w0` again for its bits below `start`.
@@ -176,7 +191,9 @@ impl ReadyQueue {
             w * 64 + bits.trailing_zeros() as usize
         };
         let dist = (found as u64).wrapping_sub(start as u64) & WHEEL_MASK;
-        Some(self.now + 1 + dist)
+        let cycle = c + 1 + dist;
+        // Past the window's end the search came round to cycles before `c`.
+        (cycle < self.now + WHEEL_CYCLES as u64).then_some(cycle)
     }
 }
 
