@@ -12,7 +12,7 @@
 use super::gmmu::Gmmu;
 use super::memory::{Budget, LinePort, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
-use super::prefetch::prefetch;
+use super::prefetch::{prefetch, prefetch_all};
 use super::ready_queue::ReadyQueue;
 use super::service::MemoryService;
 use super::tlb::Tlb;
@@ -265,7 +265,7 @@ impl<'w> Gpu<'w> {
                 prefetch(&ks.warps[a as usize]);
             }
             if let Some(Some(w)) = next.map(|n| &ks.warps[n as usize]) {
-                prefetch(&*w.stream);
+                prefetch_all(&*w.stream);
                 prefetch(&self.sms[w.sm as usize]);
             }
             let Some(warp) = ks.warps[ws].as_mut() else {

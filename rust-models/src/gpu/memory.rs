@@ -47,6 +47,18 @@ impl TagCache {
         }
     }
 
+    /// Ask the host cache for the set of the line holding `pa` (before the access, so the
+    /// fetch overlaps the work in between; changes nothing).
+    #[inline(always)]
+    pub fn prefetch_set(&self, pa: u64) {
+        let line = pa / LINE_BYTES;
+        let set = self.first
+            + ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
+        if let Some(t) = self.tags.get(set) {
+            super::prefetch::prefetch(t);
+        }
+    }
+
     /// Look up the line holding physical address `pa`; a miss allocates it (LRU victim).
     /// Returns whether it hit. Inlined at every call site, where the associativity is
     /// the same on every call and its dispatch below predicts perfectly.
