@@ -86,6 +86,11 @@ impl TagCache {
 #[inline(always)]
 fn recency_update<const N: usize>(set: &mut [u32], key: u32) -> bool {
     let set: &mut [u32; N] = set.try_into().expect("set of N ways");
+    // The most recent line again (streaming and tiled kernels, nearly every access):
+    // nothing moves.
+    if set[0] == key {
+        return true;
+    }
     let mut found = 0u32;
     for (k, &t) in set.iter().enumerate() {
         found |= ((t == key) as u32) << k;
