@@ -108,9 +108,7 @@ impl Gpu<'_> {
                 break Ok(ready);
             }
             // The first line's L1 set, fetched while the event and counters are done.
-            self.sms[sm as usize]
-                .l1_cache
-                .prefetch_set(pa);
+            self.sms[sm as usize].l1_cache.prefetch_set(pa);
             self.service.on_access(&AccessEvent {
                 now: Cycle(ready),
                 va: Va(va),

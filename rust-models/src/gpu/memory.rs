@@ -52,8 +52,8 @@ impl TagCache {
     #[inline(always)]
     pub fn prefetch_set(&self, pa: u64) {
         let line = pa / LINE_BYTES;
-        let set = self.first
-            + ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
+        let set =
+            self.first + ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
         if let Some(t) = self.tags.get(set) {
             super::prefetch::prefetch(t);
         }

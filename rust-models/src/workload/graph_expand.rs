@@ -111,20 +111,16 @@ impl<'a> Expand<'a> {
             n_dests: 0,
             updates: 0,
         };
-        for l in 0..e.lanes.n {
-            let v = e.lanes.v0 + l;
-            if gen.active(v, round) {
-                let (s, d) = gen.g.edges(v);
-                let a = e.active as usize;
-                e.lane[a] = l as u8;
-                // Edge indices fit 32 bits (the row offsets are u32), degrees
-                // `MAX_DEGREE`.
-                e.first_edge[a] = s as u32;
-                e.degree[a] = d as u16;
-                e.max_deg = e.max_deg.max(d);
-                e.live |= 1 << a;
-                e.active += 1;
-            }
+        for l in set_bits(gen.active_lanes(&e.lanes, round)) {
+            let (s, d) = gen.g.edges(e.lanes.v0 + l as u32);
+            let a = e.active as usize;
+            e.lane[a] = l as u8;
+            // Edge indices fit 32 bits (the row offsets are u32), degrees `MAX_DEGREE`.
+            e.first_edge[a] = s as u32;
+            e.degree[a] = d as u16;
+            e.max_deg = e.max_deg.max(d);
+            e.live |= 1 << a;
+            e.active += 1;
         }
         e
     }

@@ -120,6 +120,27 @@ impl GraphGen {
         let word = self.updated_bits[r as usize * self.words_per_round + v as usize / 64];
         word >> (v % 64) & 1 == 1
     }
+
+    /// [`GraphGen::updated`] of a warp's lanes as a bit mask (bit l: vertex `v0 + l`), in
+    /// one read: a warp's 32 vertices share a word of the bitset.
+    #[inline]
+    pub(super) fn updated_lanes(&self, lanes: &Lanes32, r: u32) -> u32 {
+        debug_assert!(lanes.v0 % WARP as u32 == 0);
+        let word = self.updated_bits[r as usize * self.words_per_round + lanes.v0 as usize / 64];
+        (word >> (lanes.v0 % 64)) as u32 & lane_mask(lanes.n)
+    }
+
+    /// [`GraphGen::active`] of a warp's lanes as a bit mask. A vertex is active in round
+    /// `r > 0` exactly when round `r - 1` updated it (BFS: its level is `r`; SSSP: its
+    /// round bit `r`), so one bitset word answers; round 0 asks vertex by vertex.
+    #[inline]
+    pub(super) fn active_lanes(&self, lanes: &Lanes32, r: u32) -> u32 {
+        if r == 0 {
+            (0..lanes.n).fold(0, |m, l| m | (self.active(lanes.v0 + l, 0) as u32) << l)
+        } else {
+            self.updated_lanes(lanes, r - 1)
+        }
+    }
 }
 
 /// Build `bfs` or `sssp`.
@@ -276,6 +297,15 @@ pub(super) fn set_bits(mut bits: u32) -> impl Iterator<Item = usize> {
     })
 }
 
+/// Bits of the first `n` lanes.
+fn lane_mask(n: u32) -> u32 {
+    if n >= 32 {
+        u32::MAX
+    } else {
+        (1 << n) - 1
+    }
+}
+
 /// Lane bookkeeping of one warp.
 pub(super) struct Lanes32 {
     pub(super) v0: u32,
@@ -298,10 +328,7 @@ impl GraphGen {
         if lanes.n == 0 {
             return Box::new(std::iter::empty());
         }
-        let mut flagged = 0u32;
-        for l in 0..lanes.n {
-            flagged |= (self.updated(lanes.v0 + l, round) as u32) << l;
-        }
+        let flagged = self.updated_lanes(&lanes, round);
         Box::new(Update {
             bfs: self.algo == Algo::Bfs,
             lanes,
