@@ -109,16 +109,18 @@ impl Gpu<'_> {
             }
             // The first line's L1 set, fetched while the event and counters are done.
             self.sms[sm as usize].l1_cache.prefetch_set(pa);
-            self.service.on_access(&AccessEvent {
-                now: Cycle(ready),
-                va: Va(va),
-                pa,
-                chiplet: ChipletId(chiplet as u8),
-                sm,
-                alloc: instr.alloc,
-                write: instr.write,
-                lines: (j - i) as u32,
-            });
+            if self.observe_accesses {
+                self.service.on_access(&AccessEvent {
+                    now: Cycle(ready),
+                    va: Va(va),
+                    pa,
+                    chiplet: ChipletId(chiplet as u8),
+                    sm,
+                    alloc: instr.alloc,
+                    write: instr.write,
+                    lines: (j - i) as u32,
+                });
+            }
             // Counted without a branch: local and remote pages alternate at random.
             let n = (j - i) as u64;
             let remote = n * (self.mem.home(pa) != chiplet) as u64;

@@ -72,6 +72,8 @@ pub struct Gpu<'w> {
     /// The memory service wants faulting warps requeued at their replay cycle
     /// ([`MemoryService::defers_replays`]); set by a fault that did so.
     pub(super) defer_replays: bool,
+    /// The memory service wants every access ([`MemoryService::observes_accesses`]).
+    pub(super) observe_accesses: bool,
     pub(super) replay_deferred: bool,
     /// The line (in the instruction's sorted lines) its deferred replay resumes at.
     pub(super) replay_line: usize,
@@ -140,6 +142,7 @@ impl<'w> Gpu<'w> {
             .map(|i| mm.alloc_base(i as crate::workload::AllocIndex).0)
             .collect();
         let defer_replays = service.defers_replays();
+        let observe_accesses = service.observes_accesses();
         Ok(Gpu {
             cfg: cfg.clone(),
             workload,
@@ -157,6 +160,7 @@ impl<'w> Gpu<'w> {
             issue_cost_per_instr: 1.0 / cfg.gpu.issue_width as f64,
             cycles: 0,
             defer_replays,
+            observe_accesses,
             replay_deferred: false,
             replay_line: 0,
         })
