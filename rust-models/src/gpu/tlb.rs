@@ -166,8 +166,11 @@ impl TlbArray {
     fn find(&self, s: usize, tag: u64, pages: u16, also: impl Fn(&Entry) -> bool) -> Option<usize> {
         let lo = &self.tag_lo[s..s + self.ways];
         let masks = &self.masks[s..s + self.ways];
-        for (base, (lo, masks)) in (0..).step_by(64).zip(lo.chunks(64).zip(masks.chunks(64))) {
-            let mut found = candidate_ways(lo, masks, tag as u32, pages);
+        // Sixty-four ways per compare (one pass for any set of a real TLB).
+        let mut base = 0;
+        while base < lo.len() {
+            let end = (base + 64).min(lo.len());
+            let mut found = candidate_ways(&lo[base..end], &masks[base..end], tag as u32, pages);
             while found != 0 {
                 let w = s + base + found.trailing_zeros() as usize;
                 found &= found - 1;
@@ -176,6 +179,7 @@ impl TlbArray {
                     return Some(w);
                 }
             }
+            base = end;
         }
         None
     }
