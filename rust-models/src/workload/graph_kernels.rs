@@ -125,7 +125,7 @@ impl GraphGen {
     /// one read: a warp's 32 vertices share a word of the bitset.
     #[inline]
     pub(super) fn updated_lanes(&self, lanes: &Lanes32, r: u32) -> u32 {
-        debug_assert!(lanes.v0 % WARP as u32 == 0);
+        debug_assert!(lanes.v0.is_multiple_of(WARP as u32));
         let word = self.updated_bits[r as usize * self.words_per_round + lanes.v0 as usize / 64];
         (word >> (lanes.v0 % 64)) as u32 & lane_mask(lanes.n)
     }
