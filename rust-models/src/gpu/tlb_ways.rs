@@ -21,8 +21,9 @@ pub(super) fn candidate_ways(lo: &[u32], masks: &[u16], tag_lo: u32, pages: u16)
         found |= (sse2::row_of_8(rows, m, tag_lo, pages) as u64) << k;
         k += 8;
     }
-    for (w, (&t, &m)) in lo.iter().zip(masks).enumerate().skip(k) {
-        found |= ((t == tag_lo && m & pages != 0) as u64) << w;
+    // The ways past the last full row (none for the usual 8-, 16- and 32-way sets).
+    for w in k..lo.len() {
+        found |= ((lo[w] == tag_lo && masks[w] & pages != 0) as u64) << w;
     }
     found
 }
