@@ -119,15 +119,7 @@ pub(crate) fn coalesced(
 /// An irregular access: one offset per active lane.
 #[inline]
 pub(crate) fn gather(alloc: AllocIndex, offsets: &[u64], elem: u8, write: bool) -> WarpInstr {
-    WarpInstr {
-        alloc,
-        write,
-        lanes: Lanes::Gather {
-            offsets: offsets.into(),
-            elem,
-        },
-        compute_cycles: 0,
-    }
+    gather_offsets(alloc, offsets.into(), elem, write)
 }
 
 /// An irregular access whose offsets the generator built in place.
