@@ -194,17 +194,17 @@ impl Budget {
     #[inline]
     pub fn consume(&mut self, now: u64, cost: f64) -> u64 {
         let now_f = now as f64;
-        // Not `f64::max`: its NaN handling costs on every line, and no time is NaN.
-        let start = if self.free_at > now_f {
-            self.free_at
-        } else {
-            now_f
-        };
+        self.lines += 1;
+        // Idle: no wait (most issue slots; each call site predicts its own case).
+        if self.free_at <= now_f {
+            self.free_at = now_f + cost;
+            return 0;
+        }
+        let start = self.free_at;
         self.free_at = start + cost;
         let wait = start - now_f;
         self.queued_cycles += wait;
-        self.lines += 1;
-        // ceil() without a libm call (`wait` is finite and not negative).
+        // ceil() without a libm call (`wait` is finite and positive).
         let whole = wait as u64;
         whole + ((whole as f64) < wait) as u64
     }
