@@ -130,7 +130,7 @@ impl Gpu<'_> {
             self.counters.remote_lines += remote;
             self.counters.lines += n;
             // The page's lines go through the L1 port back to back, one per cycle.
-            let first = self.sms[sm as usize].l1_port.take(ready, (j - i) as u64);
+            let first = self.sms[sm as usize].l1_port.take(ready, n);
             for (t, &line) in (first..).zip(&lines[i..j]) {
                 let line_pa = pa + (base + line - va);
                 done = done.max(self.data_access(line_pa, t, sm, chiplet));

@@ -51,10 +51,7 @@ impl TagCache {
     /// fetch overlaps the work in between; changes nothing).
     #[inline(always)]
     pub fn prefetch_set(&self, pa: u64) {
-        let line = pa / LINE_BYTES;
-        let set =
-            self.first + ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
-        if let Some(t) = self.tags.get(set) {
+        if let Some(t) = self.tags.get(self.set_start(pa / LINE_BYTES)) {
             super::prefetch::prefetch(t);
         }
     }
@@ -67,9 +64,7 @@ impl TagCache {
         let line = pa / LINE_BYTES;
         debug_assert!(line < u32::MAX as u64, "PA beyond MAX_PHYSICAL_BYTES");
         let key = (line + 1) as u32;
-        // Hash the set index so power-of-two strides do not all land in one set.
-        let set =
-            self.first + ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways;
+        let set = self.set_start(line);
         match self.ways {
             // The common associativities without data-dependent branches: a tag compare
             // that exits at a random way and a shift of random length mispredict on
@@ -79,11 +74,18 @@ impl TagCache {
             _ => recency_update_any(&mut self.tags[set..set + self.ways], key),
         }
     }
+
+    /// Index in `tags` of the first way of `line`'s set. The set index is hashed so that
+    /// power-of-two strides do not all land in one set.
+    #[inline(always)]
+    fn set_start(&self, line: u64) -> usize {
+        self.first + ((line ^ (line >> 7) ^ (line >> 13)) & self.set_mask) as usize * self.ways
+    }
 }
 
 /// Find `key` in the recency-ordered `set` and move it to the front (a miss drops the last,
 /// least recent, tag); returns whether it hit. Fixed `N`, branch-free past the check of
-/// the most recent line.
+/// the most recent line on x86-64 (elsewhere the general loop).
 #[inline(always)]
 fn recency_update<const N: usize>(set: &mut [u32], key: u32) -> bool {
     let set: &mut [u32; N] = set.try_into().expect("set of N ways");
@@ -98,22 +100,7 @@ fn recency_update<const N: usize>(set: &mut [u32], key: u32) -> bool {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let mut found = 0u32;
-        for (k, &t) in set.iter().enumerate() {
-            found |= ((t == key) as u32) << k;
-        }
-        // The hit way, or the last way on a miss.
-        let w = if found != 0 {
-            found.trailing_zeros() as usize
-        } else {
-            N - 1
-        };
-        let old = *set;
-        for k in 1..N {
-            set[k] = if k <= w { old[k - 1] } else { old[k] };
-        }
-        set[0] = key;
-        found != 0
+        recency_update_any(set, key)
     }
 }
 

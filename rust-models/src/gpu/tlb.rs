@@ -96,18 +96,15 @@ pub struct TlbHit {
 /// [`TlbArray`]).
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    /// VA >> group_shift; [`EMPTY_TAG`] marks an empty way.
+    /// VA >> group_shift (of no meaning in an empty way, whose mask is 0).
     tag: u64,
     pa_base: u64,
     ready: u64,
     exact_pa: bool,
 }
 
-/// Tag of an empty way.
-const EMPTY_TAG: u64 = u64::MAX;
-
 const EMPTY: Entry = Entry {
-    tag: EMPTY_TAG,
+    tag: 0,
     pa_base: 0,
     ready: 0,
     exact_pa: false,

@@ -117,8 +117,13 @@ impl GraphGen {
     /// Vertex `v` is updated during round `r < rounds` (so active in round `r + 1`).
     #[inline]
     pub(super) fn updated(&self, v: u32, r: u32) -> bool {
-        let word = self.updated_bits[r as usize * self.words_per_round + v as usize / 64];
-        word >> (v % 64) & 1 == 1
+        self.updated_word(v, r) >> (v % 64) & 1 == 1
+    }
+
+    /// The word of round `r`'s bitset that holds vertex `v`.
+    #[inline]
+    fn updated_word(&self, v: u32, r: u32) -> u64 {
+        self.updated_bits[r as usize * self.words_per_round + v as usize / 64]
     }
 
     /// [`GraphGen::updated`] of a warp's lanes as a bit mask (bit l: vertex `v0 + l`), in
@@ -126,8 +131,7 @@ impl GraphGen {
     #[inline]
     pub(super) fn updated_lanes(&self, lanes: &Lanes32, r: u32) -> u32 {
         debug_assert!(lanes.v0.is_multiple_of(WARP as u32));
-        let word = self.updated_bits[r as usize * self.words_per_round + lanes.v0 as usize / 64];
-        (word >> (lanes.v0 % 64)) as u32 & lane_mask(lanes.n)
+        (self.updated_word(lanes.v0, r) >> (lanes.v0 % 64)) as u32 & lane_mask(lanes.n)
     }
 
     /// [`GraphGen::active`] of a warp's lanes as a bit mask. A vertex is active in round
