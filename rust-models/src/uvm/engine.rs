@@ -6,14 +6,13 @@
 //! (replays) comes before warp events, which come before a batch start, so faults raised
 //! in the cycle a batch starts still make it into that batch.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use crate::workload::{Lanes, WarpInstr, WarpStream, Workload};
 
 use super::config::UvmConfig;
 use super::core::UvmCore;
+use super::event_queue::EventQueue;
 use super::layout::Layout;
 use super::metrics::UvmMetrics;
 use super::{UvmError, UvmPolicy};
@@ -39,7 +38,7 @@ struct Warp<'w> {
 pub(super) struct Engine<'w> {
     wl: &'w dyn Workload,
     pub(super) core: UvmCore,
-    heap: BinaryHeap<Reverse<(u64, u8, u32)>>,
+    queue: EventQueue,
     blocked: Vec<u32>,
     driver_busy: bool,
     batch_scheduled: bool,
@@ -81,7 +80,7 @@ impl<'w> Engine<'w> {
         Engine {
             wl,
             core: UvmCore::new(wl, cfg, policy, check),
-            heap: BinaryHeap::new(),
+            queue: EventQueue::new(EV_WARP),
             blocked: Vec::new(),
             driver_busy: false,
             batch_scheduled: false,
@@ -112,7 +111,7 @@ impl<'w> Engine<'w> {
                     }
                 }
             }
-            while let Some(Reverse((t, kind, id))) = self.heap.pop() {
+            while let Some((t, kind, id)) = self.queue.pop() {
                 now = now.max(t);
                 match kind {
                     EV_BATCH_END => self.on_batch_end(t),
@@ -166,7 +165,7 @@ impl<'w> Engine<'w> {
                     (self.warps.len() - 1) as u32
                 }
             };
-            self.heap.push(Reverse((t, EV_WARP, slot)));
+            self.queue.push(t, EV_WARP, slot);
         }
     }
 
@@ -186,7 +185,7 @@ impl<'w> Engine<'w> {
                     warp.cur = Some(instr);
                     warp.started = false;
                     if compute > 0 {
-                        self.heap.push(Reverse((t + compute, EV_WARP, id)));
+                        self.queue.push(t + compute, EV_WARP, id);
                         return None;
                     }
                 }
@@ -238,13 +237,13 @@ impl<'w> Engine<'w> {
                 let c = &self.core;
                 let start =
                     (t + c.cfg.us_to_cycles(c.cfg.fault.interrupt_delay_us)).max(c.driver_free_at);
-                self.heap.push(Reverse((start, EV_BATCH_START, 0)));
+                self.queue.push(start, EV_BATCH_START, 0);
                 self.batch_scheduled = true;
             }
             return None;
         }
         if wait_until > t {
-            self.heap.push(Reverse((wait_until, EV_WARP, id)));
+            self.queue.push(wait_until, EV_WARP, id);
             return None;
         }
         // Every page was accessed: the instruction completes.
@@ -255,7 +254,7 @@ impl<'w> Engine<'w> {
         let issue = t.max(self.sm_free_at[sm]);
         self.sm_free_at[sm] = issue + (lines as u64).div_ceil(per_cycle).max(1);
         let done = issue + self.core.cfg.gpu.memory_latency_cycles;
-        self.heap.push(Reverse((done, EV_WARP, id)));
+        self.queue.push(done, EV_WARP, id);
         None
     }
 
@@ -266,7 +265,7 @@ impl<'w> Engine<'w> {
         let end = self.core.service_batch(t)?;
         self.core.service_wall += w0.elapsed().as_secs_f64();
         self.batch_end = end;
-        self.heap.push(Reverse((end, EV_BATCH_END, 0)));
+        self.queue.push(end, EV_BATCH_END, 0);
         Ok(())
     }
 
@@ -283,16 +282,13 @@ impl<'w> Engine<'w> {
             if self.core.queued[waiting] {
                 still.push(id);
             } else {
-                self.heap.push(Reverse((t, EV_WARP, id)));
+                self.queue.push(t, EV_WARP, id);
             }
         }
         self.blocked = still;
         if !self.core.buffer.is_empty() {
-            self.heap.push(Reverse((
-                t.max(self.core.driver_free_at),
-                EV_BATCH_START,
-                0,
-            )));
+            self.queue
+                .push(t.max(self.core.driver_free_at), EV_BATCH_START, 0);
             self.batch_scheduled = true;
         }
     }

@@ -30,6 +30,7 @@ pub mod att_ref;
 pub mod config;
 mod core;
 pub mod engine;
+mod event_queue;
 pub mod forest;
 pub mod forest_tree;
 pub mod gpu_run;
