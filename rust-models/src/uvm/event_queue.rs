@@ -210,7 +210,7 @@ mod tests {
             let mut popped = 0;
             for step in 0..200_000 {
                 let r = next(&mut s);
-                if r % 3 != 0 || heap.is_empty() {
+                if !r.is_multiple_of(3) || heap.is_empty() {
                     // Pushes at the current cycle, near, past the wheel, and far away.
                     let ahead = match r >> 8 & 7 {
                         0 | 1 => 0,
