@@ -240,13 +240,7 @@ impl AccessTimeTracker {
     /// Slots whose range holds `vpn`, as a bit mask (valid slots only).
     #[inline]
     fn range_hits(&self, vpn: u32) -> u32 {
-        let s = &self.state;
-        let mut hits = 0u32;
-        // A fixed 32-wide loop (invalid slots masked afterwards) so it vectorises.
-        for i in 0..MAX_OBJECTS {
-            hits |= ((s.start[i] <= vpn && vpn <= s.end[i]) as u32) << i;
-        }
-        hits & s.valid
+        super::att_ranges::range_hits(&self.state.start, &self.state.end, vpn) & self.state.valid
     }
 
     /// The slot an object port names, if it names one.

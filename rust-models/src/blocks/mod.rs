@@ -3,5 +3,6 @@
 //! convention), and is what the system model uses by default.
 
 pub mod access_time_tracker;
+mod att_ranges;
 pub mod remote_tracker;
 pub mod tlb_coalescer;
