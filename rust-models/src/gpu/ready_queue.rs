@@ -9,7 +9,9 @@
 //! Here a wheel of [`WHEEL_CYCLES`] buckets, one per cycle of the window after the current
 //! cycle, holds intrusive lists of slots (a `next` link per slot, so a push writes two
 //! words and allocates nothing); a bitmap finds the next non-empty bucket. Events beyond
-//! the window wait in a binary heap. When a cycle becomes current, its slots are sorted
+//! the window wait in a few per-cycle groups (under UVM, thousands of warps wait for one
+//! fault batch's end: one group instead of thousands of heap sift-downs), the rest in a
+//! binary heap. When a cycle becomes current, its slots are sorted
 //! once; a push at the current cycle (a thread block launched into a free slot) is
 //! inserted in order. The pop order is therefore exactly (cycle, slot) ascending — the
 //! order of a binary min-heap over the same keys, which keeps runs bit-identical.
@@ -43,10 +45,19 @@ pub(super) struct ReadyQueue {
     /// The first cycle after `now` with a non-empty bucket, kept up to date on every push
     /// and advance so the queue can name the next warps before they are due.
     next_wheel: Option<u64>,
-    /// Events at or beyond `now + WHEEL_CYCLES` when pushed, as (cycle, slot).
+    /// Events at or beyond `now + WHEEL_CYCLES` when pushed: grouped by cycle while
+    /// there are at most [`FAR_GROUPS`] such cycles, else as (cycle, slot) in a heap.
+    far_groups: Vec<(u64, Vec<u32>)>,
+    /// Earliest cycle of `far_groups` (`u64::MAX` when there is none).
+    far_groups_min: u64,
+    /// Emptied group vectors, reused.
+    spare: Vec<Vec<u32>>,
     far: BinaryHeap<Reverse<(u64, u32)>>,
     len: usize,
 }
+
+/// Distinct far cycles kept as groups (a UVM batch's start and end, with room to spare).
+const FAR_GROUPS: usize = 8;
 
 impl ReadyQueue {
     pub(super) fn new() -> ReadyQueue {
@@ -58,6 +69,9 @@ impl ReadyQueue {
             occupied: vec![0; WHEEL_CYCLES / 64],
             summary: vec![0; WHEEL_CYCLES / 64 / 64],
             next_wheel: None,
+            far_groups: Vec::with_capacity(FAR_GROUPS),
+            far_groups_min: u64::MAX,
+            spare: Vec::new(),
             far: BinaryHeap::new(),
             len: 0,
         }
@@ -85,6 +99,21 @@ impl ReadyQueue {
             if self.next_wheel.is_none_or(|n| cycle < n) {
                 self.next_wheel = Some(cycle);
             }
+        } else {
+            self.push_far(cycle, slot);
+        }
+    }
+
+    /// An event beyond the wheel: into its cycle's group, a new group, or the heap.
+    #[cold]
+    fn push_far(&mut self, cycle: u64, slot: u32) {
+        if let Some(g) = self.far_groups.iter_mut().find(|g| g.0 == cycle) {
+            g.1.push(slot);
+        } else if self.far_groups.len() < FAR_GROUPS {
+            let mut slots = self.spare.pop().unwrap_or_default();
+            slots.push(slot);
+            self.far_groups.push((cycle, slots));
+            self.far_groups_min = self.far_groups_min.min(cycle);
         } else {
             self.far.push(Reverse((cycle, slot)));
         }
@@ -134,12 +163,11 @@ impl ReadyQueue {
     /// Move `now` to the next cycle with an event and gather its slots into `current`.
     fn advance(&mut self) {
         let wheel = self.next_wheel;
-        let far = self.far.peek().map(|r| r.0 .0);
-        let cycle = match (wheel, far) {
-            (Some(w), Some(f)) => w.min(f),
-            (Some(c), None) | (None, Some(c)) => c,
-            (None, None) => return,
-        };
+        let far = self.far.peek().map_or(u64::MAX, |r| r.0 .0);
+        let cycle = wheel.unwrap_or(u64::MAX).min(far).min(self.far_groups_min);
+        if cycle == u64::MAX {
+            return;
+        }
         self.now = cycle;
         if wheel == Some(cycle) {
             let b = (cycle & WHEEL_MASK) as usize;
@@ -160,6 +188,21 @@ impl ReadyQueue {
             }
             self.far.pop();
             self.current.push(s);
+        }
+        if self.far_groups_min == cycle {
+            let g = self.far_groups.iter().position(|g| g.0 == cycle);
+            if let Some(i) = g {
+                let (_, mut slots) = self.far_groups.swap_remove(i);
+                self.current.extend_from_slice(&slots);
+                slots.clear();
+                self.spare.push(slots);
+            }
+            self.far_groups_min = self
+                .far_groups
+                .iter()
+                .map(|g| g.0)
+                .min()
+                .unwrap_or(u64::MAX);
         }
         self.current.sort_unstable_by(|a, b| b.cmp(a));
     }
@@ -263,6 +306,8 @@ mod tests {
                 }
                 // A long stall: beyond the wheel.
                 1 => (t + WHEEL_CYCLES as u64 + rng() % 40_000, slot),
+                // Waiting for a fault batch: many warps share one far cycle.
+                3 | 4 => (((t >> 17) + 2 + rng() % 2) << 17, slot),
                 // Zero latency: ready again this cycle.
                 2 => (t, slot),
                 _ => (t + 1 + rng() % 5000, slot),
