@@ -14,7 +14,7 @@
 //! (an MSHR) without tracking in-flight walks separately.
 
 use super::config::TlbSpec;
-use super::tlb_ways::candidate_ways;
+use super::tlb_ways::{candidate_ways, ways_in_range};
 
 /// Page-size class of a TLB structure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -257,17 +257,42 @@ impl TlbArray {
     }
 
     fn invalidate(&mut self, start: u64, end: u64) {
+        if self.occupied == 0 || end <= start {
+            return;
+        }
+        // An entry overlaps `start..end` exactly when its tag is in `first..=last`.
         let gs = self.class.group_shift();
-        for (e, m) in self.entries.iter_mut().zip(self.masks.iter_mut()) {
-            if *m != 0 {
-                let lo = e.tag << gs;
-                let hi = lo + (1u64 << gs);
-                if lo < end && start < hi {
-                    *e = EMPTY;
-                    *m = 0;
+        let (first, last) = (start >> gs, (end - 1) >> gs);
+        let tags = last - first + 1;
+        if tags <= self.set_mask {
+            // Fewer tags than sets: only their sets can hold them.
+            for tag in first..=last {
+                let s = self.set_start(tag);
+                self.invalidate_ways(s, s + self.ways, first, last);
+            }
+        } else {
+            self.invalidate_ways(0, self.entries.len(), first, last);
+        }
+    }
+
+    /// Empty the valid ways of `from..to` whose tag is in `first..=last`.
+    fn invalidate_ways(&mut self, from: usize, to: usize, first: u64, last: u64) {
+        let span = (last - first).min(u32::MAX as u64) as u32;
+        let mut base = from;
+        while base < to {
+            let end = (base + 64).min(to);
+            let lo = &self.tag_lo[base..end];
+            let mut found = ways_in_range(lo, &self.masks[base..end], first as u32, span);
+            while found != 0 {
+                let w = base + found.trailing_zeros() as usize;
+                found &= found - 1;
+                if (first..=last).contains(&self.entries[w].tag) {
+                    self.entries[w] = EMPTY;
+                    self.masks[w] = 0;
                     self.occupied -= 1;
                 }
             }
+            base = end;
         }
     }
 }
@@ -391,5 +416,56 @@ mod tests {
         assert!(t.lookup(0x20_1000).is_some_and(|h| h.pa.is_none()));
         t.invalidate(0x3f_f000, 0x40_0000);
         assert!(t.lookup(0x20_1000).is_none());
+    }
+
+    /// A shootdown empties exactly the valid entries whose group overlaps the range, in
+    /// fully associative and set-associative arrays, for ranges of one tag to more tags
+    /// than sets (fixed seed).
+    #[test]
+    fn shootdown_empties_exactly_the_overlapping_entries() {
+        let mut x = 0x1357_9bdf_2468_ace0u64;
+        let mut rng = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (entries, ways) in [(32, 0), (64, 16), (16, 4)] {
+            for class in SizeClass::ALL {
+                for _ in 0..300 {
+                    let mut a = TlbArray::new(class, entries, ways);
+                    let gs = class.group_shift();
+                    for _ in 0..(rng() % 80) {
+                        let va = (rng() % 64) << gs | (rng() % 16) << class.page_shift();
+                        let fill = TlbFill {
+                            class,
+                            mask: 1 << (rng() % 16),
+                            pa_base: None,
+                            ready: 0,
+                        };
+                        a.insert(va, &fill, rng() % 1000);
+                    }
+                    let before: Vec<(u64, u16)> = a
+                        .entries
+                        .iter()
+                        .map(|e| e.tag)
+                        .zip(a.masks.clone())
+                        .collect();
+                    // Mostly one to five groups; sometimes more groups than sets.
+                    let start = rng() % (64 << gs);
+                    let len = if rng() % 4 == 0 { 64 << gs } else { 5 << gs };
+                    let end = start + 1 + rng() % len;
+                    a.invalidate(start, end);
+                    let mut occupied = 0;
+                    for (w, &(tag, mask)) in before.iter().enumerate() {
+                        let overlaps = tag << gs < end && start < (tag + 1) << gs;
+                        let keep = mask != 0 && !overlaps;
+                        assert_eq!(a.masks[w] != 0, keep, "way {w} of {start:#x}..{end:#x}");
+                        occupied += keep as usize;
+                    }
+                    assert_eq!(a.occupied, occupied);
+                }
+            }
+        }
     }
 }

@@ -28,9 +28,60 @@ pub(super) fn candidate_ways(lo: &[u32], masks: &[u16], tag_lo: u32, pages: u16)
     found
 }
 
+/// Bit `k` set when way `k` is valid (`masks[k] != 0`) and `lo[k] - first` (wrapping) is
+/// at most `span`: the ways whose tag may lie in a shootdown's tag range `first ..=
+/// first + span` (at most 64 ways). A candidate still needs its full tag checked.
+///
+/// Why: a shootdown under UVM eviction scans every TLB of every SM (fourteen thousand L1
+/// ways on four chiplets); a way-by-way loop made it the costliest part of a Forest run.
+#[inline]
+pub(super) fn ways_in_range(lo: &[u32], masks: &[u16], first: u32, span: u32) -> u64 {
+    debug_assert!(lo.len() == masks.len() && lo.len() <= 64);
+    let mut found = 0u64;
+    let mut k = 0;
+    #[cfg(target_arch = "x86_64")]
+    while k + 8 <= lo.len() {
+        let rows: &[u32; 8] = lo[k..k + 8].try_into().expect("eight tags");
+        let m: &[u16; 8] = masks[k..k + 8].try_into().expect("eight masks");
+        found |= (sse2::in_range_of_8(rows, m, first, span) as u64) << k;
+        k += 8;
+    }
+    for w in k..lo.len() {
+        found |= ((masks[w] != 0 && lo[w].wrapping_sub(first) <= span) as u64) << w;
+    }
+    found
+}
+
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::*;
+
+    /// [`super::ways_in_range`] for one row of eight ways.
+    #[inline(always)]
+    pub(super) fn in_range_of_8(lo: &[u32; 8], masks: &[u16; 8], first: u32, span: u32) -> u32 {
+        // SAFETY: SSE2 is part of the x86-64 baseline; the unaligned loads read exactly
+        // the 32 bytes of `lo` and the 16 bytes of `masks`.
+        unsafe {
+            // Unsigned `d <= span` with signed compares: flip both sign bits.
+            let bias = _mm_set1_epi32(i32::MIN);
+            let f = _mm_set1_epi32(first as i32);
+            let sp = _mm_xor_si128(_mm_set1_epi32(span as i32), bias);
+            let p = lo.as_ptr() as *const __m128i;
+            let out = |v: __m128i| {
+                let d = _mm_xor_si128(_mm_sub_epi32(v, f), bias);
+                _mm_cmpgt_epi32(d, sp)
+            };
+            let out_lo = out(_mm_loadu_si128(p));
+            let out_hi = out(_mm_loadu_si128(p.add(1)));
+            let outside = _mm_packs_epi32(out_lo, out_hi);
+            let m = _mm_loadu_si128(masks.as_ptr() as *const __m128i);
+            let empty = _mm_cmpeq_epi16(m, _mm_setzero_si128());
+            let miss = _mm_or_si128(outside, empty);
+            // A byte per way, then a bit per way; set bits are the ways that stay out.
+            let bits = _mm_movemask_epi8(_mm_packs_epi16(miss, _mm_setzero_si128())) & 0xff;
+            (!bits & 0xff) as u32
+        }
+    }
 
     /// [`super::candidate_ways`] for one row of eight ways.
     #[inline(always)]
@@ -89,6 +140,18 @@ mod tests {
                     candidate_ways(&lo, &masks, tag, pages),
                     expect,
                     "{ways} ways"
+                );
+                // Ranges that start below, at and above zero (wrapping) and cover 1-4 tags.
+                let first = (rng() % 6) as u32 ^ if rng() % 5 == 0 { u32::MAX - 2 } else { 0 };
+                let span = (rng() % 4) as u32;
+                let expect = (0..ways).fold(0u64, |f, w| {
+                    let inside = lo[w].wrapping_sub(first) <= span;
+                    f | ((masks[w] != 0 && inside) as u64) << w
+                });
+                assert_eq!(
+                    ways_in_range(&lo, &masks, first, span),
+                    expect,
+                    "{ways} ways, range {first}+{span}"
                 );
             }
         }
