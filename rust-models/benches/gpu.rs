@@ -1,11 +1,20 @@
 //! Throughput of the GPU timing model: warp memory instructions simulated per second,
 //! single-threaded, on bfs and a GEMM at the default scale (the target is >= 5 M/s).
 //! Peak memory is measured on the CLI instead (see the report), since criterion cannot.
+//! `uvm_run`: the UVM replay engine on `configs/uvm-turing.toml`, timed without the fault
+//! service (the driver's own work), as `mcmvm run` prints it; `uvm_on_gpu`: the same
+//! service on the 4-chiplet GPU model (`--uvm tbnp`), timed the same way.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, GpuConfig, RunSpec};
+use mcmvm_models::uvm::{run_on_gpu, run_workload, UvmConfig, UvmPolicy};
 use std::path::Path;
+use std::time::Duration;
+
+// The allocator the `mcmvm` binary uses (warp streams come and go per warp).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn throughput(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/mcm-4chiplet.toml");
@@ -32,5 +41,60 @@ fn throughput(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, throughput);
+fn uvm_throughput(c: &mut Criterion) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/uvm-turing.toml");
+    let cfg = UvmConfig::load(&path, &[]).expect("config loads");
+    let mut g = c.benchmark_group("uvm_run");
+    g.sample_size(10);
+    for name in ["bfs", "gemm-resnet50"] {
+        let w = mcmvm_models::workload::by_name(name, 1.0, 1).expect("workload builds");
+        for policy in [UvmPolicy::Tbnp, UvmPolicy::Forest] {
+            let run = || run_workload(w.as_ref(), &cfg, policy, false).expect("runs");
+            g.throughput(Throughput::Elements(run().warp_mem_instrs));
+            g.bench_function(format!("{name}/{}", policy.name()), |b| {
+                b.iter_custom(|iters| {
+                    (0..iters)
+                        .map(|_| {
+                            let m = run();
+                            Duration::from_secs_f64((m.wall_s - m.service_wall_s).max(0.0))
+                        })
+                        .sum()
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+fn uvm_on_gpu_throughput(c: &mut Criterion) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+    let gpu_cfg = GpuConfig::load(&dir.join("mcm-4chiplet.toml")).expect("config loads");
+    let ucfg = UvmConfig::load(&dir.join("uvm-turing.toml"), &[]).expect("config loads");
+    let mut g = c.benchmark_group("uvm_on_gpu");
+    g.sample_size(10);
+    let spec = RunSpec {
+        policy: PolicyKind::S64k,
+        scale: 1.0,
+        seed: 1,
+    };
+    for name in ["bfs", "gemm-resnet50"] {
+        let w = mcmvm_models::workload::by_name(name, 1.0, 1).expect("workload builds");
+        let policy = UvmPolicy::Tbnp;
+        let run = || run_on_gpu(&gpu_cfg, &ucfg, w.as_ref(), spec, policy, false).expect("runs");
+        g.throughput(Throughput::Elements(run().gpu.warp_mem_instrs));
+        g.bench_function(format!("{name}/{}", policy.name()), |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        let r = run();
+                        Duration::from_secs_f64(r.gpu.warp_mem_instrs as f64 / r.gpu_speed)
+                    })
+                    .sum()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, throughput, uvm_throughput, uvm_on_gpu_throughput);
 criterion_main!(benches);
