@@ -48,6 +48,8 @@ pub(super) struct UvmCore {
     pub(super) record_changes: bool,
     pub(super) evicted_log: Vec<usize>,
     pub(super) migrated_log: Vec<usize>,
+    /// Forest's eviction candidates, kept between batches for its allocation.
+    pub(super) victim_scratch: Vec<(u64, usize)>,
 }
 
 impl UvmCore {
@@ -101,6 +103,7 @@ impl UvmCore {
             check_invariants: check,
             service_wall: 0.0,
             record_changes: false,
+            victim_scratch: Vec::new(),
             evicted_log: Vec::new(),
             migrated_log: Vec::new(),
             layout,
