@@ -6,9 +6,6 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod cmd;
 
 #[derive(Parser)]
