@@ -12,10 +12,6 @@ use mcmvm_models::uvm::{run_on_gpu, run_workload, UvmConfig, UvmPolicy};
 use std::path::Path;
 use std::time::Duration;
 
-// The allocator the `mcmvm` binary uses (warp streams come and go per warp).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn throughput(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/mcm-4chiplet.toml");
     let cfg = GpuConfig::load(&path).expect("config loads");
