@@ -11,21 +11,12 @@
 /// (at most 64 ways). A candidate still needs its full tag checked.
 #[inline(always)]
 pub(super) fn candidate_ways(lo: &[u32], masks: &[u16], tag_lo: u32, pages: u16) -> u64 {
-    debug_assert!(lo.len() == masks.len() && lo.len() <= 64);
-    let mut found = 0u64;
-    let mut k = 0;
+    let way = |l: u32, m: u16| l == tag_lo && m & pages != 0;
     #[cfg(target_arch = "x86_64")]
-    while k + 8 <= lo.len() {
-        let rows: &[u32; 8] = lo[k..k + 8].try_into().expect("eight tags");
-        let m: &[u16; 8] = masks[k..k + 8].try_into().expect("eight masks");
-        found |= (sse2::row_of_8(rows, m, tag_lo, pages) as u64) << k;
-        k += 8;
-    }
-    // The ways past the last full row (none for the usual 8-, 16- and 32-way sets).
-    for w in k..lo.len() {
-        found |= ((lo[w] == tag_lo && masks[w] & pages != 0) as u64) << w;
-    }
-    found
+    let row = |r: &[u32; 8], m: &[u16; 8]| sse2::row_of_8(r, m, tag_lo, pages);
+    #[cfg(not(target_arch = "x86_64"))]
+    let row = |r: &[u32; 8], m: &[u16; 8]| by_way(r, m, &way);
+    select_ways(lo, masks, row, way)
 }
 
 /// Bit `k` set when way `k` is valid (`masks[k] != 0`) and `lo[k] - first` (wrapping) is
@@ -36,20 +27,42 @@ pub(super) fn candidate_ways(lo: &[u32], masks: &[u16], tag_lo: u32, pages: u16)
 /// ways on four chiplets); a way-by-way loop made it the costliest part of a Forest run.
 #[inline]
 pub(super) fn ways_in_range(lo: &[u32], masks: &[u16], first: u32, span: u32) -> u64 {
+    let way = |l: u32, m: u16| m != 0 && l.wrapping_sub(first) <= span;
+    #[cfg(target_arch = "x86_64")]
+    let row = |r: &[u32; 8], m: &[u16; 8]| sse2::in_range_of_8(r, m, first, span);
+    #[cfg(not(target_arch = "x86_64"))]
+    let row = |r: &[u32; 8], m: &[u16; 8]| by_way(r, m, &way);
+    select_ways(lo, masks, row, way)
+}
+
+/// The ways (at most 64) that pass a test, as a bit mask: `row` answers for eight ways at
+/// a time, `way` for the ways past the last full row (none for 8-, 16- and 32-way sets).
+#[inline(always)]
+fn select_ways(
+    lo: &[u32],
+    masks: &[u16],
+    row: impl Fn(&[u32; 8], &[u16; 8]) -> u32,
+    way: impl Fn(u32, u16) -> bool,
+) -> u64 {
     debug_assert!(lo.len() == masks.len() && lo.len() <= 64);
     let mut found = 0u64;
     let mut k = 0;
-    #[cfg(target_arch = "x86_64")]
     while k + 8 <= lo.len() {
         let rows: &[u32; 8] = lo[k..k + 8].try_into().expect("eight tags");
         let m: &[u16; 8] = masks[k..k + 8].try_into().expect("eight masks");
-        found |= (sse2::in_range_of_8(rows, m, first, span) as u64) << k;
+        found |= (row(rows, m) as u64) << k;
         k += 8;
     }
     for w in k..lo.len() {
-        found |= ((masks[w] != 0 && lo[w].wrapping_sub(first) <= span) as u64) << w;
+        found |= (way(lo[w], masks[w]) as u64) << w;
     }
     found
+}
+
+/// A row's bits from the per-way test (targets without SSE2).
+#[cfg(not(target_arch = "x86_64"))]
+fn by_way(lo: &[u32; 8], masks: &[u16; 8], way: &impl Fn(u32, u16) -> bool) -> u32 {
+    (0..8).fold(0, |f, w| f | (way(lo[w], masks[w]) as u32) << w)
 }
 
 #[cfg(target_arch = "x86_64")]

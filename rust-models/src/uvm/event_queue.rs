@@ -8,6 +8,10 @@
 //! Within one cycle warps still pop by slot id: a bucket is sorted when it becomes the
 //! earliest, and a warp pushed into it meanwhile (a replay, a new thread block) is
 //! inserted in order.
+//!
+//! Not the GPU model's `ReadyQueue`: merging with the batch events needs the earliest warp
+//! event *without* moving time to it (a batch end before it may still queue warps at its
+//! own, earlier cycle), and that queue's pop advances its clock to the event it returns.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
