@@ -347,12 +347,9 @@ mod tests {
             };
             let mut c = TagCache::new(&spec);
             let mut reference: Vec<Vec<(u64, u64)>> = vec![Vec::new(); sets as usize]; // (line, stamp)
-            let mut x = 0x2545_f491_4f6c_dd1du64;
+            let mut x = crate::workload::rng::XorShift::new(0x2545_f491_4f6c_dd1d);
             for now in 0..200_000u64 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let line = x % (3 * sets * ways);
+                let line = x.next_u64() % (3 * sets * ways);
                 let set = &mut reference[((line ^ (line >> 7) ^ (line >> 13)) % sets) as usize];
                 let hit = match set.iter_mut().find(|(l, _)| *l == line) {
                     Some(e) => {

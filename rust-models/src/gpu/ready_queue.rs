@@ -277,13 +277,8 @@ mod tests {
     /// or finish the warp and launch another into a free slot at the current cycle.
     #[test]
     fn pops_in_the_order_of_a_binary_heap() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64; // fixed seed
-        let mut rng = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut draws = crate::workload::rng::XorShift::new(0x9e37_79b9_7f4a_7c15); // fixed seed
+        let mut rng = move || draws.next_u64();
         let mut q = ReadyQueue::new();
         let mut h = BinaryHeap::new();
         for slot in 0..1000u32 {

@@ -423,13 +423,8 @@ mod tests {
     /// than sets (fixed seed).
     #[test]
     fn shootdown_empties_exactly_the_overlapping_entries() {
-        let mut x = 0x1357_9bdf_2468_ace0u64;
-        let mut rng = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut draws = crate::workload::rng::XorShift::new(0x1357_9bdf_2468_ace0); // fixed seed
+        let mut rng = move || draws.next_u64();
         for (entries, ways) in [(32, 0), (64, 16), (16, 4)] {
             for class in SizeClass::ALL {
                 for _ in 0..300 {

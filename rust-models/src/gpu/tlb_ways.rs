@@ -128,13 +128,8 @@ mod tests {
     /// that are and are not multiples of eight (fixed seed).
     #[test]
     fn candidates_match_a_way_by_way_check() {
-        let mut x = 0x243f_6a88_85a3_08d3u64;
-        let mut rng = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut draws = crate::workload::rng::XorShift::new(0x243f_6a88_85a3_08d3); // fixed seed
+        let mut rng = move || draws.next_u64();
         for ways in [1usize, 3, 8, 13, 16, 32, 64] {
             for _ in 0..2000 {
                 // Few distinct tags and sparse masks, so matches and near misses are common.

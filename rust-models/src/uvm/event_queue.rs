@@ -196,24 +196,18 @@ impl WarpWheel {
 mod tests {
     use super::*;
 
-    /// A small deterministic generator (xorshift) for the randomised comparison.
-    fn next(s: &mut u64) -> u64 {
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        *s
-    }
+    use crate::workload::rng::XorShift;
 
     #[test]
     fn pops_in_the_order_of_a_heap_of_tuples() {
         for seed in [1u64, 7, 42, 1234] {
-            let mut s = seed;
+            let mut s = XorShift::new(seed);
             let mut q = EventQueue::new(1);
             let mut heap = BinaryHeap::new();
             let mut now = 0u64;
             let mut popped = 0;
             for step in 0..200_000 {
-                let r = next(&mut s);
+                let r = s.next_u64();
                 if !r.is_multiple_of(3) || heap.is_empty() {
                     // Pushes at the current cycle, near, past the wheel, and far away.
                     let ahead = match r >> 8 & 7 {

@@ -408,16 +408,9 @@ mod tests {
     /// Drained in fully sorted order across chunk boundaries, whatever the input order.
     #[test]
     fn ascending_drain_yields_sorted_order_across_chunks() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut x = crate::workload::rng::XorShift::new(0x2545_f491_4f6c_dd1d);
         for n in [0usize, 1, 255, 256, 257, 1000, 5000] {
-            let items: Vec<(u64, usize)> = (0..n)
-                .map(|p| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (x % 97, p)
-                })
-                .collect();
+            let items: Vec<(u64, usize)> = (0..n).map(|p| (x.next_u64() % 97, p)).collect();
             let mut want = items.clone();
             want.sort_unstable();
             let mut d = AscendingDrain::new(items);
