@@ -48,7 +48,7 @@ mod lanes;
 pub mod memory;
 pub mod metrics;
 mod prefetch;
-mod ready_queue;
+pub(crate) mod ready_queue;
 pub mod service;
 mod simulate;
 pub mod sweep;

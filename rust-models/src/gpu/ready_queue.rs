@@ -242,7 +242,7 @@ impl ReadyQueue {
 
 /// The first set bit of the circular bitset `bits` after position `pos`, wrapping around
 /// to `pos` itself last.
-fn first_set_after(bits: &[u64], pos: usize) -> Option<usize> {
+pub(crate) fn first_set_after(bits: &[u64], pos: usize) -> Option<usize> {
     let n = bits.len() * 64;
     let (w0, b0) = (pos / 64, pos % 64);
     // Bits above `pos` in its own word.

@@ -16,6 +16,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::gpu::ready_queue::first_set_after;
+
 /// Cycles the wheel covers (a power of two).
 const WHEEL: usize = 4096;
 const WORDS: usize = WHEEL / 64;
@@ -158,26 +160,10 @@ impl WarpWheel {
     /// Cycle of the earliest event in the wheel (not empty).
     fn first_cycle(&self) -> u64 {
         let start = self.base as usize & (WHEEL - 1);
-        let (w0, bit0) = (start / 64, start % 64);
-        let first = self.occupied[w0] >> bit0;
-        if first != 0 {
-            return self.base + first.trailing_zeros() as u64;
-        }
-        for k in 1..=WORDS {
-            let w = (w0 + k) % WORDS;
-            let word = if k == WORDS {
-                // Back at the first word: only the bits below the start remain.
-                self.occupied[w] & ((1u64 << bit0) - 1)
-            } else {
-                self.occupied[w]
-            };
-            if word != 0 {
-                let b = w * 64 + word.trailing_zeros() as usize;
-                let ahead = (b + WHEEL - start) % WHEEL;
-                return self.base + ahead as u64;
-            }
-        }
-        unreachable!("first_cycle on an empty wheel")
+        // The first occupied bucket from `start` on, around the wheel.
+        let b = first_set_after(&self.occupied, (start + WHEEL - 1) % WHEEL)
+            .expect("first_cycle on an empty wheel");
+        self.base + ((b + WHEEL - start) % WHEEL) as u64
     }
 
     /// Move far events that now fall inside the wheel into it.
