@@ -16,10 +16,17 @@ use bitvec::prelude::*;
 
 use super::core::UvmCore;
 use super::mask::PAGES_PER_BLOCK;
+use super::residency::Residency;
 use super::tbnp::{compute_prefetch, TreeShape};
 use super::{UvmError, UvmPolicy};
 
 const PAGE_BYTES: u64 = 4096;
+
+/// A page eviction may take: resident, and not migrated by the batch being serviced
+/// (those carry `ready_at == u64::MAX` until the batch ends).
+fn evictable(res: &Residency, ready_at: &[u64], p: usize) -> bool {
+    res.is_resident(p) && ready_at[p] != u64::MAX
+}
 
 /// Per-batch cache of one object's eviction candidates: (ATT page key, page), oldest
 /// first.
@@ -318,7 +325,7 @@ impl UvmCore {
         let res = &self.res;
         let pinned = &self.pinned_blocks;
         let ready = &self.ready_at;
-        let evictable = |p: usize| res.is_resident(p) && ready[p] != u64::MAX;
+        let evictable = |p: usize| evictable(res, ready, p);
         let has_victims = |b: usize| {
             res.block_resident(b) > 0
                 && (b * PAGES_PER_BLOCK..(b + 1) * PAGES_PER_BLOCK).any(evictable)
@@ -346,7 +353,7 @@ impl UvmCore {
             // Reuse this batch's candidate list while its object still has pages.
             if let Some(q) = victims.as_mut() {
                 while let Some((_, p)) = q.pages.peek() {
-                    if self.res.is_resident(p) && self.ready_at[p] != u64::MAX {
+                    if evictable(&self.res, &self.ready_at, p) {
                         break;
                     }
                     q.pages.pop();
@@ -359,7 +366,7 @@ impl UvmCore {
                     let lo = obj.first_page + rel / leaf * leaf;
                     let hi = (lo + leaf).min(obj.first_page + obj.pages);
                     return (lo..hi)
-                        .filter(|&x| self.res.is_resident(x) && self.ready_at[x] != u64::MAX)
+                        .filter(|&x| evictable(&self.res, &self.ready_at, x))
                         .collect();
                 }
                 if let Some(q) = victims.take() {
@@ -379,7 +386,7 @@ impl UvmCore {
                 buf.clear();
                 buf.extend(
                     (obj.first_page..obj.first_page + obj.pages)
-                        .filter(|&p| self.res.is_resident(p) && self.ready_at[p] != u64::MAX)
+                        .filter(|&p| evictable(&self.res, &self.ready_at, p))
                         .map(|p| (f.tracker.page_key[p], p)),
                 );
                 let cands = AscendingDrain::new(buf);
