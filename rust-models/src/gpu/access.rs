@@ -193,6 +193,8 @@ impl Gpu<'_> {
                     return Ok((tr.pa.0, ready));
                 }
                 None => {
+                    self.fault_timer
+                        .fault_found(|| self.service.driver_seconds());
                     let w = self.gmmus[chiplet as usize].walk(
                         self.mm.page_table(),
                         vpn,
@@ -232,12 +234,14 @@ impl Gpu<'_> {
                     self.apply_shootdowns();
                     now = reply.replay_at.0.max(w.done);
                     if self.defer_replays {
+                        // The fault timer stops when the warp is back in the queue.
                         // The warp waits in the engine's queue and re-issues the
                         // instruction then, so other warps run meanwhile (their faults
                         // join the same batch).
                         self.replay_deferred = true;
                         return Ok((0, now));
                     }
+                    self.fault_timer.handled(|| self.service.driver_seconds());
                 }
             }
         }

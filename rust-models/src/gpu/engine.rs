@@ -10,6 +10,7 @@
 //! starts then (a launch barrier).
 
 use super::gmmu::Gmmu;
+use super::host_clock;
 use super::memory::{Budget, LinePort, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
 use super::prefetch::{prefetch, prefetch_all};
@@ -77,6 +78,8 @@ pub struct Gpu<'w> {
     pub(super) replay_deferred: bool,
     /// The line (in the instruction's sorted lines) its deferred replay resumes at.
     pub(super) replay_line: usize,
+    /// Host time of the fault path, sampled (see [`Gpu::fault_seconds`]).
+    pub(super) fault_timer: host_clock::FaultTimer,
 }
 
 impl<'w> Gpu<'w> {
@@ -163,12 +166,30 @@ impl<'w> Gpu<'w> {
             observe_accesses,
             replay_deferred: false,
             replay_line: 0,
+            fault_timer: host_clock::FaultTimer::default(),
         })
     }
 
     /// The memory manager (its page table, statistics).
     pub fn memory_manager(&self) -> &MemoryManager {
         &self.mm
+    }
+
+    /// Host seconds the run spent handling faults on the GPU side, estimated from a random
+    /// one in eight episodes ([`host_clock::FaultTimer`]; `rate` converts the run's ticks):
+    /// each walk that found no mapping, the memory service's fault call, the TLB
+    /// shootdowns it asked for and requeueing the warp; and each deferred replay attempt
+    /// that faulted again, whole (its TLB misses and re-walk are work the access repeats
+    /// only because its page has not arrived). The service's own driver work
+    /// ([`MemoryService::driver_seconds`]) is not in it; attempts that complete are not
+    /// counted, nor is the first attempt's work before its fault was found.
+    pub fn fault_seconds(&self, rate: &host_clock::TickRate) -> f64 {
+        self.fault_timer.estimated_seconds(rate)
+    }
+
+    /// Fault episodes (fresh faults, replays that faulted again) and how many were timed.
+    pub fn fault_episodes(&self) -> ([u64; 2], [u64; 2]) {
+        self.fault_timer.counts()
     }
 
     /// Cycles simulated so far (the end of the last finished kernel).
@@ -280,7 +301,12 @@ impl<'w> Gpu<'w> {
             // instruction copied it in pieces of other sizes than the stream wrote, and
             // reading those back stalled on store forwarding every time.
             let done = if let Some((instr, first_line)) = warp.replay.take() {
-                Some(self.issue(t, sm, &instr, first_line, &mut warp.replay)?)
+                self.fault_timer
+                    .replay_start(|| self.service.driver_seconds());
+                let done = self.issue(t, sm, &instr, first_line, &mut warp.replay)?;
+                // Faulted again: the whole attempt is fault handling.
+                self.fault_timer.replay_end(warp.replay.is_some());
+                Some(done)
             } else {
                 // Borrowed, not bound by value: a binding moved (copied) it first.
                 let next = warp.stream.next();
@@ -290,7 +316,10 @@ impl<'w> Gpu<'w> {
                 }
             };
             match done {
-                Some(done) => ks.heap.push(done, ws as u32),
+                Some(done) => {
+                    ks.heap.push(done, ws as u32);
+                    self.fault_timer.handled(|| self.service.driver_seconds());
+                }
                 None => {
                     ks.warps[ws] = None;
                     ks.free_warps.push(ws as u32);

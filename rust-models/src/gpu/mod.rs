@@ -44,6 +44,7 @@ mod access;
 pub mod config;
 mod engine;
 pub mod gmmu;
+pub mod host_clock;
 mod lanes;
 pub mod memory;
 pub mod metrics;

@@ -95,6 +95,12 @@ pub trait MemoryService {
         false
     }
 
+    /// Host seconds the service has spent on driver work so far (default: none). The
+    /// engine takes them out of the GPU side of the fault path it times.
+    fn driver_seconds(&self) -> f64 {
+        0.0
+    }
+
     /// Extra metrics this service wants in the run report (default: none).
     fn report(&self) -> Option<serde_json::Value> {
         None

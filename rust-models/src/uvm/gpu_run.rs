@@ -2,11 +2,10 @@
 //! the GPU, and [`UvmGpuService`] as its memory service; the report joins the GPU's
 //! [`RunReport`] and the [`UvmMetrics`].
 
-use std::time::Instant;
-
 use serde::Serialize;
 
 use crate::driver::MemoryManager;
+use crate::gpu::host_clock::Stopwatch;
 use crate::gpu::{driver_config, Gpu, GpuConfig, RunReport, RunSpec};
 use crate::workload::Workload;
 
@@ -24,8 +23,20 @@ pub struct GpuUvmReport {
     pub uvm: UvmMetrics,
     /// The fault protocol between GPU and driver.
     pub protocol: GpuUvmStats,
-    /// Warp memory instructions per wall second with fault service excluded.
+    /// Warp memory instructions per wall second with fault handling excluded: the
+    /// driver's service and the GPU's fault path (`fault_path_s`, `driver_s`).
     pub gpu_speed: f64,
+    /// Host seconds of the GPU model's side of the fault path ([`Gpu::fault_seconds`]:
+    /// faulting walks and fault calls, shootdowns, replays that faulted again), estimated
+    /// from a sample.
+    pub fault_path_s: f64,
+    /// Fault episodes (fresh faults, replays that faulted again: together every fault
+    /// call) and how many of each were timed for `fault_path_s`.
+    pub fault_episodes: [u64; 2],
+    pub fault_episodes_timed: [u64; 2],
+    /// Host seconds of the driver's service (batches, profiling on ATT interrupts),
+    /// measured.
+    pub driver_s: f64,
 }
 
 impl GpuUvmReport {
@@ -78,12 +89,17 @@ pub fn run_on_gpu(
     let mut svc = UvmGpuService::new(workload, &ucfg, policy, check, &mm);
     let mut gpu = Gpu::new(gpu_cfg, workload, mm, Box::new(&mut svc)).map_err(|e| gpu_err(&e))?;
     // Timed like `simulate`: the run, not building the GPU's structures.
-    let wall = Instant::now();
+    let watch = Stopwatch::start();
     gpu.run_all().map_err(|e| gpu_err(&e))?;
-    let secs = wall.elapsed().as_secs_f64();
+    let (secs, rate) = watch.stop();
+    let fault_path_s = gpu.fault_seconds(&rate);
+    let (fault_episodes, fault_episodes_timed) = gpu.fault_episodes();
     let report = gpu.finish(spec, secs);
     let (mut uvm, protocol) = svc.finish(report.cycles, report.warp_mem_instrs);
+    let driver_s = uvm.service_wall_s;
     uvm.wall_s = secs;
+    // All the host time fault handling took: the GPU's side and the driver's.
+    uvm.service_wall_s = (fault_path_s + driver_s).min(secs);
     uvm.finish();
     let gpu_speed = uvm.instr_per_s;
     Ok(GpuUvmReport {
@@ -91,5 +107,9 @@ pub fn run_on_gpu(
         uvm,
         protocol,
         gpu_speed,
+        fault_path_s,
+        fault_episodes,
+        fault_episodes_timed,
+        driver_s,
     })
 }
