@@ -3,7 +3,9 @@
 //! Peak memory is measured on the CLI instead (see the report), since criterion cannot.
 //! `uvm_run`: the UVM replay engine on `configs/uvm-turing.toml`, timed without the fault
 //! service (the driver's own work), as `mcmvm run` prints it; `uvm_on_gpu`: the same
-//! service on the 4-chiplet GPU model (`--uvm tbnp`), timed the same way.
+//! service on the 4-chiplet GPU model (`--uvm tbnp`, and `forest` on bfs), timed as
+//! `mcmvm run` prints it there: without the driver's work and the GPU side of fault
+//! handling (faulting walks, shootdowns, replays that fault again).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mcmvm_models::driver::PolicyKind;
@@ -73,9 +75,13 @@ fn uvm_on_gpu_throughput(c: &mut Criterion) {
         scale: 1.0,
         seed: 1,
     };
-    for name in ["bfs", "gemm-resnet50"] {
+    let cases = [
+        ("bfs", UvmPolicy::Tbnp),
+        ("bfs", UvmPolicy::Forest),
+        ("gemm-resnet50", UvmPolicy::Tbnp),
+    ];
+    for (name, policy) in cases {
         let w = mcmvm_models::workload::by_name(name, 1.0, 1).expect("workload builds");
-        let policy = UvmPolicy::Tbnp;
         let run = || run_on_gpu(&gpu_cfg, &ucfg, w.as_ref(), spec, policy, false).expect("runs");
         g.throughput(Throughput::Elements(run().gpu.warp_mem_instrs));
         g.bench_function(format!("{name}/{}", policy.name()), |b| {

@@ -11,8 +11,24 @@ use crate::protocol::{AttIn, AttOut, CycleModel};
 
 use super::att_ref::ReferenceAtt;
 
-/// The block behind the port.
-pub type AttBlock = Box<dyn CycleModel<In = AttIn, Out = AttOut> + Send>;
+/// The block behind the port: the behavioural twin is called directly (every GPU page
+/// access steps it, and through a `dyn` call none of the idle input ports could be
+/// optimised away); anything else — the reference model, an RTL engine — sits behind a
+/// trait object. Both see only `step` with the `AttIn` / `AttOut` ports.
+pub enum AttBlock {
+    Twin(Box<AccessTimeTracker>),
+    Other(Box<dyn CycleModel<In = AttIn, Out = AttOut> + Send>),
+}
+
+impl AttBlock {
+    #[inline]
+    fn step(&mut self, input: &AttIn) -> AttOut {
+        match self {
+            AttBlock::Twin(t) => t.step(input),
+            AttBlock::Other(b) => b.step(input),
+        }
+    }
+}
 
 /// Idle cycles stepped after a driver command so that pipelined outputs come out.
 const DRAIN_CYCLES: usize = 4;
@@ -44,13 +60,22 @@ pub struct AttPort {
 impl AttPort {
     /// The block's twin if it answers a probe access, else the reference model.
     pub fn new(cfg: &AttConfig) -> AttPort {
-        let mut twin = AttPort::with_block(Box::new(AccessTimeTracker::new(cfg)), "twin");
+        let mut twin = AttPort::with_block(
+            AttBlock::Twin(Box::new(AccessTimeTracker::new(cfg))),
+            "twin",
+        );
         if twin.probe() {
-            let mut fresh = AttPort::with_block(Box::new(AccessTimeTracker::new(cfg)), "twin");
+            let mut fresh = AttPort::with_block(
+                AttBlock::Twin(Box::new(AccessTimeTracker::new(cfg))),
+                "twin",
+            );
             fresh.reset();
             return fresh;
         }
-        AttPort::with_block(Box::new(ReferenceAtt::new(cfg)), "reference")
+        AttPort::with_block(
+            AttBlock::Other(Box::new(ReferenceAtt::new(cfg))),
+            "reference",
+        )
     }
 
     /// Drive a given block (tests, hardware in the loop).
@@ -80,7 +105,8 @@ impl AttPort {
         seen.0
     }
 
-    fn step(&mut self, input: &AttIn, sink: &mut dyn AttSink) {
+    #[inline]
+    fn step<S: AttSink + ?Sized>(&mut self, input: &AttIn, sink: &mut S) {
         let out = self.block.step(input);
         self.cycles += 1;
         if out.rec_valid == 1 {
@@ -122,7 +148,7 @@ impl AttPort {
 
     /// One GPU memory access to a 4 KB page.
     #[inline]
-    pub fn access(&mut self, vpn: u64, sink: &mut dyn AttSink) {
+    pub fn access<S: AttSink + ?Sized>(&mut self, vpn: u64, sink: &mut S) {
         self.step(
             &AttIn {
                 acc_valid: 1,
@@ -192,7 +218,10 @@ mod tests {
             profiling_threshold: 3,
             ..AttConfig::default()
         };
-        let mut att = AttPort::with_block(Box::new(ReferenceAtt::new(&cfg)), "reference");
+        let mut att = AttPort::with_block(
+            AttBlock::Other(Box::new(ReferenceAtt::new(&cfg))),
+            "reference",
+        );
         let mut log = Log::default();
         att.register(0, 100, 199, &mut log);
         att.register(1, 200, 299, &mut log);
