@@ -234,10 +234,9 @@ impl Gpu<'_> {
                     self.apply_shootdowns();
                     now = reply.replay_at.0.max(w.done);
                     if self.defer_replays {
-                        // The fault timer stops when the warp is back in the queue.
                         // The warp waits in the engine's queue and re-issues the
                         // instruction then, so other warps run meanwhile (their faults
-                        // join the same batch).
+                        // join the same batch). The fault timer stops once it is queued.
                         self.replay_deferred = true;
                         return Ok((0, now));
                     }

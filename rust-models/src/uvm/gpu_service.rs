@@ -301,52 +301,6 @@ impl UvmGpuService {
         Ok(())
     }
 
-    /// A walk found no mapping for `ctx.va`: advance the driver to now, queue the far
-    /// fault unless it is a repeat, and say when the warp replays.
-    fn fault(&mut self, ctx: FaultContext<'_>) -> Result<FaultReply, GpuError> {
-        self.stats.fault_calls += 1;
-        let t = ctx.now.0.max(self.clock);
-        self.clock = t;
-        self.advance(t, ctx.mm, ctx.shootdowns)?;
-        let p = self
-            .page_of(ctx.alloc, ctx.va)
-            .ok_or_else(|| GpuError::BadAccess(format!("{} outside its allocation", ctx.va)))?;
-        let replay_at = if self.core.res.is_resident(p) {
-            if ctx.mm.translate(ctx.va).is_some() {
-                // Mapped by the batch end applied just now: replay at once.
-                t
-            } else {
-                self.stats.repeat_faults += 1;
-                self.in_flight
-                    .as_ref()
-                    .map(|b| b.end)
-                    .ok_or_else(|| GpuError::Service(format!("{} resident but unmapped", ctx.va)))?
-            }
-        } else {
-            if self.core.queued[p] {
-                self.stats.repeat_faults += 1;
-            } else {
-                self.stats.buffer_entries += 1;
-                self.core.queue_fault(p, t);
-                self.fault_chiplet[p] = ctx.chiplet.0;
-            }
-            if self.next_start.is_none() && self.in_flight.is_none() {
-                let c = &self.core;
-                let delay = c.cfg.us_to_cycles(c.cfg.fault.interrupt_delay_us);
-                self.next_start = Some((t + delay).max(c.driver_free_at));
-            }
-            match (self.next_start, &self.in_flight) {
-                (Some(s), _) => s,
-                (None, Some(b)) => b.end,
-                (None, None) => t,
-            }
-        };
-        Ok(FaultReply {
-            replay_at: Cycle(replay_at),
-            outcome: None,
-        })
-    }
-
     /// The UVM metrics of the run (cycles and instructions are the GPU model's), and the
     /// GPU-side counters.
     pub fn finish(&mut self, cycles: u64, warp_mem_instrs: u64) -> (UvmMetrics, GpuUvmStats) {
@@ -396,7 +350,47 @@ impl MemoryService for &mut UvmGpuService {
     }
 
     fn on_fault(&mut self, ctx: FaultContext<'_>) -> Result<FaultReply, GpuError> {
-        self.fault(ctx)
+        self.stats.fault_calls += 1;
+        let t = ctx.now.0.max(self.clock);
+        self.clock = t;
+        self.advance(t, ctx.mm, ctx.shootdowns)?;
+        let p = self
+            .page_of(ctx.alloc, ctx.va)
+            .ok_or_else(|| GpuError::BadAccess(format!("{} outside its allocation", ctx.va)))?;
+        let replay_at = if self.core.res.is_resident(p) {
+            if ctx.mm.translate(ctx.va).is_some() {
+                // Mapped by the batch end applied just now: replay at once.
+                t
+            } else {
+                self.stats.repeat_faults += 1;
+                self.in_flight
+                    .as_ref()
+                    .map(|b| b.end)
+                    .ok_or_else(|| GpuError::Service(format!("{} resident but unmapped", ctx.va)))?
+            }
+        } else {
+            if self.core.queued[p] {
+                self.stats.repeat_faults += 1;
+            } else {
+                self.stats.buffer_entries += 1;
+                self.core.queue_fault(p, t);
+                self.fault_chiplet[p] = ctx.chiplet.0;
+            }
+            if self.next_start.is_none() && self.in_flight.is_none() {
+                let c = &self.core;
+                let delay = c.cfg.us_to_cycles(c.cfg.fault.interrupt_delay_us);
+                self.next_start = Some((t + delay).max(c.driver_free_at));
+            }
+            match (self.next_start, &self.in_flight) {
+                (Some(s), _) => s,
+                (None, Some(b)) => b.end,
+                (None, None) => t,
+            }
+        };
+        Ok(FaultReply {
+            replay_at: Cycle(replay_at),
+            outcome: None,
+        })
     }
 
     fn on_kernel_start(&mut self, _kernel: usize, name: &str, _now: Cycle) {
