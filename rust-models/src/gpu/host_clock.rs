@@ -9,6 +9,8 @@
 
 use std::time::Instant;
 
+use crate::workload::rng::mix64;
+
 /// The current host tick: the time-stamp counter on x86-64, else nanoseconds since the
 /// first call.
 #[inline(always)]
@@ -100,13 +102,12 @@ pub struct FaultTimer {
 }
 
 impl FaultTimer {
-    /// Pseudo-random one-in-eight choice (a Weyl sequence through a multiplicative hash,
-    /// so no period of the event order lines up with it).
+    /// Pseudo-random one-in-eight choice (SplitMix64: a Weyl sequence through the
+    /// project's mixer, so no period of the event order lines up with it).
     #[inline]
     fn draw(&mut self) -> bool {
         self.draws = self.draws.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let h = (self.draws ^ (self.draws >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        h >> (64 - SAMPLE_SHIFT) == 0
+        mix64(self.draws) >> (64 - SAMPLE_SHIFT) == 0
     }
 
     /// A deferred replay attempt starts; `driver_secs` reads the service's driver time.

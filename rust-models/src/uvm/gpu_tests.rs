@@ -67,8 +67,8 @@ fn uvm_on_the_gpu_keeps_residency_and_page_table_consistent() {
             // Every access completed: the GPU performed every warp instruction.
             assert_eq!(r.gpu.warp_mem_instrs, wl.instr_count(), "{what}");
             assert_eq!(r.protocol.accesses_not_resident, 0, "{what}");
-            // Every fault call is one fault episode, fresh or a replay's, and some of
-            // each kind were timed.
+            // Every fault call is one fault episode, fresh or a replay's, and some fresh
+            // faults were timed.
             let (eps, timed) = (r.fault_episodes, r.fault_episodes_timed);
             assert_eq!(eps[0] + eps[1], r.protocol.fault_calls, "{what}");
             assert!(timed[0] <= eps[0] && timed[1] <= eps[1], "{what}");
