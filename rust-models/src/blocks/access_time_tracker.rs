@@ -37,11 +37,18 @@
 //! last reset, so the order among valid slots is total — there are no ties — and reset
 //! only clears the valid bits.
 //!
-//! The twin keeps the same order more cheaply for software: a last-touch stamp per slot
-//! from a 64-bit touch counter (access first, then register, within a cycle). Among valid
-//! slots, "j is in row i" is exactly "stamp j > stamp i", so both give the same oldest
-//! object on every cycle; the lockstep tests check it against the RTL.
+//! The twin keeps the same order more cheaply for software: the valid slots as a linked
+//! list in order of last touch (access first, then register, within a cycle; a remove
+//! unlinks), whose head is the oldest (`att_recency.rs`). Among valid slots, "j is in row
+//! i" is exactly "j comes after i in the list", so both give the same oldest object on
+//! every cycle; the lockstep tests check it against the RTL.
+//!
+//! # Cost
+//! Every GPU page access of a Forest run steps the twin, so a cycle with only an access
+//! (no driver write) takes a short path, and the range match stops at the highest valid
+//! slot; neither changes what any port shows.
 
+use super::att_recency::RecencyList;
 use crate::config::AttConfig;
 use crate::protocol::{mask, AttIn, AttOut, CycleModel};
 
@@ -122,10 +129,8 @@ struct AttState {
     end: [u32; MAX_OBJECTS],
     timer: [u32; MAX_OBJECTS],
     interval: [u32; MAX_OBJECTS],
-    /// Last-touch stamp per slot (the twin's form of the RTL's age matrix).
-    touched_at: [u64; MAX_OBJECTS],
-    /// Touches so far; the next touch gets this value plus one.
-    touches: u64,
+    /// Valid slots in order of last touch (the twin's form of the RTL's age matrix).
+    recency: RecencyList,
 }
 
 impl AttState {
@@ -138,8 +143,47 @@ impl AttState {
             end: [0; MAX_OBJECTS],
             timer: [0; MAX_OBJECTS],
             interval: [0; MAX_OBJECTS],
-            touched_at: [0; MAX_OBJECTS],
-            touches: 0,
+            recency: RecencyList::empty(),
+        }
+    }
+}
+
+/// The `rec_*` / `irq_*` output registers packed in two words, each written whole at an
+/// edge and read whole at the next: an `AttOut` (64 bytes) stored field by field and
+/// read back with wider loads stalled every step on store-to-load forwarding.
+#[derive(Debug, Clone, Copy, Default)]
+struct OutputRegisters {
+    /// `rec_vpn` (bits 0..32) and `rec_timer` (32..64).
+    rec: u64,
+    /// `rec_valid` (bit 0), `irq_valid` (1), `rec_obj` (8..16), `irq_obj` (16..24).
+    flags: u64,
+}
+
+impl OutputRegisters {
+    fn record(vpn: u32, timer: u32, obj: usize) -> OutputRegisters {
+        OutputRegisters {
+            rec: vpn as u64 | (timer as u64) << 32,
+            flags: 1 | (obj as u64) << 8,
+        }
+    }
+
+    fn with_interrupt(self, obj: usize) -> OutputRegisters {
+        OutputRegisters {
+            flags: self.flags | 2 | (obj as u64) << 16,
+            ..self
+        }
+    }
+
+    fn ports(self, oldest: Option<usize>) -> AttOut {
+        AttOut {
+            rec_valid: self.flags & 1,
+            rec_obj: self.flags >> 8 & 0xff,
+            rec_vpn: self.rec & 0xffff_ffff,
+            rec_timer: self.rec >> 32,
+            irq_valid: self.flags >> 1 & 1,
+            irq_obj: self.flags >> 16 & 0xff,
+            oldest_valid: oldest.is_some() as u64,
+            oldest_obj: oldest.unwrap_or(0) as u64,
         }
     }
 }
@@ -151,9 +195,10 @@ pub struct AccessTimeTracker {
     spec: AttSpec,
     state: AttState,
     /// `rec_*` / `irq_*` output registers, loaded at each edge.
-    registered: AttOut,
-    /// `oldest()` of the current state, kept up to date by `clock_edge`.
-    oldest: Option<usize>,
+    registered: OutputRegisters,
+    /// Four-slot groups of the range match up to the highest valid slot (derived from
+    /// `state.valid` whenever it changes).
+    match_groups: usize,
 }
 
 impl AccessTimeTracker {
@@ -174,8 +219,8 @@ impl AccessTimeTracker {
         Ok(AccessTimeTracker {
             spec: AttSpec::from_config(cfg)?,
             state: AttState::power_on(),
-            registered: AttOut::default(),
-            oldest: None,
+            registered: OutputRegisters::default(),
+            match_groups: 0,
         })
     }
 
@@ -202,45 +247,19 @@ impl AccessTimeTracker {
 
     /// The registered objects' slots from least to most recently accessed (or registered).
     pub fn recency_order(&self) -> Vec<usize> {
-        let s = &self.state;
-        let mut slots: Vec<usize> = (0..self.spec.objects)
-            .filter(|&i| s.valid >> i & 1 == 1)
-            .collect();
-        slots.sort_by_key(|&i| s.touched_at[i]);
-        slots
+        self.state.recency.order()
     }
 
     /// The least recently accessed registered object (what `oldest_*` shows).
     pub fn oldest(&self) -> Option<usize> {
-        self.oldest
-    }
-
-    /// Scan for the valid slot with the earliest last touch (stamps are unique).
-    fn find_oldest(&self) -> Option<usize> {
-        let s = &self.state;
-        // A fixed 32-wide scan (invalid slots read as "never oldest"): it runs on most
-        // accesses of a program with few objects, so it must not branch per slot. Touch
-        // stamps are unique, so the first minimum is the only one.
-        let mut best = u64::MAX;
-        let mut oldest = None;
-        for i in 0..MAX_OBJECTS {
-            let t = if s.valid >> i & 1 == 1 {
-                s.touched_at[i]
-            } else {
-                u64::MAX
-            };
-            if t < best {
-                best = t;
-                oldest = Some(i);
-            }
-        }
-        oldest
+        self.state.recency.oldest()
     }
 
     /// Slots whose range holds `vpn`, as a bit mask (valid slots only).
     #[inline]
     fn range_hits(&self, vpn: u32) -> u32 {
-        super::att_ranges::range_hits(&self.state.start, &self.state.end, vpn) & self.state.valid
+        let s = &self.state;
+        super::att_ranges::range_hits(&s.start, &s.end, vpn, self.match_groups) & s.valid
     }
 
     /// The slot an object port names, if it names one.
@@ -249,57 +268,77 @@ impl AccessTimeTracker {
         (valid != 0 && (obj as usize) < self.spec.objects).then_some(obj as usize)
     }
 
+    /// The access port's half of an edge: advance the timer of the slot holding `vpn`
+    /// (matched against the table as it stands) and load the record (and interrupt)
+    /// registers into `out`. `driver_slots` are the slots a driver write names this cycle,
+    /// whose interrupt the write suppresses. Returns the slot hit, if any.
+    #[inline]
+    fn access_edge(
+        &mut self,
+        vpn: u32,
+        driver_slots: u32,
+        out: &mut OutputRegisters,
+    ) -> Option<usize> {
+        let hits = self.range_hits(vpn);
+        if hits == 0 {
+            return None;
+        }
+        let k = hits.trailing_zeros() as usize;
+        let s = &mut self.state;
+        let mut wrapped = false;
+        if s.timer[k] != self.spec.timer_max {
+            s.timer[k] += 1;
+            let interval = s.interval[k] + 1;
+            wrapped = interval == self.spec.threshold;
+            s.interval[k] = if wrapped { 0 } else { interval };
+        }
+        *out = OutputRegisters::record(vpn, s.timer[k], k);
+        if wrapped && (s.cease | driver_slots) >> k & 1 == 0 {
+            *out = out.with_interrupt(k);
+        }
+        Some(k)
+    }
+
     /// The rising clock edge: every state update of one cycle.
     fn clock_edge(&mut self, input: &AttIn) {
         if input.reset != 0 {
             // Valid bits and output registers only: everything else is rewritten by a
             // register before it can be seen (see the module docs).
             self.state.valid = 0;
-            self.registered = AttOut::default();
-            self.oldest = None;
+            self.state.recency = RecencyList::empty();
+            self.match_groups = 0;
+            self.registered = OutputRegisters::default();
+            return;
+        }
+        let mut next_out = OutputRegisters::default();
+        let vpn = input.acc_vpn as u32;
+        if input.reg_valid | input.rm_valid | input.cease_valid == 0 {
+            // An access alone (nearly every cycle of a run).
+            if input.acc_valid != 0 {
+                if let Some(k) = self.access_edge(vpn, 0, &mut next_out) {
+                    self.state.recency.touch(k);
+                }
+            }
+            self.registered = next_out;
             return;
         }
         let reg = self.slot(input.reg_valid, input.reg_obj);
         let rm = self.slot(input.rm_valid, input.rm_obj);
         let cease = self.slot(input.cease_valid, input.cease_obj);
-        let mut next_out = AttOut::default();
-        let mut acc_touch = 0u32;
+        let bit = |k: Option<usize>| k.map_or(0u32, |k| 1 << k);
 
         // 1. The access, matched against the table as it stands.
-        if input.acc_valid != 0 {
-            let vpn = input.acc_vpn as u32;
-            let hits = self.range_hits(vpn);
-            if hits != 0 {
-                let k = hits.trailing_zeros() as usize;
-                acc_touch = 1 << k;
-                let s = &mut self.state;
-                let advanced = s.timer[k] != self.spec.timer_max;
-                let mut wrapped = false;
-                if advanced {
-                    s.timer[k] += 1;
-                    let interval = s.interval[k] + 1;
-                    wrapped = interval == self.spec.threshold;
-                    s.interval[k] = if wrapped { 0 } else { interval };
-                }
-                let driver_writes_slot = [reg, rm, cease].contains(&Some(k));
-                next_out.rec_valid = 1;
-                next_out.rec_obj = k as u64;
-                next_out.rec_vpn = vpn as u64;
-                next_out.rec_timer = s.timer[k] as u64;
-                if wrapped && s.cease & acc_touch == 0 && !driver_writes_slot {
-                    next_out.irq_valid = 1;
-                    next_out.irq_obj = k as u64;
-                }
-            }
-        }
+        let acc = if input.acc_valid != 0 {
+            self.access_edge(vpn, bit(reg) | bit(rm) | bit(cease), &mut next_out)
+        } else {
+            None
+        };
 
         // 2.–4. Driver writes: register, then cease, then remove.
         let s = &mut self.state;
-        let mut reg_touch = 0u32;
         if let Some(k) = reg {
-            reg_touch = 1 << k;
-            s.valid |= reg_touch;
-            s.cease &= !reg_touch;
+            s.valid |= 1 << k;
+            s.cease &= !(1u32 << k);
             s.start[k] = input.reg_start_vpn as u32;
             s.end[k] = input.reg_end_vpn as u32;
             s.timer[k] = 0;
@@ -312,21 +351,16 @@ impl AccessTimeTracker {
             s.valid &= !(1u32 << k);
         }
 
-        // 5. Recency: the register is the newer touch when both happen.
-        for touch in [acc_touch, reg_touch] {
-            if touch != 0 {
-                s.touches += 1;
-                s.touched_at[touch.trailing_zeros() as usize] = s.touches;
-            }
+        // 5. Recency: the register is the newer touch when both happen; a removed slot
+        // leaves the order (even one touched this cycle).
+        for k in [acc, reg].into_iter().flatten() {
+            s.recency.touch(k);
         }
+        if let Some(k) = rm {
+            s.recency.remove(k);
+        }
+        self.match_groups = (32 - s.valid.leading_zeros() as usize).div_ceil(4);
         self.registered = next_out;
-        // Touching or registering a slot other than the oldest, or removing another one,
-        // leaves the oldest in place: rescan only when it was touched or removed, or when
-        // the table was empty.
-        let moved = acc_touch | reg_touch | rm.map_or(0, |k| 1u32 << k);
-        if self.oldest.is_none_or(|o| moved >> o & 1 == 1) {
-            self.oldest = self.find_oldest();
-        }
     }
 }
 
@@ -335,11 +369,7 @@ impl CycleModel for AccessTimeTracker {
     type Out = AttOut;
 
     fn step(&mut self, input: &AttIn) -> AttOut {
-        let mut out = self.registered;
-        if let Some(k) = self.oldest {
-            out.oldest_valid = 1;
-            out.oldest_obj = k as u64;
-        }
+        let out = self.registered.ports(self.state.recency.oldest());
         self.clock_edge(input);
         out
     }

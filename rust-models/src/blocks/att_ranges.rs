@@ -3,18 +3,28 @@
 //! memory access of a Forest run, so it compares four slots per SSE2 instruction (a
 //! scalar loop of 32 compare-and-shift steps cost half of a gather-heavy replay run).
 
-/// Bit `i` set when `start[i] <= vpn <= end[i]` (no valid-bit masking).
+/// Bit `i` set when `start[i] <= vpn <= end[i]`, for the slots of the first `groups`
+/// groups of four (`groups` ≤ 8; the caller passes the groups up to its highest valid
+/// slot, so a program with a few objects compares a few slots). No valid-bit masking.
 #[inline]
-pub(crate) fn range_hits(start: &[u32; 32], end: &[u32; 32], vpn: u32) -> u32 {
+pub(crate) fn range_hits(start: &[u32; 32], end: &[u32; 32], vpn: u32, groups: usize) -> u32 {
+    debug_assert!(groups <= 8);
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: SSE2 is part of the x86-64 baseline; the loads read whole arrays.
-        unsafe { sse2::range_hits(start, end, vpn) }
+        // SAFETY: SSE2 is part of the x86-64 baseline; the loads stay inside the arrays
+        // (at most eight groups of four).
+        unsafe { sse2::range_hits(start, end, vpn, groups.min(8)) }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        range_hits_scalar(start, end, vpn)
+        range_hits_scalar(start, end, vpn) & group_mask(groups)
     }
+}
+
+/// The slots of the first `groups` groups of four.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn group_mask(groups: usize) -> u32 {
+    (((1u64 << (4 * groups.min(8))) - 1) & 0xffff_ffff) as u32
 }
 
 /// The same, one slot at a time (other targets, and the test's reference).
@@ -34,19 +44,24 @@ mod sse2 {
     /// SSE2 has only signed 32-bit compares: flipping the sign bit of both sides turns
     /// them into unsigned ones.
     #[inline]
-    pub(super) unsafe fn range_hits(start: &[u32; 32], end: &[u32; 32], vpn: u32) -> u32 {
+    pub(super) unsafe fn range_hits(
+        start: &[u32; 32],
+        end: &[u32; 32],
+        vpn: u32,
+        groups: usize,
+    ) -> u32 {
         let bias = _mm_set1_epi32(i32::MIN);
         let v = _mm_xor_si128(_mm_set1_epi32(vpn as i32), bias);
-        let mut misses = 0u32;
-        for c in 0..8 {
+        let mut hits = 0u32;
+        for c in 0..groups {
             let s = _mm_loadu_si128(start.as_ptr().add(4 * c) as *const __m128i);
             let e = _mm_loadu_si128(end.as_ptr().add(4 * c) as *const __m128i);
             let below = _mm_cmpgt_epi32(_mm_xor_si128(s, bias), v);
             let above = _mm_cmpgt_epi32(v, _mm_xor_si128(e, bias));
             let miss = _mm_movemask_ps(_mm_castsi128_ps(_mm_or_si128(below, above))) as u32;
-            misses |= miss << (4 * c);
+            hits |= (!miss & 0xf) << (4 * c);
         }
-        !misses
+        hits
     }
 }
 
@@ -75,9 +90,13 @@ mod tests {
             } else {
                 (r >> 8) as u32 % 70
             };
+            // Every group count: the slots past the last group never hit.
+            let groups = (r >> 40) as usize % 9;
+            let upto = (((1u64 << (4 * groups)) - 1) & 0xffff_ffff) as u32;
             assert_eq!(
-                range_hits(&start, &end, vpn),
-                range_hits_scalar(&start, &end, vpn)
+                range_hits(&start, &end, vpn, groups),
+                range_hits_scalar(&start, &end, vpn) & upto,
+                "{groups} groups"
             );
         }
     }

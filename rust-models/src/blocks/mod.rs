@@ -4,5 +4,6 @@
 
 pub mod access_time_tracker;
 mod att_ranges;
+mod att_recency;
 pub mod remote_tracker;
 pub mod tlb_coalescer;
