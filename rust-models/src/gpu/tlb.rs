@@ -161,6 +161,47 @@ impl TlbArray {
     /// satisfies `also` (in way order, as a scan would find it).
     #[inline(always)]
     fn find(&self, s: usize, tag: u64, pages: u16, also: impl Fn(&Entry) -> bool) -> Option<usize> {
+        // The configured associativities get a compare of fixed width (no loop over rows,
+        // no per-row bounds checks); any other takes the general scan.
+        match self.ways {
+            8 => self.find_in::<8>(s, tag, pages, also),
+            16 => self.find_in::<16>(s, tag, pages, also),
+            32 => self.find_in::<32>(s, tag, pages, also),
+            _ => self.find_any(s, tag, pages, also),
+        }
+    }
+
+    /// [`TlbArray::find`] for sets of exactly `N` (at most 64) ways.
+    #[inline(always)]
+    fn find_in<const N: usize>(
+        &self,
+        s: usize,
+        tag: u64,
+        pages: u16,
+        also: impl Fn(&Entry) -> bool,
+    ) -> Option<usize> {
+        let lo: &[u32; N] = self.tag_lo[s..s + N].try_into().expect("a set of N ways");
+        let masks: &[u16; N] = self.masks[s..s + N].try_into().expect("a set of N ways");
+        let mut found = candidate_ways(lo, masks, tag as u32, pages);
+        while found != 0 {
+            let w = s + found.trailing_zeros() as usize;
+            found &= found - 1;
+            let e = &self.entries[w];
+            if e.tag == tag && also(e) {
+                return Some(w);
+            }
+        }
+        None
+    }
+
+    /// [`TlbArray::find`] for any set size.
+    fn find_any(
+        &self,
+        s: usize,
+        tag: u64,
+        pages: u16,
+        also: impl Fn(&Entry) -> bool,
+    ) -> Option<usize> {
         let lo = &self.tag_lo[s..s + self.ways];
         let masks = &self.masks[s..s + self.ways];
         // Sixty-four ways per compare (one pass for any set of a real TLB).
@@ -351,116 +392,5 @@ impl Tlb {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(ways: u32) -> TlbSpec {
-        TlbSpec {
-            entries_4k: 4,
-            entries_64k: 2,
-            entries_2m: 2,
-            ways,
-            latency: 10,
-        }
-    }
-
-    #[test]
-    fn coalesced_entry_covers_only_its_masked_pages() {
-        let mut t = Tlb::new(&spec(0));
-        let va = 0x4010_0000u64; // 1 MB aligned
-        let fill = TlbFill {
-            class: SizeClass::K64,
-            mask: 0b1011,
-            pa_base: Some(0x80_0000),
-            ready: 5,
-        };
-        t.insert(va + 0x1_0000, &fill);
-        let h = t.lookup(va + 0x3_0123).expect("page 3 is covered");
-        assert_eq!(h.pa, Some(0x80_0000 + 0x3_0123));
-        assert_eq!(h.ready, 5);
-        assert!(
-            t.lookup(va + 0x2_0000).is_none(),
-            "page 2 is not in the mask"
-        );
-        assert!(t.lookup(va + 0x10_0000).is_none(), "next group");
-    }
-
-    #[test]
-    fn least_recently_used_way_is_replaced() {
-        let mut t = Tlb::new(&spec(0));
-        let f = |pa| TlbFill {
-            class: SizeClass::K4,
-            mask: 1,
-            pa_base: Some(pa),
-            ready: 0,
-        };
-        for p in 0..4u64 {
-            t.insert(p << 12, &f(p << 12));
-        }
-        assert!(t.lookup(0).is_some()); // page 0 becomes most recent
-        t.insert(9 << 12, &f(0));
-        assert!(t.lookup(0).is_some());
-        assert!(t.lookup(1 << 12).is_none(), "page 1 was the LRU victim");
-    }
-
-    #[test]
-    fn shootdown_removes_overlapping_entries() {
-        let mut t = Tlb::new(&spec(2));
-        let fill = TlbFill {
-            class: SizeClass::M2,
-            mask: 1,
-            pa_base: None,
-            ready: 0,
-        };
-        t.insert(0x20_0000, &fill);
-        assert!(t.lookup(0x20_1000).is_some_and(|h| h.pa.is_none()));
-        t.invalidate(0x3f_f000, 0x40_0000);
-        assert!(t.lookup(0x20_1000).is_none());
-    }
-
-    /// A shootdown empties exactly the valid entries whose group overlaps the range, in
-    /// fully associative and set-associative arrays, for ranges of one tag to more tags
-    /// than sets (fixed seed).
-    #[test]
-    fn shootdown_empties_exactly_the_overlapping_entries() {
-        let mut draws = crate::workload::rng::XorShift::new(0x1357_9bdf_2468_ace0); // fixed seed
-        let mut rng = move || draws.next_u64();
-        for (entries, ways) in [(32, 0), (64, 16), (16, 4)] {
-            for class in SizeClass::ALL {
-                for _ in 0..300 {
-                    let mut a = TlbArray::new(class, entries, ways);
-                    let gs = class.group_shift();
-                    for _ in 0..(rng() % 80) {
-                        let va = (rng() % 64) << gs | (rng() % 16) << class.page_shift();
-                        let fill = TlbFill {
-                            class,
-                            mask: 1 << (rng() % 16),
-                            pa_base: None,
-                            ready: 0,
-                        };
-                        a.insert(va, &fill, rng() % 1000);
-                    }
-                    let before: Vec<(u64, u16)> = a
-                        .entries
-                        .iter()
-                        .map(|e| e.tag)
-                        .zip(a.masks.clone())
-                        .collect();
-                    // Mostly one to five groups; sometimes more groups than sets.
-                    let start = rng() % (64 << gs);
-                    let len = if rng() % 4 == 0 { 64 << gs } else { 5 << gs };
-                    let end = start + 1 + rng() % len;
-                    a.invalidate(start, end);
-                    let mut occupied = 0;
-                    for (w, &(tag, mask)) in before.iter().enumerate() {
-                        let overlaps = tag << gs < end && start < (tag + 1) << gs;
-                        let keep = mask != 0 && !overlaps;
-                        assert_eq!(a.masks[w] != 0, keep, "way {w} of {start:#x}..{end:#x}");
-                        occupied += keep as usize;
-                    }
-                    assert_eq!(a.occupied, occupied);
-                }
-            }
-        }
-    }
-}
+#[path = "tlb_tests.rs"]
+mod tests;
