@@ -182,16 +182,7 @@ impl TlbArray {
     ) -> Option<usize> {
         let lo: &[u32; N] = self.tag_lo[s..s + N].try_into().expect("a set of N ways");
         let masks: &[u16; N] = self.masks[s..s + N].try_into().expect("a set of N ways");
-        let mut found = candidate_ways(lo, masks, tag as u32, pages);
-        while found != 0 {
-            let w = s + found.trailing_zeros() as usize;
-            found &= found - 1;
-            let e = &self.entries[w];
-            if e.tag == tag && also(e) {
-                return Some(w);
-            }
-        }
-        None
+        self.confirm(s, candidate_ways(lo, masks, tag as u32, pages), tag, &also)
     }
 
     /// [`TlbArray::find`] for any set size.
@@ -208,16 +199,32 @@ impl TlbArray {
         let mut base = 0;
         while base < lo.len() {
             let end = (base + 64).min(lo.len());
-            let mut found = candidate_ways(&lo[base..end], &masks[base..end], tag as u32, pages);
-            while found != 0 {
-                let w = s + base + found.trailing_zeros() as usize;
-                found &= found - 1;
-                let e = &self.entries[w];
-                if e.tag == tag && also(e) {
-                    return Some(w);
-                }
+            let found = candidate_ways(&lo[base..end], &masks[base..end], tag as u32, pages);
+            if let Some(w) = self.confirm(s + base, found, tag, &also) {
+                return Some(w);
             }
             base = end;
+        }
+        None
+    }
+
+    /// The first of the candidate ways `found` (bit k: way `first + k`) whose full tag is
+    /// `tag` and that satisfies `also`.
+    #[inline(always)]
+    fn confirm(
+        &self,
+        first: usize,
+        mut found: u64,
+        tag: u64,
+        also: &impl Fn(&Entry) -> bool,
+    ) -> Option<usize> {
+        while found != 0 {
+            let w = first + found.trailing_zeros() as usize;
+            found &= found - 1;
+            let e = &self.entries[w];
+            if e.tag == tag && also(e) {
+                return Some(w);
+            }
         }
         None
     }
