@@ -196,8 +196,9 @@ pub struct AccessTimeTracker {
     state: AttState,
     /// `rec_*` / `irq_*` output registers, loaded at each edge.
     registered: OutputRegisters,
-    /// Four-slot groups of the range match up to the highest valid slot (derived from
-    /// `state.valid` whenever it changes).
+    /// Four-slot groups of the range match up to the highest valid slot, derived from
+    /// `state.valid` whenever it changes (deriving it on every access instead measured
+    /// 1.5–3 % slower on a bfs Forest run).
     match_groups: usize,
 }
 
