@@ -42,9 +42,10 @@ build: deps $(MCMVM)
 
 # Profile-guided optimisation: an instrumented build runs a training set (below), then the
 # release build is compiled with that profile, for this machine's CPU. Same code, same
-# results (every simulated number is identical); the GPU model runs 8–26 % faster. It needs the
-# toolchain's llvm-profdata (rustup component llvm-tools, installed here when missing);
-# without it, or if any step fails, this falls back to a plain release build and says so.
+# results (every simulated number is identical); the GPU model runs 8–26 % faster. It
+# needs the toolchain's llvm-profdata (rustup component llvm-tools, installed here when
+# missing); without it, or if any step fails, this falls back to a plain release build
+# and says so.
 $(MCMVM): $(SOURCES) | deps
 	@mkdir -p $(PGO)
 	@if $(MAKE) --no-print-directory pgo-build; then \
