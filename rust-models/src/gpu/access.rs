@@ -165,6 +165,9 @@ impl Gpu<'_> {
     ) -> Result<(u64, u64), GpuError> {
         let mut now = now;
         for _ in 0..MAX_REPLAYS {
+            // A fault found below was discovered from here (the probes are repeated when
+            // the access replays); the timer samples a few attempts' starts.
+            self.fault_timer.attempt_start();
             let chiplet = self.sms[sm as usize].chiplet;
             let t1 = now + self.sms[sm as usize].l1_tlb.latency;
             if let Some(h) = self.sms[sm as usize].l1_tlb.lookup(va) {

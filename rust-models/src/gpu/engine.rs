@@ -166,7 +166,7 @@ impl<'w> Gpu<'w> {
             observe_accesses,
             replay_deferred: false,
             replay_line: 0,
-            fault_timer: host_clock::FaultTimer::default(),
+            fault_timer: host_clock::FaultTimer::new(defer_replays),
         })
     }
 
@@ -179,12 +179,27 @@ impl<'w> Gpu<'w> {
     /// one in eight episodes ([`host_clock::FaultTimer`]; `rate` converts the run's ticks):
     /// each walk that found no mapping, the memory service's fault call, the TLB
     /// shootdowns it asked for and requeueing the warp; and each deferred replay attempt
-    /// that faulted again, whole (its TLB misses and re-walk are work the access repeats
-    /// only because its page has not arrived). The service's own driver work
-    /// ([`MemoryService::driver_seconds`]) is not in it; attempts that complete are not
-    /// counted, nor is the first attempt's work before its fault was found.
+    /// that faulted again, whole from before the pop that dequeued it (its TLB misses and
+    /// re-walk are work the access repeats only because its page has not arrived); and, for
+    /// the same reason, each fresh fault's discovery — its attempt's TLB probes and
+    /// page-table lookup before that walk — and each completed replay's dequeue and
+    /// re-issue up to its translation ([`Gpu::fault_prelude_seconds`]). The service's own driver work
+    /// ([`MemoryService::driver_seconds`]) is not in it, nor are a completed replay's
+    /// translation and data access (the access's own work).
     pub fn fault_seconds(&self, rate: &host_clock::TickRate) -> f64 {
         self.fault_timer.estimated_seconds(rate)
+    }
+
+    /// Three parts of [`Gpu::fault_seconds`] estimated from engine events sampled at their
+    /// start: the fresh faults' discovery, the dequeue of replays that faulted again and
+    /// the re-issue of replays that completed, each with how many were timed.
+    pub fn fault_prelude_seconds(&self, rate: &host_clock::TickRate) -> [(f64, u64); 3] {
+        let t = &self.fault_timer;
+        [
+            (t.discovery_seconds(rate), t.discoveries_timed()),
+            (t.dequeue_seconds(rate), t.dequeues_timed()),
+            (t.reissue_seconds(rate), t.reissues_timed()),
+        ]
     }
 
     /// Fault episodes (fresh faults, replays that faulted again) and how many were timed.
@@ -281,7 +296,12 @@ impl<'w> Gpu<'w> {
             }
         }
         let mut end = start;
-        while let Some((t, ws)) = ks.heap.pop() {
+        loop {
+            // The event may be a replay that faults again, whose dequeue is fault handling.
+            self.fault_timer.event_start();
+            let Some((t, ws)) = ks.heap.pop() else {
+                break;
+            };
             let ws = ws as usize;
             // Fetch ahead: the slot of the warp after next, and the generator state and
             // SM of the next one (whose slot was fetched one instruction ago).

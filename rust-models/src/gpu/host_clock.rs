@@ -6,6 +6,11 @@
 //! one in eight and scales by the count. Ticks are converted to seconds by calibrating
 //! against an `Instant` measured over the same region ([`Stopwatch`]), so no TSC
 //! frequency is assumed.
+//!
+//! A timed interval also holds part of its own time stamps' cost, which the episodes
+//! nobody timed did not pay; scaled by eight it would be counted as fault handling eight
+//! times over. [`FaultTimer::new`] measures what a stamp adds to an interval and every
+//! timed interval has it taken out.
 
 use std::time::Instant;
 
@@ -72,6 +77,12 @@ impl TickRate {
 /// One in `1 << SAMPLE_SHIFT` fault episodes is timed.
 const SAMPLE_SHIFT: u32 = 3;
 
+/// Mean number of engine events between two sampled ones, whose start and translation
+/// attempts are time-stamped for a fault's discovery and a replay's dequeue or re-issue.
+/// An event is sampled before anyone knows whether a fault follows, so most samples are
+/// thrown away; sparse, so their stamps cost little.
+const START_PERIOD: u64 = 32;
+
 /// The kinds of fault episode, estimated separately: a fresh access whose walk found no
 /// mapping (timed from that walk), and a deferred replay that faulted again (timed
 /// whole, from its issue).
@@ -86,6 +97,17 @@ enum Episode {
 /// service's own driver work inside a timed episode (a batch it closed, measured by the
 /// service) is taken out, so the estimate is of the GPU side only and a rare heavy batch
 /// does not get multiplied by eight.
+///
+/// Two parts are estimated apart, for the reason a replay that faults again is timed
+/// whole (the work is repeated only because a page has not arrived), from engine events
+/// sampled at their start — one in about [`START_PERIOD`], at random — because no one
+/// knows at that start whether a fault will follow: a fresh fault's *discovery*, its
+/// translation attempt's TLB probes and page-table lookup before the walk that found no
+/// mapping (the completing replay probes the page again); the *dequeue* of a replay that
+/// faults again, from before the engine's pop that took it off the ready queue to its
+/// start; and the *re-issue* of a replay that completes, from before its pop to its first
+/// translation attempt (a fault-free access has one event, not two; the replay's
+/// translation and data access are the access's own work and stay counted).
 #[derive(Debug, Clone, Default)]
 pub struct FaultTimer {
     episodes: [u64; 2],
@@ -99,9 +121,78 @@ pub struct FaultTimer {
     replay_t0: Option<(u64, f64)>,
     /// The running episode, if timed: its kind and start.
     running: Option<(Episode, u64, f64)>,
+    /// Ticks a time stamp adds to an interval it bounds, taken out of each timed one.
+    stamp_ticks: u64,
+    /// Whether the run is timed at all (a memory service that defers replays).
+    enabled: bool,
+    /// Engine events until the next sampled one; within a sampled event its start and
+    /// its latest translation attempt's start.
+    countdown: u64,
+    sample_draws: u64,
+    event_t0: Option<u64>,
+    attempt_t0: Option<u64>,
+    /// Fresh faults whose discovery was timed, and its ticks.
+    discoveries_timed: u64,
+    discovery_ticks: u64,
+    /// The running replay's dequeue (from before the engine's pop to its start), if
+    /// timed; replays that faulted again whose dequeue was timed, and its ticks.
+    dequeue: Option<u64>,
+    dequeues_timed: u64,
+    dequeue_ticks: u64,
+    /// The running replay's dequeue and re-issue up to its first translation attempt, if
+    /// timed; replays that completed, those whose re-issue was timed, and its ticks.
+    reissue: Option<u64>,
+    replays_completed: u64,
+    reissues_timed: u64,
+    reissue_ticks: u64,
 }
 
 impl FaultTimer {
+    /// A timer whose stamp cost is measured on this host; `enabled` when the memory
+    /// service defers replays (a UVM run, whose speed excludes fault handling), else
+    /// nothing is timed and the hooks cost a branch.
+    pub fn new(enabled: bool) -> FaultTimer {
+        FaultTimer {
+            enabled,
+            stamp_ticks: if enabled { stamp_cost() } else { 0 },
+            ..FaultTimer::default()
+        }
+    }
+
+    /// The engine is about to take its next event from the ready queue (which may be a
+    /// replay: its dequeue is part of the replay attempt). One in about [`START_PERIOD`]
+    /// events, at random intervals so no periodic pattern lines up with them, is sampled:
+    /// its start is stamped, and so is each of its translation attempts'.
+    #[inline]
+    pub fn event_start(&mut self) {
+        if !self.enabled {
+            return;
+        }
+        if self.countdown > 1 {
+            self.countdown -= 1;
+            self.event_t0 = None;
+            return;
+        }
+        // Uniform in 1 ..= 2 * PERIOD - 1: mean PERIOD.
+        self.sample_draws = self.sample_draws.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        self.countdown = 1 + mix64(self.sample_draws ^ 0x5bd1_e995) % (2 * START_PERIOD - 1);
+        self.event_t0 = Some(ticks());
+    }
+
+    /// A translation attempt starts: stamped in a sampled event, outside a replay (which
+    /// is timed whole if it faults); a replay's first attempt ends its re-issue.
+    #[inline]
+    pub fn attempt_start(&mut self) {
+        let Some(t0) = self.event_t0 else {
+            return;
+        };
+        if !self.in_replay {
+            self.attempt_t0 = Some(ticks());
+        } else if self.reissue.is_none() {
+            self.reissue = Some(self.interval(t0));
+        }
+    }
+
     /// Pseudo-random one-in-eight choice (SplitMix64: a Weyl sequence through the
     /// project's mixer, so no period of the event order lines up with it).
     #[inline]
@@ -114,6 +205,8 @@ impl FaultTimer {
     #[inline]
     pub fn replay_start(&mut self, driver_secs: impl FnOnce() -> f64) {
         self.in_replay = true;
+        self.dequeue = self.event_t0.map(|t0| self.interval(t0));
+        self.reissue = None;
         self.replay_t0 = if self.draw() {
             Some((ticks(), driver_secs()))
         } else {
@@ -125,6 +218,19 @@ impl FaultTimer {
     #[inline]
     pub fn replay_end(&mut self, refaulted: bool) {
         self.in_replay = false;
+        let (dequeue, reissue) = (self.dequeue.take(), self.reissue.take());
+        if refaulted {
+            if let Some(d) = dequeue {
+                self.dequeues_timed += 1;
+                self.dequeue_ticks += d;
+            }
+        } else {
+            self.replays_completed += 1;
+            if let Some(r) = reissue {
+                self.reissues_timed += 1;
+                self.reissue_ticks += r;
+            }
+        }
         if refaulted {
             self.episodes[Episode::Replay as usize] += 1;
             if let Some((t0, d0)) = self.replay_t0 {
@@ -141,6 +247,10 @@ impl FaultTimer {
             return;
         }
         self.episodes[Episode::Fault as usize] += 1;
+        if let Some(t0) = self.attempt_t0.take().filter(|_| self.event_t0.is_some()) {
+            self.discoveries_timed += 1;
+            self.discovery_ticks += self.interval(t0);
+        }
         if self.draw() {
             self.running = Some((Episode::Fault, ticks(), driver_secs()));
         }
@@ -152,20 +262,79 @@ impl FaultTimer {
         if let Some((k, t0, d0)) = self.running.take() {
             let k = k as usize;
             self.timed[k] += 1;
-            self.ticks[k] += ticks().saturating_sub(t0);
+            self.ticks[k] += self.interval(t0);
             self.driver_secs[k] += driver_secs() - d0;
         }
     }
 
-    /// Estimated host seconds of all episodes, driver work excluded.
+    /// Ticks since `t0`, less what the stamps bounding the interval added to it.
+    #[inline]
+    fn interval(&self, t0: u64) -> u64 {
+        ticks().saturating_sub(t0).saturating_sub(self.stamp_ticks)
+    }
+
+    /// Estimated host seconds of all episodes, driver work excluded, of the fresh faults'
+    /// discovery, of the dequeue of the replays that faulted again and of the re-issue of
+    /// those that completed.
     pub fn estimated_seconds(&self, rate: &TickRate) -> f64 {
-        (0..2)
+        let episodes: f64 = (0..2)
             .filter(|&k| self.timed[k] > 0)
             .map(|k| {
                 let gpu_side = (rate.seconds(self.ticks[k]) - self.driver_secs[k]).max(0.0);
                 gpu_side * self.episodes[k] as f64 / self.timed[k] as f64
             })
-            .sum()
+            .sum();
+        episodes
+            + self.discovery_seconds(rate)
+            + self.dequeue_seconds(rate)
+            + self.reissue_seconds(rate)
+    }
+
+    /// Estimated host seconds of the fresh faults' discovery (part of
+    /// [`FaultTimer::estimated_seconds`]).
+    pub fn discovery_seconds(&self, rate: &TickRate) -> f64 {
+        if self.discoveries_timed == 0 {
+            return 0.0;
+        }
+        let fresh = self.episodes[Episode::Fault as usize];
+        rate.seconds(self.discovery_ticks) * fresh as f64 / self.discoveries_timed as f64
+    }
+
+    /// Fresh faults whose discovery was timed.
+    pub fn discoveries_timed(&self) -> u64 {
+        self.discoveries_timed
+    }
+
+    /// Estimated host seconds of taking the replays that faulted again off the ready
+    /// queue (part of [`FaultTimer::estimated_seconds`]).
+    pub fn dequeue_seconds(&self, rate: &TickRate) -> f64 {
+        if self.dequeues_timed == 0 {
+            return 0.0;
+        }
+        let replays = self.episodes[Episode::Replay as usize];
+        rate.seconds(self.dequeue_ticks) * replays as f64 / self.dequeues_timed as f64
+    }
+
+    /// Replays that faulted again whose dequeue was timed.
+    pub fn dequeues_timed(&self) -> u64 {
+        self.dequeues_timed
+    }
+
+    /// Estimated host seconds of the completed replays' dequeue and re-issue up to their
+    /// first translation attempt (part of [`FaultTimer::estimated_seconds`]): a fault-free
+    /// access has no second event, so this is the fault's too; the replay's translation
+    /// and data access are the access's own work and stay counted.
+    pub fn reissue_seconds(&self, rate: &TickRate) -> f64 {
+        if self.reissues_timed == 0 {
+            return 0.0;
+        }
+        let n = self.replays_completed as f64;
+        rate.seconds(self.reissue_ticks) * n / self.reissues_timed as f64
+    }
+
+    /// Completed replays whose re-issue was timed.
+    pub fn reissues_timed(&self) -> u64 {
+        self.reissues_timed
     }
 
     /// Episodes (fresh faults, replays that faulted again) and how many were timed.
@@ -174,56 +343,19 @@ impl FaultTimer {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Ticks counted over part of a region convert to what the wall clock measured for
-    /// that part, whatever the tick frequency (both clocks see the same interval, so host
-    /// load does not matter).
-    #[test]
-    fn ticks_inside_a_region_convert_to_the_wall_time_of_that_part() {
-        let sw = Stopwatch::start();
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        let (wall, a) = (Instant::now(), ticks());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let (inner, inner_wall) = (ticks() - a, wall.elapsed().as_secs_f64());
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        let (secs, rate) = sw.stop();
-        assert!(secs >= 0.04, "{secs}");
-        let converted = rate.seconds(inner);
-        assert!(
-            (converted - inner_wall).abs() <= 0.02 * inner_wall + 1e-4,
-            "{converted} s by ticks, {inner_wall} s by the wall clock"
-        );
-    }
-
-    /// Every episode is counted, about one in eight is timed, replays that complete are
-    /// neither, and the estimate scales the timed time, less the driver's, by the count.
-    #[test]
-    fn fault_timer_counts_every_episode_and_times_a_sample() {
-        let mut f = FaultTimer::default();
-        let driver = std::cell::Cell::new(0.0);
-        let now = || driver.get();
-        for i in 0..8000 {
-            f.fault_found(now);
-            driver.set(driver.get() + 1.0); // a batch inside the fault call
-            f.handled(now);
-            f.replay_start(now);
-            f.replay_end(i % 2 == 0);
-            f.handled(now);
-        }
-        let (episodes, timed) = f.counts();
-        assert_eq!(episodes, [8000, 4000]);
-        assert!((800..1200).contains(&timed[0]), "{timed:?}");
-        assert!((350..650).contains(&timed[1]), "{timed:?}");
-        assert_eq!(f.driver_secs, [timed[0] as f64, 0.0]);
-        // At one second per tick the driver's second per fresh fault is all there was.
-        let rate = TickRate { secs_per_tick: 1.0 };
-        let gpu = |k: usize, n: f64| (f.ticks[k] as f64 - f.driver_secs[k]).max(0.0) * n;
-        let expect = gpu(0, 8000.0 / timed[0] as f64) + gpu(1, 4000.0 / timed[1] as f64);
-        // The same sum in another rounding order: equal to the last few bits.
-        let got = f.estimated_seconds(&rate);
-        assert!((got - expect).abs() <= 1e-12 * expect, "{got} vs {expect}");
-    }
+/// Ticks a pair of time stamps adds to the interval between them: the median of many
+/// back-to-back pairs (what an empty interval measures).
+fn stamp_cost() -> u64 {
+    let mut d: Vec<u64> = (0..1001)
+        .map(|_| {
+            let a = ticks();
+            ticks().saturating_sub(a)
+        })
+        .collect();
+    d.sort_unstable();
+    d[d.len() / 2]
 }
+
+#[cfg(test)]
+#[path = "host_clock_tests.rs"]
+mod tests;

@@ -27,9 +27,21 @@ pub struct GpuUvmReport {
     /// driver's service and the GPU's fault path (`fault_path_s`, `driver_s`).
     pub gpu_speed: f64,
     /// Host seconds of the GPU model's side of the fault path ([`Gpu::fault_seconds`]:
-    /// faulting walks and fault calls, shootdowns, replays that faulted again), estimated
-    /// from a sample.
+    /// faulting walks and fault calls, shootdowns, replays that faulted again from their
+    /// dequeue, the fresh faults' discovery and the completed replays' re-issue),
+    /// estimated from a sample.
     pub fault_path_s: f64,
+    /// Three parts of `fault_path_s`, each estimated from engine events sampled at their
+    /// start, with how many were timed: the fresh faults' discovery (their attempts' TLB
+    /// probes and page-table lookup before the walk that found no mapping), taking the
+    /// replays that faulted again off the engine's ready queue, and the completed replays'
+    /// dequeue and re-issue up to their translation.
+    pub fault_discovery_s: f64,
+    pub fault_discoveries_timed: u64,
+    pub replay_dequeue_s: f64,
+    pub replay_dequeues_timed: u64,
+    pub replay_reissue_s: f64,
+    pub replay_reissues_timed: u64,
     /// Fault episodes (fresh faults, replays that faulted again: together every fault
     /// call) and how many of each were timed for `fault_path_s`.
     pub fault_episodes: [u64; 2],
@@ -93,6 +105,8 @@ pub fn run_on_gpu(
     gpu.run_all().map_err(|e| gpu_err(&e))?;
     let (secs, rate) = watch.stop();
     let estimate = gpu.fault_seconds(&rate);
+    let [(fault_discovery_s, fault_discoveries_timed), (replay_dequeue_s, replay_dequeues_timed), (replay_reissue_s, replay_reissues_timed)] =
+        gpu.fault_prelude_seconds(&rate);
     let (fault_episodes, fault_episodes_timed) = gpu.fault_episodes();
     let report = gpu.finish(spec, secs);
     let (mut uvm, protocol) = svc.finish(report.cycles, report.warp_mem_instrs);
@@ -111,6 +125,12 @@ pub fn run_on_gpu(
         protocol,
         gpu_speed,
         fault_path_s,
+        fault_discovery_s: fault_discovery_s.min(fault_path_s),
+        fault_discoveries_timed,
+        replay_dequeue_s: replay_dequeue_s.min(fault_path_s),
+        replay_dequeues_timed,
+        replay_reissue_s: replay_reissue_s.min(fault_path_s),
+        replay_reissues_timed,
         fault_episodes,
         fault_episodes_timed,
         driver_s,
