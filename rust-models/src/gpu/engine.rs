@@ -183,9 +183,9 @@ impl<'w> Gpu<'w> {
     /// re-walk are work the access repeats only because its page has not arrived); and, for
     /// the same reason, each fresh fault's discovery — its attempt's TLB probes and
     /// page-table lookup before that walk — and each completed replay's dequeue and
-    /// re-issue up to its translation ([`Gpu::fault_prelude_seconds`]). The service's own driver work
-    /// ([`MemoryService::driver_seconds`]) is not in it, nor are a completed replay's
-    /// translation and data access (the access's own work).
+    /// re-issue up to its translation ([`Gpu::fault_prelude_seconds`]). The service's own
+    /// driver work ([`MemoryService::driver_seconds`]) is not in it, nor are a completed
+    /// replay's translation and data access (the access's own work).
     pub fn fault_seconds(&self, rate: &host_clock::TickRate) -> f64 {
         self.fault_timer.estimated_seconds(rate)
     }
@@ -194,12 +194,7 @@ impl<'w> Gpu<'w> {
     /// start: the fresh faults' discovery, the dequeue of replays that faulted again and
     /// the re-issue of replays that completed, each with how many were timed.
     pub fn fault_prelude_seconds(&self, rate: &host_clock::TickRate) -> [(f64, u64); 3] {
-        let t = &self.fault_timer;
-        [
-            (t.discovery_seconds(rate), t.discoveries_timed()),
-            (t.dequeue_seconds(rate), t.dequeues_timed()),
-            (t.reissue_seconds(rate), t.reissues_timed()),
-        ]
+        self.fault_timer.prelude_parts(rate)
     }
 
     /// Fault episodes (fresh faults, replays that faulted again) and how many were timed.

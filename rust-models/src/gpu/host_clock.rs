@@ -131,20 +131,38 @@ pub struct FaultTimer {
     sample_draws: u64,
     event_t0: Option<u64>,
     attempt_t0: Option<u64>,
-    /// Fresh faults whose discovery was timed, and its ticks.
-    discoveries_timed: u64,
-    discovery_ticks: u64,
-    /// The running replay's dequeue (from before the engine's pop to its start), if
-    /// timed; replays that faulted again whose dequeue was timed, and its ticks.
-    dequeue: Option<u64>,
-    dequeues_timed: u64,
-    dequeue_ticks: u64,
-    /// The running replay's dequeue and re-issue up to its first translation attempt, if
-    /// timed; replays that completed, those whose re-issue was timed, and its ticks.
-    reissue: Option<u64>,
+    /// The running replay's dequeue (from before the engine's pop to its start) and its
+    /// re-issue (to its first translation attempt), if timed.
+    running_dequeue: Option<u64>,
+    running_reissue: Option<u64>,
+    /// Replays that completed.
     replays_completed: u64,
-    reissues_timed: u64,
-    reissue_ticks: u64,
+    /// Fresh faults' discovery, refaulting replays' dequeue, completed replays' re-issue.
+    discovery: SampledPart,
+    dequeue: SampledPart,
+    reissue: SampledPart,
+}
+
+/// One part of the fault path estimated from a sample of its intervals.
+#[derive(Debug, Clone, Copy, Default)]
+struct SampledPart {
+    timed: u64,
+    ticks: u64,
+}
+
+impl SampledPart {
+    fn add(&mut self, ticks: u64) {
+        self.timed += 1;
+        self.ticks += ticks;
+    }
+
+    /// Seconds of all `of` intervals: the timed ones' mean, scaled.
+    fn seconds(&self, rate: &TickRate, of: u64) -> f64 {
+        if self.timed == 0 {
+            return 0.0;
+        }
+        rate.seconds(self.ticks) * of as f64 / self.timed as f64
+    }
 }
 
 impl FaultTimer {
@@ -188,8 +206,8 @@ impl FaultTimer {
         };
         if !self.in_replay {
             self.attempt_t0 = Some(ticks());
-        } else if self.reissue.is_none() {
-            self.reissue = Some(self.interval(t0));
+        } else if self.running_reissue.is_none() {
+            self.running_reissue = Some(self.interval(t0));
         }
     }
 
@@ -205,8 +223,8 @@ impl FaultTimer {
     #[inline]
     pub fn replay_start(&mut self, driver_secs: impl FnOnce() -> f64) {
         self.in_replay = true;
-        self.dequeue = self.event_t0.map(|t0| self.interval(t0));
-        self.reissue = None;
+        self.running_dequeue = self.event_t0.map(|t0| self.interval(t0));
+        self.running_reissue = None;
         self.replay_t0 = if self.draw() {
             Some((ticks(), driver_secs()))
         } else {
@@ -218,17 +236,15 @@ impl FaultTimer {
     #[inline]
     pub fn replay_end(&mut self, refaulted: bool) {
         self.in_replay = false;
-        let (dequeue, reissue) = (self.dequeue.take(), self.reissue.take());
+        let (dequeue, reissue) = (self.running_dequeue.take(), self.running_reissue.take());
         if refaulted {
             if let Some(d) = dequeue {
-                self.dequeues_timed += 1;
-                self.dequeue_ticks += d;
+                self.dequeue.add(d);
             }
         } else {
             self.replays_completed += 1;
             if let Some(r) = reissue {
-                self.reissues_timed += 1;
-                self.reissue_ticks += r;
+                self.reissue.add(r);
             }
         }
         if refaulted {
@@ -248,8 +264,8 @@ impl FaultTimer {
         }
         self.episodes[Episode::Fault as usize] += 1;
         if let Some(t0) = self.attempt_t0.take().filter(|_| self.event_t0.is_some()) {
-            self.discoveries_timed += 1;
-            self.discovery_ticks += self.interval(t0);
+            let d = self.interval(t0);
+            self.discovery.add(d);
         }
         if self.draw() {
             self.running = Some((Episode::Fault, ticks(), driver_secs()));
@@ -284,57 +300,24 @@ impl FaultTimer {
                 gpu_side * self.episodes[k] as f64 / self.timed[k] as f64
             })
             .sum();
-        episodes
-            + self.discovery_seconds(rate)
-            + self.dequeue_seconds(rate)
-            + self.reissue_seconds(rate)
+        episodes + self.prelude_parts(rate).iter().map(|p| p.0).sum::<f64>()
     }
 
-    /// Estimated host seconds of the fresh faults' discovery (part of
-    /// [`FaultTimer::estimated_seconds`]).
-    pub fn discovery_seconds(&self, rate: &TickRate) -> f64 {
-        if self.discoveries_timed == 0 {
-            return 0.0;
-        }
-        let fresh = self.episodes[Episode::Fault as usize];
-        rate.seconds(self.discovery_ticks) * fresh as f64 / self.discoveries_timed as f64
-    }
-
-    /// Fresh faults whose discovery was timed.
-    pub fn discoveries_timed(&self) -> u64 {
-        self.discoveries_timed
-    }
-
-    /// Estimated host seconds of taking the replays that faulted again off the ready
-    /// queue (part of [`FaultTimer::estimated_seconds`]).
-    pub fn dequeue_seconds(&self, rate: &TickRate) -> f64 {
-        if self.dequeues_timed == 0 {
-            return 0.0;
-        }
-        let replays = self.episodes[Episode::Replay as usize];
-        rate.seconds(self.dequeue_ticks) * replays as f64 / self.dequeues_timed as f64
-    }
-
-    /// Replays that faulted again whose dequeue was timed.
-    pub fn dequeues_timed(&self) -> u64 {
-        self.dequeues_timed
-    }
-
-    /// Estimated host seconds of the completed replays' dequeue and re-issue up to their
-    /// first translation attempt (part of [`FaultTimer::estimated_seconds`]): a fault-free
-    /// access has no second event, so this is the fault's too; the replay's translation
-    /// and data access are the access's own work and stay counted.
-    pub fn reissue_seconds(&self, rate: &TickRate) -> f64 {
-        if self.reissues_timed == 0 {
-            return 0.0;
-        }
-        let n = self.replays_completed as f64;
-        rate.seconds(self.reissue_ticks) * n / self.reissues_timed as f64
-    }
-
-    /// Completed replays whose re-issue was timed.
-    pub fn reissues_timed(&self) -> u64 {
-        self.reissues_timed
+    /// The parts estimated from sampled engine events, each as (seconds, intervals
+    /// timed): the fresh faults' discovery, the dequeue of the replays that faulted again,
+    /// and the dequeue and re-issue of those that completed up to their first translation
+    /// attempt (a fault-free access has no second event, so this is the fault's too; the
+    /// replay's translation and data access are the access's own work and stay counted).
+    pub fn prelude_parts(&self, rate: &TickRate) -> [(f64, u64); 3] {
+        let [fresh, refaulted] = self.episodes;
+        [
+            (self.discovery.seconds(rate, fresh), self.discovery.timed),
+            (self.dequeue.seconds(rate, refaulted), self.dequeue.timed),
+            (
+                self.reissue.seconds(rate, self.replays_completed),
+                self.reissue.timed,
+            ),
+        ]
     }
 
     /// Episodes (fresh faults, replays that faulted again) and how many were timed.

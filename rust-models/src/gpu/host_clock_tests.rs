@@ -89,21 +89,23 @@ fn discovery_and_dequeue_are_sampled_per_event_and_scaled_to_every_fault() {
         let per = of / START_PERIOD;
         (per * 7 / 10..=per * 13 / 10).contains(&timed)
     };
-    assert!(
-        within(f.discoveries_timed(), 16_000),
-        "{}",
-        f.discoveries_timed()
-    );
-    assert!(within(f.dequeues_timed(), 64_000), "{}", f.dequeues_timed());
-    let rate = TickRate { secs_per_tick: 1.0 };
-    let expect = f.discovery_ticks as f64 * 16_000.0 / f.discoveries_timed() as f64;
-    assert_eq!(f.discovery_seconds(&rate), expect);
-    let expect = f.dequeue_ticks as f64 * 64_000.0 / f.dequeues_timed() as f64;
-    assert_eq!(f.dequeue_seconds(&rate), expect);
     assert_eq!(f.replays_completed, 64_000);
-    assert!(within(f.reissues_timed(), 64_000), "{}", f.reissues_timed());
-    let expect = f.reissue_ticks as f64 * 64_000.0 / f.reissues_timed() as f64;
-    assert_eq!(f.reissue_seconds(&rate), expect);
+    let rate = TickRate { secs_per_tick: 1.0 };
+    let parts = f.prelude_parts(&rate);
+    let samples = [
+        (f.discovery, 16_000),
+        (f.dequeue, 64_000),
+        (f.reissue, 64_000),
+    ];
+    for (k, (part, of)) in samples.into_iter().enumerate() {
+        assert!(
+            within(part.timed, of),
+            "part {k}: {} timed of {of}",
+            part.timed
+        );
+        let expect = part.ticks as f64 * of as f64 / part.timed as f64;
+        assert_eq!(parts[k], (expect, part.timed), "part {k}");
+    }
     // A timer that is not enabled samples nothing.
     let mut off = FaultTimer::new(false);
     for _ in 0..1000 {
@@ -112,7 +114,7 @@ fn discovery_and_dequeue_are_sampled_per_event_and_scaled_to_every_fault() {
         off.fault_found(none);
         off.handled(none);
     }
-    assert_eq!(off.discoveries_timed(), 0);
+    assert_eq!(off.discovery.timed, 0);
 }
 
 /// What a stamp adds to an interval is taken out of every timed one (here all of it,
@@ -131,8 +133,8 @@ fn stamp_cost_is_taken_out_of_timed_intervals() {
         f.fault_found(|| 0.0);
         f.handled(|| 0.0);
     }
-    assert!(f.discoveries_timed() > 0 && f.timed[0] > 0);
-    assert_eq!((f.discovery_ticks, f.ticks[0]), (0, 0));
+    assert!(f.discovery.timed > 0 && f.timed[0] > 0);
+    assert_eq!((f.discovery.ticks, f.ticks[0]), (0, 0));
     let rate = {
         let sw = Stopwatch::start();
         std::thread::sleep(std::time::Duration::from_millis(5));
