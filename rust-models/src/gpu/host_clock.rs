@@ -128,7 +128,6 @@ pub struct FaultTimer {
     /// Engine events until the next sampled one; within a sampled event its start and
     /// its latest translation attempt's start.
     countdown: u64,
-    sample_draws: u64,
     event_t0: Option<u64>,
     attempt_t0: Option<u64>,
     /// The running replay's dequeue (from before the engine's pop to its start) and its
@@ -192,8 +191,7 @@ impl FaultTimer {
             return;
         }
         // Uniform in 1 ..= 2 * PERIOD - 1: mean PERIOD.
-        self.sample_draws = self.sample_draws.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        self.countdown = 1 + mix64(self.sample_draws ^ 0x5bd1_e995) % (2 * START_PERIOD - 1);
+        self.countdown = 1 + self.random() % (2 * START_PERIOD - 1);
         self.event_t0 = Some(ticks());
     }
 
@@ -211,12 +209,18 @@ impl FaultTimer {
         }
     }
 
-    /// Pseudo-random one-in-eight choice (SplitMix64: a Weyl sequence through the
-    /// project's mixer, so no period of the event order lines up with it).
+    /// The next pseudo-random word (SplitMix64: a Weyl sequence through the project's
+    /// mixer, so no period of the event order lines up with it).
+    #[inline]
+    fn random(&mut self) -> u64 {
+        self.draws = self.draws.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mix64(self.draws)
+    }
+
+    /// Pseudo-random one-in-eight choice of an episode to time.
     #[inline]
     fn draw(&mut self) -> bool {
-        self.draws = self.draws.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        mix64(self.draws) >> (64 - SAMPLE_SHIFT) == 0
+        self.random() >> (64 - SAMPLE_SHIFT) == 0
     }
 
     /// A deferred replay attempt starts; `driver_secs` reads the service's driver time.
