@@ -58,6 +58,8 @@ impl RecencyList {
     /// Take `k` out of the order (nothing if it is not listed).
     #[inline]
     pub(super) fn remove(&mut self, k: usize) {
+        // The sentinel is no slot: unlinking it would lose both ends.
+        debug_assert!(k < SENTINEL, "slot {k} out of range");
         let (o, n) = (self.older[k], self.newer[k]);
         // An unlisted `k` has o == n == k: both stores rewrite its own links.
         self.newer[o as usize] = n;
