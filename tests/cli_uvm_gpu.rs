@@ -88,3 +88,23 @@ fn the_uvm_config_beside_the_gpu_config_is_the_default() {
     );
     assert!(text.contains("uvm-turing.toml"), "{text}");
 }
+
+/// The UVM config without `--uvm` (the default `none`) names what is missing instead of
+/// failing on the file's first key as a GPU config.
+#[test]
+fn a_uvm_config_without_a_uvm_policy_says_so_in_one_line() {
+    let out = mcmvm(&[
+        "run",
+        "--config",
+        "configs/uvm-turing.toml",
+        "--workload",
+        "ls",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("is a UVM configuration") && err.contains("--uvm"),
+        "{err}"
+    );
+}

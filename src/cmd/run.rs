@@ -66,6 +66,16 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             run_uvm_gpu(&args, uvm)
         };
     }
+    if let Some(path) = &args.config {
+        // Without this, the GPU loader would fail on the UVM file's first key (`sms`).
+        if UvmConfig::is_uvm_file(path)? {
+            anyhow::bail!(
+                "{} is a UVM configuration: add --uvm tbnp|forest|specforest, or give a GPU \
+                 configuration such as configs/mcm-4chiplet.toml",
+                path.display()
+            );
+        }
+    }
     let (config, cfg, policy) = gpu_config_and_policy(&args)?;
     let source = Source::open(&args)?;
     let w = source.workload();
