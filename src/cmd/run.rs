@@ -55,26 +55,26 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let uvm: UvmPolicy = args.uvm.parse()?;
+    // Whether `--config` names a UVM config (the replay engine's) rather than a GPU one.
+    let uvm_config = args
+        .config
+        .as_deref()
+        .map(UvmConfig::is_uvm_file)
+        .transpose()?;
     if uvm != UvmPolicy::None {
-        let replay = match &args.config {
-            Some(path) => UvmConfig::is_uvm_file(path)?,
-            None => args.policy.is_none(),
-        };
-        return if replay {
+        return if uvm_config.unwrap_or(args.policy.is_none()) {
             run_uvm(&args, uvm)
         } else {
             run_uvm_gpu(&args, uvm)
         };
     }
-    if let Some(path) = &args.config {
-        // Without this, the GPU loader would fail on the UVM file's first key (`sms`).
-        if UvmConfig::is_uvm_file(path)? {
-            anyhow::bail!(
-                "{} is a UVM configuration: add --uvm tbnp|forest|specforest, or give a GPU \
-                 configuration such as configs/mcm-4chiplet.toml",
-                path.display()
-            );
-        }
+    if let (Some(true), Some(path)) = (uvm_config, &args.config) {
+        // Read as a GPU config, it would fail on its first key (`sms`).
+        anyhow::bail!(
+            "{} is a UVM configuration: add --uvm tbnp|forest|specforest, or give a GPU \
+             configuration such as configs/mcm-4chiplet.toml",
+            path.display()
+        );
     }
     let (config, cfg, policy) = gpu_config_and_policy(&args)?;
     let source = Source::open(&args)?;
