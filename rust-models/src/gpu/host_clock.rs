@@ -241,9 +241,14 @@ impl FaultTimer {
     pub fn replay_end(&mut self, refaulted: bool) {
         self.in_replay = false;
         let (dequeue, reissue) = (self.running_dequeue.take(), self.running_reissue.take());
+        let timed = self.replay_t0.take();
         if refaulted {
+            self.episodes[Episode::Replay as usize] += 1;
             if let Some(d) = dequeue {
                 self.dequeue.add(d);
+            }
+            if let Some((t0, d0)) = timed {
+                self.running = Some((Episode::Replay, t0, d0));
             }
         } else {
             self.replays_completed += 1;
@@ -251,13 +256,6 @@ impl FaultTimer {
                 self.reissue.add(r);
             }
         }
-        if refaulted {
-            self.episodes[Episode::Replay as usize] += 1;
-            if let Some((t0, d0)) = self.replay_t0 {
-                self.running = Some((Episode::Replay, t0, d0));
-            }
-        }
-        self.replay_t0 = None;
     }
 
     /// A walk found no mapping (a replay attempt's fault is part of that attempt).
