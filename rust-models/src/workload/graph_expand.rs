@@ -91,8 +91,8 @@ pub(super) struct Expand<'a> {
 }
 
 impl<'a> Expand<'a> {
-    pub(super) fn new(gen: &'a GraphGen, round: u32, tb: u32, warp: u32) -> Self {
-        let lanes = Lanes32::new(&gen.g, tb, warp);
+    /// The warp of `lanes` in `round`, whose active lanes (bit l: lane l) are `active`.
+    pub(super) fn new(gen: &'a GraphGen, round: u32, lanes: Lanes32, active: u32) -> Self {
         let mut e = Expand {
             gen,
             round,
@@ -111,7 +111,7 @@ impl<'a> Expand<'a> {
             n_dests: 0,
             updates: 0,
         };
-        for l in set_bits(gen.active_lanes(&e.lanes, round)) {
+        for l in set_bits(active) {
             let (s, d) = gen.g.edges(e.lanes.v0 + l as u32);
             let a = e.active as usize;
             e.lane[a] = l as u8;
@@ -213,13 +213,7 @@ impl<'a> Expand<'a> {
             self.phase = Phase::Header;
             self.pos = 0;
             self.count = if self.active == 0 { 0 } else { 3 };
-            return Some(coalesced(
-                MASK,
-                self.lanes.v0 as u64,
-                self.lanes.n as u64,
-                1,
-                false,
-            ));
+            return Some(mask_read(&self.lanes));
         }
         if self.step >= self.max_deg {
             return None;
@@ -229,6 +223,12 @@ impl<'a> Expand<'a> {
         self.pos = 1;
         Some(self.step_instr(0))
     }
+}
+
+/// The warp's first instruction: every lane reads its `mask` flag (the whole program of a
+/// warp with no active lane).
+pub(super) fn mask_read(lanes: &Lanes32) -> WarpInstr {
+    coalesced(MASK, lanes.v0 as u64, lanes.n as u64, 1, false)
 }
 
 impl Iterator for Expand<'_> {
