@@ -336,7 +336,7 @@ impl GraphGen {
         if active == 0 {
             // Most warps of a level hold no frontier vertex (four in five of bfs's): their
             // one instruction needs no 400-byte edge-walking state, whose initialisation
-            // (cold host lines) cost more than the instruction's simulation.
+            // wrote seven cold host lines per warp (~2 % of a bfs run).
             return Box::new(std::iter::once(mask_read(&lanes)));
         }
         Box::new(Expand::new(self, round, lanes, active))
