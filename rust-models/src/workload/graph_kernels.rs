@@ -327,11 +327,7 @@ impl Lanes32 {
 }
 
 impl GraphGen {
-    fn expand_stream(&self, round: u32, tb: u32, warp: u32) -> WarpStream<'_> {
-        let lanes = Lanes32::new(&self.g, tb, warp);
-        if lanes.n == 0 {
-            return Box::new(std::iter::empty());
-        }
+    fn expand_stream(&self, round: u32, lanes: Lanes32) -> WarpStream<'_> {
         let active = self.active_lanes(&lanes, round);
         if active == 0 {
             // Most warps of a level hold no frontier vertex (four in five of bfs's): their
@@ -342,11 +338,7 @@ impl GraphGen {
         Box::new(Expand::new(self, round, lanes, active))
     }
 
-    fn update_stream(&self, round: u32, tb: u32, warp: u32) -> WarpStream<'_> {
-        let lanes = Lanes32::new(&self.g, tb, warp);
-        if lanes.n == 0 {
-            return Box::new(std::iter::empty());
-        }
+    fn update_stream(&self, round: u32, lanes: Lanes32) -> WarpStream<'_> {
         let flagged = self.updated_lanes(&lanes, round);
         Box::new(Update {
             bfs: self.algo == Algo::Bfs,
@@ -392,10 +384,15 @@ impl GraphGen {
 impl WarpGen for GraphGen {
     fn stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_> {
         let round = (kernel / 2) as u32;
+        let lanes = Lanes32::new(&self.g, tb, warp);
+        if lanes.n == 0 {
+            // Past the last vertex: the warp has no thread to run.
+            return Box::new(std::iter::empty());
+        }
         if kernel.is_multiple_of(2) {
-            self.expand_stream(round, tb, warp)
+            self.expand_stream(round, lanes)
         } else {
-            self.update_stream(round, tb, warp)
+            self.update_stream(round, lanes)
         }
     }
 
