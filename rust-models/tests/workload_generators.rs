@@ -3,23 +3,43 @@
 
 use mcmvm_models::workload::{by_name, catalog, count_by_walking, Lanes, Workload};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Counts live heap bytes and their peak, so a test can see whether generating a stream
-/// holds memory proportional to its length.
+/// holds memory proportional to its length. The counts are per thread: the test harness
+/// runs tests in parallel, and a global count saw other tests' frees (CI once read a
+/// negative difference as 2^64 - 261,243 bytes).
 struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    // `const` initialisers with no destructor: touching them never allocates, so the
+    // allocator may use them.
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn live() -> isize {
+    LIVE.with(Cell::get)
+}
+
+fn peak() -> isize {
+    PEAK.with(Cell::get)
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
-        PEAK.fetch_max(now, Ordering::Relaxed);
+        // `try_with`: a thread being torn down has no locals left; its allocations go
+        // uncounted rather than aborting.
+        let _ = LIVE.try_with(|live| {
+            let now = live.get() + l.size() as isize;
+            live.set(now);
+            let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+        });
         System.alloc(l)
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        let _ = LIVE.try_with(|live| live.set(live.get() - l.size() as isize));
         System.dealloc(p, l)
     }
 }
@@ -242,14 +262,24 @@ fn stencil_thread_blocks_own_contiguous_slices_of_each_plane() {
 
 #[test]
 fn streams_are_lazy_memory_does_not_grow_with_stream_length() {
+    // The counter sees this thread's heap: a 1 MB buffer shows as 1 MB, freed as 0.
+    let before = live();
+    let buf = vec![0u8; 1 << 20];
+    assert_eq!(
+        live() - before,
+        buf.len() as isize,
+        "the counter sees allocations"
+    );
+    drop(buf);
+    assert_eq!(live(), before, "the counter sees frees");
     // A ste warp's stream grows with the number of planes; a stream over 4x the planes
     // must not need more live heap while it is consumed.
     let peak_for = |scale: f64| {
         let w = by_name("ste", scale, 1).unwrap();
-        let base = LIVE.load(Ordering::Relaxed);
-        PEAK.store(base, Ordering::Relaxed);
+        let base = live();
+        PEAK.with(|p| p.set(base));
         let n = w.warp_stream(0, 7, 3).count();
-        (PEAK.load(Ordering::Relaxed) - base, n)
+        (peak() - base, n)
     };
     let (p1, n1) = peak_for(1.0);
     let (p4, n4) = peak_for(4.0);
@@ -259,9 +289,9 @@ fn streams_are_lazy_memory_does_not_grow_with_stream_length() {
         "peak heap while streaming: {p1} B for {n1} instrs, {p4} B for {n4}"
     );
     // And building a big workload allocates nothing per instruction.
-    let base = LIVE.load(Ordering::Relaxed);
+    let base = live();
     let w = by_name("ls", 4.0, 1).unwrap();
-    let held = LIVE.load(Ordering::Relaxed) - base;
+    let held = live() - base;
     assert!(
         held < 64 * 1024,
         "ls at scale 4 holds {held} B for {} instructions",
