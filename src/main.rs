@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cmd;
+mod host_pages;
 
 #[derive(Parser)]
 #[command(
@@ -50,6 +51,8 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // Before anything is allocated in earnest (the model's state is hit at random).
+    host_pages::heap_on_huge_pages();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Verilog(a) => cmd::verilog::run(a),

@@ -108,3 +108,32 @@ fn a_uvm_config_without_a_uvm_policy_says_so_in_one_line() {
         "{err}"
     );
 }
+
+/// The run says how much of it sits on 2 MB host pages; where the kernel honours
+/// `madvise` for transparent huge pages, the heap `main` advised has some.
+#[test]
+fn the_run_reports_its_heap_on_huge_pages() {
+    let mut args = RUN.to_vec();
+    args.push("1.5");
+    let out = mcmvm(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let Ok(rollup) = std::fs::read_to_string("/proc/self/smaps_rollup") else {
+        return; // No per-process memory summary on this kernel: nothing is printed.
+    };
+    assert!(rollup.contains("AnonHugePages:"), "{rollup}");
+    let mb: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("host memory: "))
+        .and_then(|l| l.strip_suffix(" MB on 2 MB pages"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no `host memory:` line in:\n{text}"));
+    let thp =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if cfg!(target_env = "gnu") && (thp.contains("[always]") || thp.contains("[madvise]")) {
+        assert!(
+            mb >= 2.0,
+            "THP is {thp:?} but the run had {mb} MB on huge pages"
+        );
+    }
+}

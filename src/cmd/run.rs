@@ -97,6 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         "speed: {:.0} warp mem-instr/s ({:.2} s)",
         report.speed, report.sim_seconds
     );
+    print_host_pages();
     write_json(args.json.as_deref(), &report)?;
     Ok(0)
 }
@@ -128,8 +129,20 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         "speed: {:.0} warp mem-instr/s (fault service excluded)",
         m.instr_per_s
     );
+    print_host_pages();
     write_json(args.json.as_deref(), &m)?;
     Ok(0)
+}
+
+/// How much of the process sits on transparent huge pages (the speed depends on it; see
+/// `host_pages`).
+fn print_host_pages() {
+    if let Some(bytes) = crate::host_pages::huge_page_bytes() {
+        println!(
+            "host memory: {:.1} MB on 2 MB pages",
+            bytes as f64 / (1 << 20) as f64
+        );
+    }
 }
 
 /// `--set` overrides plus `--oversub` as `memory.oversubscription`, checked first so a bad
@@ -200,6 +213,7 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         r.gpu.speed,
         r.gpu.sim_seconds
     );
+    print_host_pages();
     write_json(args.json.as_deref(), &r)?;
     Ok(0)
 }
