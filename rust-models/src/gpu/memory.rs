@@ -265,6 +265,13 @@ impl MemSystem {
         }
     }
 
+    /// Ask the host cache for the home L2's set of the line holding `pa` (changes
+    /// nothing; see [`TagCache::prefetch_set`]).
+    #[inline(always)]
+    pub fn prefetch_l2_set(&self, pa: u64) {
+        self.l2[self.home(pa) as usize].prefetch_set(pa);
+    }
+
     /// Chiplet whose memory holds `pa` (the PA bits above the 2 MB offset, CLAP Fig. 4).
     #[inline]
     pub fn home(&self, pa: u64) -> u32 {
