@@ -30,8 +30,9 @@ const HUGE_PAGE: usize = 2 << 20;
 /// Ask for the main heap on huge pages; returns whether the kernel took the advice.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn heap_on_huge_pages() -> bool {
-    // SAFETY: mallopt only changes glibc's tunables; malloc/free of one byte forces the
-    // heap's first growth under them (Rust's allocator is glibc's malloc here).
+    // SAFETY: mallopt only changes glibc's tunables; a malloc/free of one huge page,
+    // its pointer never read or written, makes the heap grow under them (Rust's
+    // allocator is glibc's malloc here).
     unsafe {
         if libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD as libc::c_int) == 0
             || libc::mallopt(libc::M_TOP_PAD, HEAP_RESERVE as libc::c_int) == 0
