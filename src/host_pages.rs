@@ -25,11 +25,13 @@ const HEAP_RESERVE: usize = 256 << 20;
 const MMAP_THRESHOLD: usize = 32 << 20;
 
 /// The host's huge page size on x86-64 and most arm64 kernels.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 const HUGE_PAGE: usize = 2 << 20;
 
-/// Ask for the main heap on huge pages; returns whether the kernel took the advice.
+/// Ask for the main heap on huge pages. Whether the kernel took the advice shows in
+/// [`huge_page_bytes`], which runs print.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn heap_on_huge_pages() -> bool {
+pub fn heap_on_huge_pages() {
     // SAFETY: mallopt only changes glibc's tunables; a malloc/free of one huge page,
     // its pointer never read or written, makes the heap grow under them (Rust's
     // allocator is glibc's malloc here).
@@ -38,7 +40,7 @@ pub fn heap_on_huge_pages() -> bool {
             || libc::mallopt(libc::M_TOP_PAD, HEAP_RESERVE as libc::c_int) == 0
             || libc::mallopt(libc::M_TRIM_THRESHOLD, libc::c_int::MAX) == 0
         {
-            return false;
+            return;
         }
         // Rust's runtime has allocated already, so the pad applies at the heap's next
         // growth: ask for more than is free at the top.
@@ -47,25 +49,26 @@ pub fn heap_on_huge_pages() -> bool {
         libc::free(p);
     }
     let Some((start, end)) = heap_range() else {
-        return false;
+        return;
     };
     let (start, end) = (
         start.next_multiple_of(HUGE_PAGE),
         end / HUGE_PAGE * HUGE_PAGE,
     );
     if end <= start {
-        return false;
+        return;
     }
     // SAFETY: the range lies inside the process's own heap mapping; MADV_HUGEPAGE changes
     // how its pages are backed, never their contents.
-    unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) == 0 }
+    // A refusal (THP off) leaves the heap on 4 KB pages, as it always was.
+    unsafe {
+        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+    }
 }
 
 /// Other platforms: nothing to do.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn heap_on_huge_pages() -> bool {
-    false
-}
+pub fn heap_on_huge_pages() {}
 
 /// Start and end address of the `[heap]` mapping, from `/proc/self/maps`.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
