@@ -216,9 +216,9 @@ impl<'w> Gpu<'w> {
             .on_run_end(crate::addr::Cycle(self.cycles), &mut self.mm)
     }
 
-    /// Execute a warp's instruction (from line `first_line` on); a fault that defers its
-    /// replay leaves it in `replay` for the warp to issue again. Returns the cycle the warp
-    /// is next ready.
+    /// Execute a warp's next instruction from its stream (from line `first_line` on); a
+    /// fault that defers its replay leaves a copy in `replay` for the warp to issue again.
+    /// Returns the cycle the warp is next ready.
     #[inline(always)]
     fn issue(
         &mut self,
@@ -315,12 +315,20 @@ impl<'w> Gpu<'w> {
             // The instruction is used where the stream returned it: moving a warp
             // instruction copied it in pieces of other sizes than the stream wrote, and
             // reading those back stalled on store forwarding every time.
-            let done = if let Some((instr, first_line)) = warp.replay.take() {
+            let done = if let Some((instr, first_line)) = &mut warp.replay {
                 self.fault_timer
                     .replay_start(|| self.service.driver_seconds());
-                let done = self.issue(t, sm, &instr, first_line, &mut warp.replay)?;
-                // Faulted again: the whole attempt is fault handling.
-                self.fault_timer.replay_end(warp.replay.is_some());
+                let done = self.execute(t, sm, instr, *first_line)?;
+                // Faulted again: it waits where it is, from the line that faulted (most
+                // replays fault again, so neither a copy nor a move per attempt), and
+                // the whole attempt is fault handling.
+                let refaulted = std::mem::take(&mut self.replay_deferred);
+                if refaulted {
+                    *first_line = self.replay_line;
+                } else {
+                    warp.replay = None;
+                }
+                self.fault_timer.replay_end(refaulted);
                 Some(done)
             } else {
                 // Borrowed, not bound by value: a binding moved (copied) it first.

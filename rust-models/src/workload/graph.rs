@@ -108,7 +108,11 @@ impl Graph {
             v = (v << take) | (coins >> (8 - take)) as u64;
             left -= take;
         }
-        (v % self.n as u64) as u32
+        // `v` < 2^bits < 2n, so the remainder is at most one subtraction (a 64-bit
+        // division by the run-time `n` was a few percent of the generator).
+        let n = self.n as u64;
+        debug_assert!(v < 2 * n);
+        (if v >= n { v - n } else { v }) as u32
     }
 
     /// Weight of edge `e` (1..=64), for SSSP.
@@ -203,6 +207,29 @@ mod tests {
                     want = (want << 1) | (((h >> (8 * i)) as u8) < c) as u8;
                 }
                 assert_eq!(bytes_below(h, c), want, "h {h:#x} c {c}");
+            }
+        }
+    }
+
+    #[test]
+    fn destinations_are_the_coins_modulo_n() {
+        // The draw folds its coin bits into 0..n by one subtraction: the same vertex as
+        // `coins % n`, for powers of two and the sizes between them.
+        for n in [1u32, 2, 3, 5, 1000, 4096, 4097, 6000, 8191] {
+            let g = Graph::generate(n, 5).unwrap();
+            for e in 0..g.m().min(20_000) {
+                let mut coins: u64 = 0;
+                let mut left = g.bits;
+                for &prefix in &g.dest_prefix {
+                    if left == 0 {
+                        break;
+                    }
+                    let take = left.min(8);
+                    let b = bytes_below(hash2_rest(prefix, e), g.one_below);
+                    coins = (coins << take) | (b >> (8 - take)) as u64;
+                    left -= take;
+                }
+                assert_eq!(g.dest(e) as u64, coins % n as u64, "n {n} edge {e}");
             }
         }
     }
