@@ -55,11 +55,15 @@ $(MCMVM): $(SOURCES) | deps
 		$(CARGO) build --release -p mcmvm && cp target/release/mcmvm $(MCMVM); \
 	fi
 
-# The training set: the default-scale runs the profile should favour (bfs under Forest on the
-# MCM model, bfs and a GEMM under placement policies), then every built-in workload of both
-# studies at a small size so no generator, policy or engine is left cold.
+# The training set: the default-scale runs the profile should favour (bfs under Forest, sssp
+# under SpecForest and blk under Forest on the MCM model — the UVM runs nearest the speed
+# target; blk's fault path of replays is like no other run's — bfs and a GEMM under placement
+# policies), then every built-in workload of both studies at a small size so no generator,
+# policy or engine is left cold.
 PGO_TRAIN := \
 	run --config configs/mcm-4chiplet.toml --workload bfs --policy s64k --uvm forest, \
+	run --config configs/mcm-4chiplet.toml --workload sssp --policy s64k --uvm specforest, \
+	run --config configs/mcm-4chiplet.toml --workload blk --policy s64k --uvm forest, \
 	run --config configs/mcm-4chiplet.toml --workload bfs --policy s64k, \
 	run --config configs/mcm-4chiplet.toml --workload gemm-resnet50 --policy clap, \
 	sweep --suite forest --scale 0.125 --out $(PGO)/train/forest, \
