@@ -93,10 +93,21 @@ impl Graph {
         (s as u64, self.offsets[v as usize + 1] - s)
     }
 
-    /// Destination of edge `e`: one coin per address bit, most significant first, coin i
-    /// being byte i % 8 of hash i / 8 compared with `one_below`.
+    /// Destination of edge `e`: its [`Graph::coins`] modulo `n`.
     #[inline]
     pub fn dest(&self, e: u64) -> u32 {
+        let v = self.coins(e);
+        // `v` < 2^bits < 2n, so the remainder is at most one subtraction (a 64-bit
+        // division by the run-time `n` was a few percent of the generator).
+        let n = self.n as u64;
+        debug_assert!(v < 2 * n);
+        (if v >= n { v - n } else { v }) as u32
+    }
+
+    /// The `bits` coins of edge `e`: one per address bit, most significant first, coin i
+    /// being byte i % 8 of hash i / 8 compared with `one_below`.
+    #[inline(always)]
+    fn coins(&self, e: u64) -> u64 {
         let mut v: u64 = 0;
         let mut left = self.bits;
         for &prefix in &self.dest_prefix {
@@ -108,11 +119,7 @@ impl Graph {
             v = (v << take) | (coins >> (8 - take)) as u64;
             left -= take;
         }
-        // `v` < 2^bits < 2n, so the remainder is at most one subtraction (a 64-bit
-        // division by the run-time `n` was a few percent of the generator).
-        let n = self.n as u64;
-        debug_assert!(v < 2 * n);
-        (if v >= n { v - n } else { v }) as u32
+        v
     }
 
     /// Weight of edge `e` (1..=64), for SSSP.
@@ -218,18 +225,7 @@ mod tests {
         for n in [1u32, 2, 3, 5, 1000, 4096, 4097, 6000, 8191] {
             let g = Graph::generate(n, 5).unwrap();
             for e in 0..g.m().min(20_000) {
-                let mut coins: u64 = 0;
-                let mut left = g.bits;
-                for &prefix in &g.dest_prefix {
-                    if left == 0 {
-                        break;
-                    }
-                    let take = left.min(8);
-                    let b = bytes_below(hash2_rest(prefix, e), g.one_below);
-                    coins = (coins << take) | (b >> (8 - take)) as u64;
-                    left -= take;
-                }
-                assert_eq!(g.dest(e) as u64, coins % n as u64, "n {n} edge {e}");
+                assert_eq!(g.dest(e) as u64, g.coins(e) % n as u64, "n {n} edge {e}");
             }
         }
     }
