@@ -216,19 +216,18 @@ impl<'w> Gpu<'w> {
             .on_run_end(crate::addr::Cycle(self.cycles), &mut self.mm)
     }
 
-    /// Execute a warp's next instruction from its stream (from line `first_line` on); a
-    /// fault that defers its replay leaves a copy in `replay` for the warp to issue again.
-    /// Returns the cycle the warp is next ready.
+    /// Execute a warp's next instruction from its stream; a fault that defers its replay
+    /// leaves a copy in `replay` for the warp to issue again. Returns the cycle the warp is
+    /// next ready.
     #[inline(always)]
     fn issue(
         &mut self,
         t: u64,
         sm: u32,
         instr: &WarpInstr,
-        first_line: usize,
         replay: &mut Option<(WarpInstr, usize)>,
     ) -> Result<u64, GpuError> {
-        let done = self.execute(t, sm, instr, first_line)?;
+        let done = self.execute(t, sm, instr, 0)?;
         if self.replay_deferred {
             self.replay_deferred = false;
             // Its compute instructions already issued; only the access replays. (A copy:
@@ -334,7 +333,7 @@ impl<'w> Gpu<'w> {
                 // Borrowed, not bound by value: a binding moved (copied) it first.
                 let next = warp.stream.next();
                 match &next {
-                    Some(instr) => Some(self.issue(t, sm, instr, 0, &mut warp.replay)?),
+                    Some(instr) => Some(self.issue(t, sm, instr, &mut warp.replay)?),
                     None => None,
                 }
             };
