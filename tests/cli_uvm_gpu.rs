@@ -26,17 +26,23 @@ const RUN: [&str; 12] = [
     "--oversub",
 ];
 
-#[test]
-fn uvm_on_an_mcm_config_prints_gpu_and_uvm_reports() {
+/// [`RUN`] at oversubscription 1.5, which must succeed; its standard output.
+fn run_oversubscribed() -> String {
     let mut args = RUN.to_vec();
     args.push("1.5");
     let out = mcmvm(&args);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    text
+}
+
+#[test]
+fn uvm_on_an_mcm_config_prints_gpu_and_uvm_reports() {
+    let text = run_oversubscribed();
     for needle in [
         "remote-access ratio",
         "far faults",
@@ -113,11 +119,7 @@ fn a_uvm_config_without_a_uvm_policy_says_so_in_one_line() {
 /// `madvise` for transparent huge pages, the heap `main` advised has some.
 #[test]
 fn the_run_reports_its_heap_on_huge_pages() {
-    let mut args = RUN.to_vec();
-    args.push("1.5");
-    let out = mcmvm(&args);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let text = run_oversubscribed();
     let Ok(rollup) = std::fs::read_to_string("/proc/self/smaps_rollup") else {
         return; // No per-process memory summary on this kernel: nothing is printed.
     };
