@@ -11,9 +11,9 @@
 //! and yosys removes those flip-flops (timer bits above `timer_bits`, interval-counter bits
 //! above what the threshold needs, age-matrix bits of the diagonal and of absent slots).
 
-use mcmvm_models::blocks::access_time_tracker::{AttConfigError, AttSpec};
-use mcmvm_models::config::AttConfig;
-use mcmvm_models::protocol::{mask, AttIn, AttOut, CycleModel};
+use crate::params::{AttParamError, AttParams};
+use mcmvm_protocol::config::AttConfig;
+use mcmvm_protocol::protocol::{mask, AttIn, AttOut, CycleModel};
 use rust_hdl::prelude::*;
 
 /// The ATT's RTL: object table, per-object timers and interval counters, an age matrix for
@@ -133,8 +133,8 @@ impl AccessTimeTrackerRtl {
     }
 
     /// The RTL for `cfg`, or why the configuration cannot be built.
-    pub fn try_new(cfg: &AttConfig) -> Result<Self, AttConfigError> {
-        let spec = AttSpec::from_config(cfg)?;
+    pub fn try_new(cfg: &AttConfig) -> Result<Self, AttParamError> {
+        let spec = AttParams::new(cfg)?;
         let n = spec.objects;
         let dffs = || {
             (0..n)

@@ -10,8 +10,8 @@
 //! input-write checks; here the checks run first and their result is returned as an error.
 
 use crate::{access_time_tracker, remote_tracker, tlb_coalescer};
-use mcmvm_models::config::HwConfig;
-use mcmvm_models::protocol::BlockKind;
+use mcmvm_protocol::config::HwConfig;
+use mcmvm_protocol::protocol::BlockKind;
 use rust_hdl::core::check_error::{check_all, CheckError};
 use rust_hdl::core::prelude::*;
 use std::collections::HashSet;

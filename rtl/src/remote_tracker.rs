@@ -14,7 +14,7 @@
 //! - Every constant that meets a sized signal is a typed `Constant<Bits<N>>`: rust-hdl
 //!   prints bare literals as 32-bit numbers, which would widen the Verilog expression.
 
-use mcmvm_models::config::RtConfig;
+use mcmvm_protocol::config::RtConfig;
 use rust_hdl::prelude::*;
 
 /// Largest table the 5-bit slot numbers and recency ranks can address.

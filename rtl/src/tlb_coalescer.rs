@@ -3,8 +3,8 @@
 //!
 //! Merge unit and lookup unit side by side, each ending in output registers, so inputs of
 //! cycle `t` appear on the outputs in cycle `t + 1`. The PTE decode parameters (PPN position,
-//! the bits that exclude a slot) are taken from `mcmvm_models`' `MergeUnit`, so the RTL and
-//! the behavioural twin cannot disagree about the PTE layout. `tlb_coalescer.md` next to this
+//! the bits that exclude a slot) come from `params::PteDecode`, written from the README's PTE
+//! table independently of the twin's decode, so the lockstep checks one against the other. `tlb_coalescer.md` next to this
 //! file lists the ports and walks through a cycle.
 //!
 //! The sixteen slots are written once, as loops over arrays of local signals: a copy of each
@@ -15,16 +15,16 @@
 //! (its PPN) and otherwise only masks and compares against typed 64-bit constants, no
 //! shifts appear anywhere, and the module is flat so the settle loop has no boundary to cross.
 
-use mcmvm_models::blocks::tlb_coalescer::{MergeUnit, PTE_PERMISSIONS, PTE_VALID, SLOTS};
-use mcmvm_models::config::CoalescerConfig;
-use mcmvm_models::protocol::{CoalIn, CoalOut, CycleModel};
+use crate::params::{PteDecode, LINE_SLOTS as SLOTS, PTE_PERMISSIONS, PTE_VALID};
+use mcmvm_protocol::config::CoalescerConfig;
+use mcmvm_protocol::protocol::{CoalIn, CoalOut, CycleModel};
 use rust_hdl::prelude::*;
 
 /// Settle iterations allowed per clock phase; the design needs about five.
 const MAX_SETTLE_ITERATIONS: usize = 100;
 
 /// RustHDL module of the TLB coalescing logic. Port names and widths are those of
-/// `mcmvm_models::protocol::{CoalIn, CoalOut}`.
+/// `mcmvm_protocol::protocol::{CoalIn, CoalOut}`.
 #[derive(LogicBlock)]
 pub struct TlbCoalescerRtl {
     /// Synchronous reset: clears the output registers; blocks every other update.
@@ -143,7 +143,7 @@ impl TlbCoalescerRtl {
             "tlb_coalescer.page_frames_log2 = {} (expected 0..=9; validate the HwConfig first)",
             cfg.page_frames_log2
         );
-        let decode = MergeUnit::new(cfg);
+        let decode = PteDecode::new(cfg);
         let slot_group = (SLOTS as u64) - 1;
         TlbCoalescerRtl {
             reset: Default::default(),
@@ -192,11 +192,11 @@ impl TlbCoalescerRtl {
             lookup_hits: Default::default(),
             slot_offset: core::array::from_fn(|i| Constant::new((i as u64).into())),
             slot_bit: core::array::from_fn(|i| Constant::new((1u64 << i).into())),
-            coalescable_bits: Constant::new((PTE_VALID | decode.must_be_zero()).into()),
+            coalescable_bits: Constant::new((PTE_VALID | decode.must_be_zero).into()),
             coalescable_value: Constant::new(PTE_VALID.into()),
             permission_bits: Constant::new(PTE_PERMISSIONS.into()),
-            ppn_lsb: Constant::new(u64::from(decode.ppn_lsb()).into()),
-            ppn_field_mask: Constant::new(u64::from(decode.ppn_field_mask()).into()),
+            ppn_lsb: Constant::new(u64::from(decode.ppn_lsb).into()),
+            ppn_field_mask: Constant::new(u64::from(decode.ppn_field_mask).into()),
             group_bits: Constant::new((0xFFFF_FFFF & !slot_group).into()),
             slot_bits: Constant::new(slot_group.into()),
             zero16: Constant::new(0u64.into()),

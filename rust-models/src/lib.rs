@@ -15,7 +15,11 @@ pub mod config;
 pub mod driver;
 pub mod gpu;
 pub mod pagetable;
-pub mod protocol;
 pub mod pte;
 pub mod uvm;
 pub mod workload;
+
+/// The port protocol, shared with the RTL through `mcmvm-protocol`.
+pub use mcmvm_protocol::protocol;
+/// Block engines inside system runs (hardware in the loop).
+pub use mcmvm_protocol::system;

@@ -1,8 +1,8 @@
 //! rust-hdl simulation adapter of the Remote Tracker: the module behind `CycleModel`.
 
 use super::RemoteTrackerRtl;
-use mcmvm_models::config::RtConfig;
-use mcmvm_models::protocol::{CycleModel, RtIn, RtOut};
+use mcmvm_protocol::config::RtConfig;
+use mcmvm_protocol::protocol::{CycleModel, RtIn, RtOut};
 use rust_hdl::prelude::*;
 
 /// Number of settle passes `simulate` may take per clock phase before the design is

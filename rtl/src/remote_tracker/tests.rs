@@ -3,8 +3,6 @@
 
 use super::*;
 use crate::test_tools::{assert_lint_clean, remove_scratch, write_verilog, yosys};
-use mcmvm_models::blocks::remote_tracker::RemoteTracker;
-use mcmvm_models::protocol::{CycleModel, RtIn};
 use std::path::PathBuf;
 
 fn small_cfg() -> RtConfig {
@@ -32,71 +30,6 @@ fn rejects_parameters_the_ports_cannot_carry() {
     let mut cfg = small_cfg();
     cfg.counter_bits = 33;
     assert!(RemoteTrackerRtl::try_new(&cfg).is_err());
-}
-
-#[test]
-fn hdl_sim_matches_twin_on_a_short_random_run() {
-    let cfg = small_cfg();
-    let mut twin = RemoteTracker::new(&cfg);
-    let mut hdl = RemoteTrackerHdlSim::new(&cfg);
-    for (cycle, input) in stimulus(3000, 6).enumerate() {
-        let want = twin.step(&input);
-        let got = hdl.step(&input);
-        assert_eq!(got, want, "cycle {cycle}, input {input:?}");
-    }
-}
-
-/// Random inputs over a few IDs (xorshift; no dependency on the testbench crate).
-fn stimulus(cycles: u64, ids: u64) -> impl Iterator<Item = RtIn> {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..cycles).map(move |cycle| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        if cycle == 0 || x.is_multiple_of(500) {
-            return RtIn::reset();
-        }
-        RtIn {
-            walk_valid: x & 1,
-            walk_alloc_id: (x >> 8) % ids,
-            walk_remote: (x >> 16) & 1,
-            drain_valid: u64::from((x >> 20).is_multiple_of(5)),
-            drain_alloc_id: (x >> 24) % ids,
-            ..RtIn::default()
-        }
-    })
-}
-
-/// On-CPU time of this thread in seconds (Linux `schedstat`), so the rate does not depend
-/// on how busy the machine is; falls back to wall time elsewhere.
-fn cpu_seconds(wall: std::time::Instant) -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .map(|ns| ns * 1e-9)
-        .unwrap_or_else(|| wall.elapsed().as_secs_f64())
-}
-
-/// Cycles per CPU-second of `step` over `inputs`, `repeat` times.
-fn rate<M: CycleModel<In = RtIn>>(model: &mut M, inputs: &[RtIn], repeat: usize) -> f64 {
-    let wall = std::time::Instant::now();
-    let t0 = cpu_seconds(wall);
-    for _ in 0..repeat {
-        for i in inputs {
-            std::hint::black_box(model.step(i));
-        }
-    }
-    (repeat * inputs.len()) as f64 / (cpu_seconds(wall) - t0)
-}
-
-#[test]
-#[ignore = "speed measurement; run with --ignored --nocapture"]
-fn hdl_sim_speed() {
-    let cfg = RtConfig::default();
-    let inputs: Vec<RtIn> = stimulus(100_000, 48).collect();
-    let hdl = rate(&mut RemoteTrackerHdlSim::new(&cfg), &inputs, 1);
-    let twin = rate(&mut RemoteTracker::new(&cfg), &inputs, 50);
-    println!("per CPU-second: rusthdl {hdl:.0} cycles/s, twin {twin:.0} cycles/s");
 }
 
 #[test]

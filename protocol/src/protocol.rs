@@ -151,6 +151,40 @@ ports! {
     }
 }
 
+/// Stimulus helpers: one cycle's inputs.
+impl RtIn {
+    /// No request.
+    pub fn idle() -> RtIn {
+        RtIn::default()
+    }
+    /// Synchronous reset.
+    pub fn reset() -> RtIn {
+        RtIn {
+            reset: 1,
+            ..RtIn::default()
+        }
+    }
+    /// A completed page walk for `alloc_id`, remote or local.
+    pub fn walk(alloc_id: u8, remote: bool) -> RtIn {
+        RtIn {
+            walk_valid: 1,
+            walk_alloc_id: alloc_id as u64,
+            walk_remote: remote as u64,
+            ..RtIn::default()
+        }
+    }
+    /// A drain request for `alloc_id`.
+    pub fn drain(alloc_id: u8) -> RtIn {
+        RtIn::idle().with_drain(alloc_id)
+    }
+    /// The same cycle with a drain request for `alloc_id` added.
+    pub fn with_drain(mut self, alloc_id: u8) -> RtIn {
+        self.drain_valid = 1;
+        self.drain_alloc_id = alloc_id as u64;
+        self
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // TLB coalescing logic (CLAP §4.6): merge unit + lookup unit. VPN/PPN are 64 KB page numbers.
 // ---------------------------------------------------------------------------------------
