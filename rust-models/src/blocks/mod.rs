@@ -7,3 +7,6 @@ mod att_ranges;
 mod att_recency;
 pub mod remote_tracker;
 pub mod tlb_coalescer;
+pub mod engine;
+
+pub use engine::{Hardware, TwinFactory};

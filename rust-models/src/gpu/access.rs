@@ -19,15 +19,29 @@ const MAX_REPLAYS: u32 = 4;
 pub(super) struct RtBank<'a> {
     pub gmmus: &'a mut [super::gmmu::Gmmu],
     pub per_alloc: &'a mut [super::metrics::AllocCounters],
+    /// The system cycle of the driver's drains.
+    pub now: u64,
+    /// The first block fault; the run stops with it when the driver returns.
+    pub fault: &'a mut Option<mcmvm_protocol::system::BlockFault>,
 }
 
 impl RtDrain for RtBank<'_> {
     fn drain(&mut self, alloc_id: u8) -> (u64, u64) {
         let (mut access, mut remote) = (0u64, 0u64);
+        if self.fault.is_some() {
+            return (0, 0);
+        }
         for g in self.gmmus.iter_mut() {
-            let (a, r) = g.drain_rt(alloc_id);
-            access += a;
-            remote += r;
+            match g.drain_rt(self.now, alloc_id) {
+                Ok((a, r)) => {
+                    access += a;
+                    remote += r;
+                }
+                Err(f) => {
+                    *self.fault = Some(f);
+                    return (0, 0);
+                }
+            }
         }
         // Allocation IDs are allocation index + 1 (0 = none).
         if let Some(c) = (alloc_id as usize)
@@ -199,7 +213,7 @@ impl Gpu<'_> {
             let vpn = va >> 12;
             match self.mm.translate(Va(va)) {
                 Some(tr) => {
-                    let ready = self.walk_and_fill(va, t2, sm, instr.alloc as usize, &tr);
+                    let ready = self.walk_and_fill(va, t2, sm, instr.alloc as usize, &tr)?;
                     return Ok((tr.pa.0, ready));
                 }
                 None => {
@@ -218,6 +232,8 @@ impl Gpu<'_> {
                     let mut rt = RtBank {
                         gmmus: &mut self.gmmus,
                         per_alloc: &mut self.per_alloc,
+                        now: w.done,
+                        fault: &mut self.block_fault,
                     };
                     self.shootdowns.clear();
                     let reply = self.service.on_fault(FaultContext {
@@ -231,6 +247,9 @@ impl Gpu<'_> {
                         rt: &mut rt,
                         shootdowns: &mut self.shootdowns,
                     })?;
+                    if let Some(f) = self.block_fault.take() {
+                        return Err(f.into());
+                    }
                     if let Some(o) = &reply.outcome {
                         // PMM ends when the last structure is analysed (CLAP §4.2).
                         if o.analysis.is_some() {
@@ -274,7 +293,14 @@ impl Gpu<'_> {
 
     /// Walk for a mapped page, tell the Remote Tracker, build the TLB entry (coalesced when
     /// possible) and fill both TLB levels. Returns the cycle the translation is ready.
-    fn walk_and_fill(&mut self, va: u64, t2: u64, sm: u32, alloc: usize, tr: &Translation) -> u64 {
+    fn walk_and_fill(
+        &mut self,
+        va: u64,
+        t2: u64,
+        sm: u32,
+        alloc: usize,
+        tr: &Translation,
+    ) -> Result<u64, GpuError> {
         let chiplet = self.sms[sm as usize].chiplet;
         let reach = tr.tlb_reach_bytes.max(tr.leaf_bytes);
         let g = &mut self.gmmus[chiplet as usize];
@@ -285,20 +311,28 @@ impl Gpu<'_> {
             Some(reach),
             &mut self.mem,
         );
-        g.track_walk(tr.pte);
+        g.track_walk(w.done, tr.pte)?;
         self.count_walk(&w, alloc);
-        let (mut fill, extra) = self.make_fill(va, tr, reach, chiplet);
+        let (mut fill, extra) = self.make_fill(va, tr, reach, chiplet, w.done)?;
         let class = fill.class as usize;
         self.counters.l1_tlb_misses[class] += 1;
         self.counters.l2_tlb_misses[class] += 1;
         fill.ready = w.done + extra;
         self.gmmus[chiplet as usize].l2_tlb.insert(va, &fill);
         self.sms[sm as usize].l1_tlb.insert(va, &fill);
-        fill.ready
+        Ok(fill.ready)
     }
 
-    /// The TLB entry for a translation, and the cycles the coalescing twin took.
-    fn make_fill(&mut self, va: u64, tr: &Translation, reach: u64, chiplet: u32) -> (TlbFill, u64) {
+    /// The TLB entry for a translation, and the cycles the coalescing logic took (its
+    /// line arrives at `walked`, the walk's end).
+    fn make_fill(
+        &mut self,
+        va: u64,
+        tr: &Translation,
+        reach: u64,
+        chiplet: u32,
+        walked: u64,
+    ) -> Result<(TlbFill, u64), GpuError> {
         let class = SizeClass::for_reach(reach);
         let group = 1u64 << class.group_shift();
         // The entry may rebuild PAs only across a physically contiguous run.
@@ -310,7 +344,7 @@ impl Gpu<'_> {
             ready: 0,
         };
         if class != SizeClass::K64 {
-            return (fill, 0);
+            return Ok((fill, 0));
         }
         let pages = (reach.min(group) / PAGE_64K).max(1) as u32;
         let idx = ((va >> 16) & 15) as u32;
@@ -321,7 +355,7 @@ impl Gpu<'_> {
         }
         if !(self.cfg.walker.coalescing && tr.leaf_bytes == PAGE_64K && tr.leaf_level == Level::Ptb)
         {
-            return (fill, 0);
+            return Ok((fill, 0));
         }
         // The line of PTEs the merge unit sees: one per 64 KB page of the 1 MB group.
         let vpn64 = va >> 16;
@@ -334,19 +368,19 @@ impl Gpu<'_> {
                 .filter(|l| l.level == Level::Ptb && l.pte.frag() >= 4)
                 .map_or(0, |l| l.pte.0)
         });
-        let Some(m) = self.gmmus[chiplet as usize].coalesce(vpn64, &line) else {
-            return (fill, 0);
+        let Some(m) = self.gmmus[chiplet as usize].coalesce(walked, vpn64, &line)? else {
+            return Ok((fill, 0));
         };
         let pa_base = m.base_ppn64 << 16;
         let covers = m.base_vpn64 == group_vpn64 && m.mask & (1 << idx) != 0;
         if !covers || pa_base.wrapping_add(va & (group - 1)) != tr.pa.0 {
             self.counters.coalescer_mismatches += 1;
-            return (fill, m.cycles);
+            return Ok((fill, m.cycles));
         }
         self.counters.coalesced_fills += 1;
         fill.mask = m.mask;
         fill.pa_base = Some(pa_base);
-        (fill, m.cycles)
+        Ok((fill, m.cycles))
     }
 
     /// Drop the TLB entries the memory service asked to shoot down, in every TLB.

@@ -25,6 +25,9 @@ pub struct GpuConfig {
     /// Parameters of the Remote Tracker and TLB coalescing twins (same keys as `hw.toml`).
     #[serde(default)]
     pub hw: HwConfig,
+    /// Which engines serve the blocks (`--hw`); not a TOML key.
+    #[serde(skip)]
+    pub engines: crate::blocks::Hardware,
 }
 
 /// Chiplets, SMs and warps.

@@ -18,7 +18,6 @@ use super::ready_queue::ReadyQueue;
 use super::service::MemoryService;
 use super::tlb::Tlb;
 use super::{GpuConfig, GpuError};
-use crate::config::HwConfig;
 use crate::driver::MemoryManager;
 use crate::workload::{WarpInstr, WarpStream, Workload};
 
@@ -80,44 +79,18 @@ pub struct Gpu<'w> {
     pub(super) replay_line: usize,
     /// Host time of the fault path, sampled (see [`Gpu::fault_seconds`]).
     pub(super) fault_timer: host_clock::FaultTimer,
+    /// A block fault raised where no `Result` reaches (the driver's RT drains).
+    pub(super) block_fault: Option<mcmvm_protocol::system::BlockFault>,
 }
 
 impl<'w> Gpu<'w> {
-    /// Assemble the GPU with the behavioural twins of the Remote Tracker and the TLB
-    /// coalescing logic in every GMMU.
+    /// Assemble the GPU; every GMMU's Remote Tracker and TLB coalescing logic are served
+    /// by the engines `cfg.engines` names (the behavioural twins by default).
     pub fn new(
         cfg: &GpuConfig,
         workload: &'w dyn Workload,
         mm: MemoryManager,
         service: Box<dyn MemoryService + 'w>,
-    ) -> Result<Gpu<'w>, GpuError> {
-        let hw: HwConfig = cfg.hw.clone();
-        let coalescing = cfg.walker.coalescing;
-        Gpu::with_engines(cfg, workload, mm, service, &mut |_| {
-            (
-                Box::new(crate::blocks::remote_tracker::RemoteTracker::new(
-                    &hw.remote_tracker,
-                )) as super::gmmu::RtEngine,
-                coalescing.then(|| {
-                    Box::new(crate::blocks::tlb_coalescer::TlbCoalescer::new(
-                        &hw.tlb_coalescer,
-                    )) as super::gmmu::CoalescerEngine
-                }),
-            )
-        })
-    }
-
-    /// Assemble the GPU with caller-supplied twin engines per chiplet (hardware in the
-    /// loop: pass RTL engines here).
-    pub fn with_engines(
-        cfg: &GpuConfig,
-        workload: &'w dyn Workload,
-        mm: MemoryManager,
-        service: Box<dyn MemoryService + 'w>,
-        engines: &mut dyn FnMut(
-            u32,
-        )
-            -> (super::gmmu::RtEngine, Option<super::gmmu::CoalescerEngine>),
     ) -> Result<Gpu<'w>, GpuError> {
         let d = cfg.derived();
         let slots = d.sms as u64 * cfg.gpu.warps_per_sm as u64;
@@ -125,11 +98,8 @@ impl<'w> Gpu<'w> {
             return Err(GpuError::TooManyWarps(slots));
         }
         let gmmus = (0..cfg.gpu.chiplets)
-            .map(|c| {
-                let (rt, co) = engines(c);
-                Gmmu::new(cfg, c, rt, co)
-            })
-            .collect();
+            .map(|c| Gmmu::new(cfg, c))
+            .collect::<Result<Vec<_>, _>>()?;
         let sms = (0..d.sms)
             .map(|s| Sm {
                 chiplet: s / cfg.gpu.sms_per_chiplet,
@@ -167,6 +137,7 @@ impl<'w> Gpu<'w> {
             replay_deferred: false,
             replay_line: 0,
             fault_timer: host_clock::FaultTimer::new(defer_replays),
+            block_fault: None,
         })
     }
 

@@ -2,9 +2,14 @@
 //! with a page-walk cache, and the two hardware twins that sit beside the walker — the
 //! Remote Tracker (CLAP §4.3) and the TLB coalescing logic (CLAP §4.6).
 //!
-//! The twins are held as `Box<dyn CycleModel>` and driven only through `step` with the
-//! port structs of `protocol`, so an RTL engine (rust-hdl or Verilator) can replace either
-//! without touching this file (hardware in the loop).
+//! Both blocks are [`ClockedBlock`]s in system time: each input is applied at the GPU cycle
+//! it arrives (a completed walk at the walk's end, a drain at the fault that ends PMM), and
+//! the engine behind it — the behavioural twin, rust-hdl's simulator, the emitted Verilog
+//! under Verilator, or a checking pair — is chosen by the configuration's `engines`
+//! (hardware in the loop). A completed walk is *posted*: it is clocked in when the next
+//! RT input arrives, so a drain of the same cycle shares its block cycle (the RT's
+//! same-cycle walk/drain path), and a drain still waiting for its answer sees the walks of
+//! the next cycle (its forwarding path).
 //!
 //! A walk, in order:
 //! 1. wait for a free walker thread (`walkers_per_chiplet` walks in flight at most);
@@ -21,18 +26,16 @@
 use super::config::GpuConfig;
 use super::memory::MemSystem;
 use crate::pagetable::{Level, PageTable};
-use crate::protocol::{CoalIn, CoalOut, CycleModel, RtIn, RtOut};
+use crate::blocks::engine::{CoalescerBlock, RtBlock};
+use crate::protocol::{CoalIn, RtIn};
+use mcmvm_protocol::system::{BlockFault, BlockReport};
 use crate::pte::Pte;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// A Remote Tracker engine (twin or RTL).
-pub type RtEngine = Box<dyn CycleModel<In = RtIn, Out = RtOut>>;
-/// A TLB coalescing engine (twin or RTL).
-pub type CoalescerEngine = Box<dyn CycleModel<In = CoalIn, Out = CoalOut>>;
-
-/// Cycles to wait for a twin's answer before treating it as absent.
-const TWIN_TIMEOUT: u32 = 8;
+/// Block cycles from a request to its answer, as each block's README documents: the RT
+/// answers a drain, and the coalescer a merge or a lookup, exactly one cycle later.
+const ANSWER_LATENCY: u32 = 1;
 
 /// Timing and outcome of one page walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -102,21 +105,28 @@ pub struct Gmmu {
     walker_free: BinaryHeap<Reverse<u64>>,
     pwc: PageWalkCache,
     pwc_latency: u64,
-    rt: RtEngine,
-    coalescer: Option<CoalescerEngine>,
+    rt: RtBlock,
+    /// A completed walk not yet clocked into the RT (module docs).
+    pending_walk: Option<(u64, RtIn)>,
+    coalescer: Option<CoalescerBlock>,
     /// The chiplet-private L2 TLB.
     pub l2_tlb: super::tlb::Tlb,
 }
 
 impl Gmmu {
-    /// A GMMU for `chiplet` with the given twin engines (`coalescer` None = coalescing off).
-    pub fn new(
-        cfg: &GpuConfig,
-        chiplet: u32,
-        rt: RtEngine,
-        coalescer: Option<CoalescerEngine>,
-    ) -> Gmmu {
-        Gmmu {
+    /// A GMMU for `chiplet`, its blocks served by `cfg.engines` (the coalescer only with
+    /// `walker.coalescing`).
+    pub fn new(cfg: &GpuConfig, chiplet: u32) -> Result<Gmmu, BlockFault> {
+        let unit = format!("chiplet {chiplet}");
+        let rt = cfg
+            .engines
+            .remote_tracker(&cfg.hw.remote_tracker, unit.clone())?;
+        let coalescer = cfg
+            .walker
+            .coalescing
+            .then(|| cfg.engines.tlb_coalescer(&cfg.hw.tlb_coalescer, unit))
+            .transpose()?;
+        Ok(Gmmu {
             chiplet,
             chiplets: cfg.gpu.chiplets,
             walker_free: (0..cfg.walker.walkers_per_chiplet)
@@ -125,9 +135,10 @@ impl Gmmu {
             pwc: PageWalkCache::new(cfg.walker.pwc_entries),
             pwc_latency: cfg.walker.pwc_latency,
             rt,
+            pending_walk: None,
             coalescer,
             l2_tlb: super::tlb::Tlb::new(&cfg.l2_tlb),
-        }
+        })
     }
 
     /// Time a walk for `vpn` requested at `now`. `leaf_reach` is the bytes the resulting
@@ -170,68 +181,156 @@ impl Gmmu {
         out
     }
 
-    /// Tell the Remote Tracker a walk completed for a page with `pte`: two cycles, index
-    /// then update, so an idle cycle follows the request.
-    pub fn track_walk(&mut self, pte: Pte) {
+    /// Tell the Remote Tracker a walk for a page with `pte` completed at cycle `at`.
+    pub fn track_walk(&mut self, at: u64, pte: Pte) -> Result<(), BlockFault> {
+        self.flush_walk()?;
         let remote = pte.chiplet(self.chiplets).0 as u32 != self.chiplet;
-        let req = RtIn {
-            walk_valid: 1,
-            walk_alloc_id: pte.alloc_id() as u64,
-            walk_remote: remote as u64,
-            ..RtIn::default()
-        };
-        self.rt.step(&req);
-        self.rt.step(&RtIn::default());
+        self.pending_walk = Some((at, RtIn::walk(pte.alloc_id(), remote)));
+        Ok(())
     }
 
-    /// Drain (read and clear) the Remote Tracker's counters of `alloc_id`:
-    /// (accesses, remote accesses), zeros if the ID is not in the table.
-    pub fn drain_rt(&mut self, alloc_id: u8) -> (u64, u64) {
-        let req = RtIn {
-            drain_valid: 1,
-            drain_alloc_id: alloc_id as u64,
-            ..RtIn::default()
-        };
-        let mut out = self.rt.step(&req);
-        let mut waited = 0;
-        while out.drain_done == 0 && waited < TWIN_TIMEOUT {
-            out = self.rt.step(&RtIn::default());
-            waited += 1;
+    /// Clock a posted walk into the RT.
+    fn flush_walk(&mut self) -> Result<(), BlockFault> {
+        if let Some((at, walk)) = self.pending_walk.take() {
+            self.rt.step_at(at, &walk)?;
         }
-        if out.drain_done == 0 || out.drain_hit == 0 {
-            return (0, 0);
-        }
-        (out.drain_access, out.drain_remote)
+        Ok(())
     }
 
-    /// Merge the line of 16 PTEs around `vpn64` (one per 64 KB page of the aligned 1 MB
-    /// group) with the coalescing twin. None if coalescing is off or the twin gives no
-    /// answer.
-    pub fn coalesce(&mut self, vpn64: u64, line: &[u64; 16]) -> Option<Coalesced> {
-        let engine = self.coalescer.as_mut()?;
+    /// The posted walk, if it falls in the RT's cycle `cycle` (taken out of the post).
+    fn walk_in_cycle(&mut self, cycle: u64) -> Option<RtIn> {
+        let next = self.rt.next_cycle();
+        match self.pending_walk {
+            Some((at, walk)) if at.max(next) == cycle => {
+                self.pending_walk = None;
+                Some(walk)
+            }
+            _ => None,
+        }
+    }
+
+    /// Drain (read and clear) the Remote Tracker's counters of `alloc_id` at cycle `at`:
+    /// (accesses, remote accesses), zeros if the ID is not in the table. A posted walk of
+    /// an earlier cycle is clocked in first; one of the drain's cycle shares it (the RT
+    /// orders the drain first); one of the answer's cycle shares that.
+    pub fn drain_rt(&mut self, at: u64, alloc_id: u8) -> Result<(u64, u64), BlockFault> {
+        let cycle = at.max(self.rt.next_cycle());
+        if self.pending_walk.is_some_and(|(w, _)| w.max(self.rt.next_cycle()) < cycle) {
+            self.flush_walk()?;
+        }
+        let mut req = self.walk_in_cycle(cycle).unwrap_or_default();
+        req = req.with_drain(alloc_id);
+        let (issued, _) = self.rt.step_at(cycle, &req)?;
+        let answer_in = self
+            .walk_in_cycle(self.rt.next_cycle())
+            .unwrap_or_default();
+        let (_, out) = self.rt.step_at(issued + 1, &answer_in)?;
+        if out.drain_done == 0 {
+            return Err(BlockFault::NoAnswer {
+                block: "remote_tracker",
+                unit: self.rt.unit().to_string(),
+                system_cycle: issued,
+                port: "drain_done",
+                latency: ANSWER_LATENCY,
+            });
+        }
+        Ok(if out.drain_hit == 0 {
+            (0, 0)
+        } else {
+            (out.drain_access, out.drain_remote)
+        })
+    }
+
+    /// Merge, at cycle `at`, the line of 16 PTEs around `vpn64` (one per 64 KB page of the
+    /// aligned 1 MB group) with the coalescing logic. None if coalescing is off or nothing
+    /// merged.
+    pub fn coalesce(
+        &mut self,
+        at: u64,
+        vpn64: u64,
+        line: &[u64; 16],
+    ) -> Result<Option<Coalesced>, BlockFault> {
+        let Some(block) = self.coalescer.as_mut() else {
+            return Ok(None);
+        };
         let mut req = CoalIn {
             merge_valid: 1,
             merge_vpn: vpn64 & 0xffff_ffff,
             ..CoalIn::default()
         };
         req.set_ptes(line);
-        let mut out = engine.step(&req);
-        let mut cycles = 1;
-        while out.merge_done == 0 && cycles < TWIN_TIMEOUT as u64 {
-            out = engine.step(&CoalIn::default());
-            cycles += 1;
+        let (issued, _) = block.step_at(at, &req)?;
+        let (_, out) = block.idle()?;
+        if out.merge_done == 0 {
+            return Err(BlockFault::NoAnswer {
+                block: "tlb_coalescer",
+                unit: block.unit().to_string(),
+                system_cycle: issued,
+                port: "merge_done",
+                latency: ANSWER_LATENCY,
+            });
         }
-        if out.merge_done == 0 || out.merge_mask == 0 {
-            return None;
+        if out.merge_mask == 0 {
+            return Ok(None);
         }
-        // The twin's ports are 32 bits wide: restore the VPN bits above them.
+        // The block's ports are 32 bits wide: restore the VPN bits above them.
         let base_vpn64 = (vpn64 & !0xffff_ffff) | out.merge_base_vpn;
-        Some(Coalesced {
+        Ok(Some(Coalesced {
             base_vpn64,
             base_ppn64: out.merge_base_ppn,
             mask: out.merge_mask as u16,
-            cycles,
-        })
+            // The request's cycle and the answer's.
+            cycles: 1 + ANSWER_LATENCY as u64,
+        }))
+    }
+
+    /// The coalescer's lookup unit, at cycle `at`: the 64 KB PPN of `vpn64` in the
+    /// coalesced entry (`base_vpn64`, `base_ppn64`, `mask`), or None on a miss. None too
+    /// when coalescing is off.
+    pub fn lookup_coalesced(
+        &mut self,
+        at: u64,
+        vpn64: u64,
+        base_vpn64: u64,
+        base_ppn64: u64,
+        mask: u16,
+    ) -> Result<Option<u64>, BlockFault> {
+        let Some(block) = self.coalescer.as_mut() else {
+            return Ok(None);
+        };
+        let req = CoalIn {
+            lookup_valid: 1,
+            lookup_vpn: vpn64 & 0xffff_ffff,
+            entry_base_vpn: base_vpn64 & 0xffff_ffff,
+            entry_base_ppn: base_ppn64 & 0xffff_ffff,
+            entry_mask: mask as u64,
+            ..CoalIn::default()
+        };
+        let (issued, _) = block.step_at(at, &req)?;
+        let (_, out) = block.idle()?;
+        if out.lookup_done == 0 {
+            return Err(BlockFault::NoAnswer {
+                block: "tlb_coalescer",
+                unit: block.unit().to_string(),
+                system_cycle: issued,
+                port: "lookup_done",
+                latency: ANSWER_LATENCY,
+            });
+        }
+        // The PPN port is 32 bits: restore the bits above from the entry's base.
+        Ok((out.lookup_hit == 1).then(|| (base_ppn64 & !0xffff_ffff) | out.lookup_ppn))
+    }
+
+    /// Clock in what is still posted (the end of a run).
+    pub fn flush(&mut self) -> Result<(), BlockFault> {
+        self.flush_walk()
+    }
+
+    /// This GMMU's lines of the run's hardware report.
+    pub fn block_reports(&self) -> Vec<BlockReport> {
+        let mut r = vec![self.rt.report()];
+        r.extend(self.coalescer.as_ref().map(|c| c.report()));
+        r
     }
 }
 

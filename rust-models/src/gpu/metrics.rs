@@ -122,6 +122,8 @@ pub struct RunReport {
     pub driver: serde_json::Value,
     /// The memory service's extra metrics (UVM path), if any.
     pub service: Option<serde_json::Value>,
+    /// Which engines served the GMMUs' blocks, and their cycles.
+    pub hardware: mcmvm_protocol::system::HardwareReport,
 }
 
 /// `num / den`, 0 when `den` is 0.

@@ -84,4 +84,7 @@ pub enum GpuError {
     /// A memory service (e.g. the UVM path) failed.
     #[error("memory service: {0}")]
     Service(String),
+    /// A hardware block's engine failed or disagreed (hardware in the loop).
+    #[error("hardware: {0}")]
+    Block(#[from] mcmvm_protocol::system::BlockFault),
 }

@@ -50,20 +50,32 @@ pub fn simulate_with<'w>(
     let t0 = Instant::now();
     gpu.run_all()?;
     let secs = t0.elapsed().as_secs_f64();
-    Ok(gpu.finish(spec, secs))
+    gpu.finish(spec, secs)
 }
 
 impl Gpu<'_> {
-    /// Drain what the Remote Trackers still hold and build the report.
-    pub fn finish(mut self, spec: RunSpec, sim_seconds: f64) -> RunReport {
+    /// Drain what the Remote Trackers still hold (at the last cycle) and build the report.
+    pub fn finish(mut self, spec: RunSpec, sim_seconds: f64) -> Result<RunReport, GpuError> {
         let n = self.per_alloc.len();
+        for g in self.gmmus.iter_mut() {
+            g.flush()?;
+        }
         let mut bank = RtBank {
             gmmus: &mut self.gmmus,
             per_alloc: &mut self.per_alloc,
+            now: self.cycles,
+            fault: &mut self.block_fault,
         };
         for i in 0..n.min(255) {
             bank.drain(i as u8 + 1);
         }
+        if let Some(f) = self.block_fault.take() {
+            return Err(f.into());
+        }
+        let hardware = mcmvm_protocol::system::HardwareReport {
+            engine: self.cfg.engines.name().to_string(),
+            blocks: self.gmmus.iter().flat_map(|g| g.block_reports()).collect(),
+        };
         let c = &self.counters;
         let stats = self.mm.stats();
         let allocs: Vec<AllocReport> = self
@@ -95,7 +107,7 @@ impl Gpu<'_> {
             .fold((0, 0), |(a, r), p| (a + p.rt_access, r + p.rt_remote));
         let sum = |v: &[u64; 3]| v.iter().sum::<u64>();
         let (hbm_q, ring_q) = self.mem.queueing();
-        RunReport {
+        Ok(RunReport {
             workload: self.workload.name().to_string(),
             policy: spec.policy.name().to_string(),
             chiplets: self.cfg.gpu.chiplets,
@@ -142,6 +154,7 @@ impl Gpu<'_> {
             },
             driver: serde_json::to_value(&stats).unwrap_or(serde_json::Value::Null),
             service: self.service.report(),
-        }
+            hardware,
+        })
     }
 }

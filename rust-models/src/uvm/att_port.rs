@@ -1,34 +1,18 @@
-//! The driver's side of the Access Time Tracker: it talks to the block only through
-//! `CycleModel::step` with the `AttIn` / `AttOut` ports, so the behavioural twin, the
-//! reference model or the RTL can sit behind it.
+//! The driver's side of the Access Time Tracker: it talks to the block only through its
+//! `AttIn` / `AttOut` ports, as a [`ClockedBlock`] in system time, so the behavioural twin,
+//! the reference model, rust-hdl's simulator or the emitted Verilog under Verilator can
+//! serve (`UvmConfig::engines`).
 //!
-//! Outputs are consumed as a stream whatever cycle they appear in (the block may take
-//! more than one cycle); after a driver command a few idle cycles drain the pipeline.
+//! Outputs are consumed as a stream whatever cycle they appear in (the block answers one
+//! cycle after its inputs; the idle cycles between two inputs deliver the last one's
+//! outputs); after a driver command a few idle cycles drain the pipeline.
 
-use crate::blocks::access_time_tracker::AccessTimeTracker;
+use crate::blocks::engine::{AttBlock, BlockEngine, Hardware};
 use crate::config::AttConfig;
-use crate::protocol::{AttIn, AttOut, CycleModel};
+use crate::protocol::{AttIn, AttOut, BlockKind};
+use mcmvm_protocol::system::{BlockFault, BlockReport, ClockedBlock, Plain};
 
 use super::att_ref::ReferenceAtt;
-
-/// The block behind the port: the behavioural twin is called directly (every GPU page
-/// access steps it, and through a `dyn` call none of the idle input ports could be
-/// optimised away); anything else — the reference model, an RTL engine — sits behind a
-/// trait object. Both see only `step` with the `AttIn` / `AttOut` ports.
-pub enum AttBlock {
-    Twin(Box<AccessTimeTracker>),
-    Other(Box<dyn CycleModel<In = AttIn, Out = AttOut> + Send>),
-}
-
-impl AttBlock {
-    #[inline]
-    fn step(&mut self, input: &AttIn) -> AttOut {
-        match self {
-            AttBlock::Twin(t) => t.step(input),
-            AttBlock::Other(b) => b.step(input),
-        }
-    }
-}
 
 /// Idle cycles stepped after a driver command so that pipelined outputs come out.
 const DRAIN_CYCLES: usize = 4;
@@ -50,65 +34,58 @@ pub trait AttSink {
 /// Port-level driver of one ATT.
 pub struct AttPort {
     block: AttBlock,
-    /// Which engine answered the start-up probe (`twin` or `reference`).
-    pub engine: &'static str,
+    /// Which engine serves (`twin`, `reference`, `rusthdl`, `verilator`, `check`).
+    pub engine: String,
     /// Latest `oldest_obj` output, if valid.
     oldest: Option<u8>,
-    pub cycles: u64,
+    /// The first block fault; the run reads it with [`AttPort::take_fault`].
+    fault: Option<BlockFault>,
 }
 
 impl AttPort {
-    /// The block's twin if it answers a probe access, else the reference model.
-    pub fn new(cfg: &AttConfig) -> AttPort {
-        let mut twin = AttPort::with_block(
-            AttBlock::Twin(Box::new(AccessTimeTracker::new(cfg))),
-            "twin",
-        );
-        if twin.probe() {
-            let mut fresh = AttPort::with_block(
-                AttBlock::Twin(Box::new(AccessTimeTracker::new(cfg))),
-                "twin",
-            );
-            fresh.reset();
-            return fresh;
-        }
+    /// The ATT served by `hw`'s engine.
+    pub fn new(cfg: &AttConfig, hw: &Hardware) -> Result<AttPort, BlockFault> {
+        let block = hw.access_time_tracker(cfg, "UVM driver".to_string())?;
+        let mut port = AttPort::with_block(block, hw.name());
+        port.reset();
+        Ok(port)
+    }
+
+    /// The reference model of `att_ref` behind the ports (tests).
+    pub fn reference(cfg: &AttConfig) -> AttPort {
+        let engine = BlockEngine::Other(Box::new(Plain::new(ReferenceAtt::new(cfg), "reference")));
         AttPort::with_block(
-            AttBlock::Other(Box::new(ReferenceAtt::new(cfg))),
+            ClockedBlock::new(BlockKind::AccessTimeTracker, "UVM driver".into(), engine),
             "reference",
         )
     }
 
-    /// Drive a given block (tests, hardware in the loop).
-    pub fn with_block(block: AttBlock, engine: &'static str) -> AttPort {
+    /// Drive a given block.
+    pub fn with_block(block: AttBlock, engine: &str) -> AttPort {
         AttPort {
             block,
-            engine,
+            engine: engine.to_string(),
             oldest: None,
-            cycles: 0,
+            fault: None,
         }
     }
 
-    /// Does the block produce a record for an access inside a registered range?
-    fn probe(&mut self) -> bool {
-        struct Seen(bool);
-        impl AttSink for Seen {
-            fn record(&mut self, _: AttRecord) {
-                self.0 = true;
-            }
-            fn interrupt(&mut self, _: u8) {}
-        }
-        let mut seen = Seen(false);
-        self.reset();
-        self.register(0, 16, 31, &mut seen);
-        self.access(20, &mut seen);
-        self.idle(&mut seen, DRAIN_CYCLES);
-        seen.0
+    /// Block cycles stepped so far.
+    pub fn cycles(&self) -> u64 {
+        self.block.report().block_cycles
     }
 
-    #[inline]
-    fn step<S: AttSink + ?Sized>(&mut self, input: &AttIn, sink: &mut S) {
-        let out = self.block.step(input);
-        self.cycles += 1;
+    /// This instance's line of the run's hardware report.
+    pub fn report(&self) -> BlockReport {
+        self.block.report()
+    }
+
+    /// The first fault the block raised, if any (the run stops with it).
+    pub fn take_fault(&mut self) -> Option<BlockFault> {
+        self.fault.take()
+    }
+
+    fn consume<S: AttSink + ?Sized>(oldest: &mut Option<u8>, out: &AttOut, sink: &mut S) {
         if out.rec_valid == 1 {
             sink.record(AttRecord {
                 obj: out.rec_obj as u8,
@@ -119,12 +96,30 @@ impl AttPort {
         if out.irq_valid == 1 {
             sink.interrupt(out.irq_obj as u8);
         }
-        self.oldest = (out.oldest_valid == 1).then_some(out.oldest_obj as u8);
+        *oldest = (out.oldest_valid == 1).then_some(out.oldest_obj as u8);
+    }
+
+    /// One input at system cycle `at` (or the block's next free cycle); every output of the
+    /// idle cycles before it and of its own cycle goes to `sink`.
+    #[inline]
+    fn step<S: AttSink + ?Sized>(&mut self, at: u64, input: &AttIn, sink: &mut S) {
+        if self.fault.is_some() {
+            return;
+        }
+        let oldest = &mut self.oldest;
+        let r = self
+            .block
+            .step_at_with(at, input, &mut |_, out| Self::consume(oldest, out, sink));
+        match r {
+            Ok((_, out)) => Self::consume(&mut self.oldest, &out, sink),
+            Err(f) => self.fault = Some(f),
+        }
     }
 
     fn idle(&mut self, sink: &mut dyn AttSink, cycles: usize) {
         for _ in 0..cycles {
-            self.step(&AttIn::default(), sink);
+            let at = self.block.next_cycle();
+            self.step(at, &AttIn::default(), sink);
         }
     }
 
@@ -135,7 +130,9 @@ impl AttPort {
             fn record(&mut self, _: AttRecord) {}
             fn interrupt(&mut self, _: u8) {}
         }
+        let at = self.block.next_cycle();
         self.step(
+            at,
             &AttIn {
                 reset: 1,
                 ..Default::default()
@@ -146,10 +143,11 @@ impl AttPort {
         self.oldest = None;
     }
 
-    /// One GPU memory access to a 4 KB page.
+    /// One GPU memory access to a 4 KB page at system cycle `at`.
     #[inline]
-    pub fn access<S: AttSink + ?Sized>(&mut self, vpn: u64, sink: &mut S) {
+    pub fn access<S: AttSink + ?Sized>(&mut self, at: u64, vpn: u64, sink: &mut S) {
         self.step(
+            at,
             &AttIn {
                 acc_valid: 1,
                 acc_vpn: vpn,
@@ -159,32 +157,43 @@ impl AttPort {
         );
     }
 
+    /// A driver command at the block's next cycle, then the pipeline drained.
+    fn command(&mut self, input: AttIn, sink: &mut dyn AttSink) {
+        let at = self.block.next_cycle();
+        self.step(at, &input, sink);
+        self.idle(sink, DRAIN_CYCLES);
+    }
+
     /// Register object `obj` for `start_vpn ..= end_vpn` (timer restarts at 0).
     pub fn register(&mut self, obj: u8, start_vpn: u64, end_vpn: u64, sink: &mut dyn AttSink) {
-        self.step(
-            &AttIn {
-                reg_valid: 1,
-                reg_obj: obj as u64,
-                reg_start_vpn: start_vpn,
-                reg_end_vpn: end_vpn,
-                ..Default::default()
-            },
-            sink,
-        );
-        self.idle(sink, DRAIN_CYCLES);
+        let input = AttIn {
+            reg_valid: 1,
+            reg_obj: obj as u64,
+            reg_start_vpn: start_vpn,
+            reg_end_vpn: end_vpn,
+            ..Default::default()
+        };
+        self.command(input, sink);
+    }
+
+    /// Remove object `obj` from the table (its kernel ended).
+    pub fn remove(&mut self, obj: u8, sink: &mut dyn AttSink) {
+        let input = AttIn {
+            rm_valid: 1,
+            rm_obj: obj as u64,
+            ..Default::default()
+        };
+        self.command(input, sink);
     }
 
     /// Stop profiling interrupts for `obj`.
     pub fn cease(&mut self, obj: u8, sink: &mut dyn AttSink) {
-        self.step(
-            &AttIn {
-                cease_valid: 1,
-                cease_obj: obj as u64,
-                ..Default::default()
-            },
-            sink,
-        );
-        self.idle(sink, DRAIN_CYCLES);
+        let input = AttIn {
+            cease_valid: 1,
+            cease_obj: obj as u64,
+            ..Default::default()
+        };
+        self.command(input, sink);
     }
 
     /// The least recently accessed registered object, as the block last reported it.
@@ -218,15 +227,12 @@ mod tests {
             profiling_threshold: 3,
             ..AttConfig::default()
         };
-        let mut att = AttPort::with_block(
-            AttBlock::Other(Box::new(ReferenceAtt::new(&cfg))),
-            "reference",
-        );
+        let mut att = AttPort::reference(&cfg);
         let mut log = Log::default();
         att.register(0, 100, 199, &mut log);
         att.register(1, 200, 299, &mut log);
         for vpn in [100, 101, 250, 102] {
-            att.access(vpn, &mut log);
+            att.access(0, vpn, &mut log);
         }
         let timers: Vec<(u8, u32)> = log.recs.iter().map(|r| (r.obj, r.timer)).collect();
         assert_eq!(timers, vec![(0, 1), (0, 2), (1, 1), (0, 3)]);
@@ -234,7 +240,7 @@ mod tests {
         assert_eq!(att.oldest(&mut log), Some(1));
         att.cease(0, &mut log);
         for _ in 0..3 {
-            att.access(150, &mut log);
+            att.access(0, 150, &mut log);
         }
         assert_eq!(log.irqs, vec![0], "ceased object raises no interrupt");
     }

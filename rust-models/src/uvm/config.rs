@@ -21,6 +21,9 @@ pub struct UvmConfig {
     pub tbnp: TbnpConfig,
     pub forest: ForestConfig,
     pub att: AttConfig,
+    /// Which engine serves the ATT (`--hw`); not a TOML key.
+    #[serde(skip)]
+    pub engines: crate::blocks::Hardware,
 }
 
 /// The simple GPU timing of the UVM replay engine (one chiplet, Turing-like).

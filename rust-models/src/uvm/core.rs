@@ -54,7 +54,12 @@ pub(super) struct UvmCore {
 
 impl UvmCore {
     /// State for `wl` under `policy`; with `UvmPolicy::None` every page starts resident.
-    pub(super) fn new(wl: &dyn Workload, cfg: &UvmConfig, policy: UvmPolicy, check: bool) -> Self {
+    pub(super) fn new(
+        wl: &dyn Workload,
+        cfg: &UvmConfig,
+        policy: UvmPolicy,
+        check: bool,
+    ) -> Result<Self, mcmvm_protocol::system::BlockFault> {
         let layout = Layout::new(wl.allocations());
         let capacity = if policy == UvmPolicy::None {
             layout.span_pages
@@ -70,7 +75,8 @@ impl UvmCore {
             }
         }
         let forest = matches!(policy, UvmPolicy::Forest | UvmPolicy::SpecForest)
-            .then(|| ForestState::new(cfg, &layout, policy == UvmPolicy::SpecForest));
+            .then(|| ForestState::new(cfg, &layout, policy == UvmPolicy::SpecForest))
+            .transpose()?;
         let n_obj = layout.objects.len();
         let metrics = UvmMetrics {
             workload: wl.name().to_string(),
@@ -80,11 +86,11 @@ impl UvmCore {
             capacity_pages: capacity,
             att_engine: forest
                 .as_ref()
-                .map(|f| f.att.engine.to_string())
+                .map(|f| f.att.engine.clone())
                 .unwrap_or_else(|| "none".into()),
             ..Default::default()
         };
-        UvmCore {
+        Ok(UvmCore {
             cfg: cfg.clone(),
             policy,
             res,
@@ -107,16 +113,37 @@ impl UvmCore {
             evicted_log: Vec::new(),
             migrated_log: Vec::new(),
             layout,
-        }
+        })
     }
 
     /// A GPU access to resident page `p`: residency flags and, with Forest, one ATT access.
     #[inline]
-    pub(super) fn access_page(&mut self, p: usize, write: bool) {
+    pub(super) fn access_page(&mut self, now: u64, p: usize, write: bool) {
         self.res.touch(p, write);
         self.metrics.page_accesses += 1;
         if let Some(f) = self.forest.as_mut() {
-            f.att.access(BASE_VPN + p as u64, &mut f.tracker);
+            f.att.access(now, BASE_VPN + p as u64, &mut f.tracker);
+        }
+    }
+
+    /// The ATT's fault, if it raised one (the run stops with it).
+    pub(super) fn take_block_fault(&mut self) -> Option<mcmvm_protocol::system::BlockFault> {
+        self.forest.as_mut().and_then(|f| f.att.take_fault())
+    }
+
+    /// The ATT's fault as the GPU model's error.
+    pub(super) fn kernel_end_faults(&mut self) -> Result<(), crate::gpu::GpuError> {
+        match self.take_block_fault() {
+            Some(f) => Err(f.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// The `hardware` section: the ATT's engine and cycles (empty without Forest).
+    pub(super) fn hardware(&self) -> mcmvm_protocol::system::HardwareReport {
+        mcmvm_protocol::system::HardwareReport {
+            engine: self.cfg.engines.name().to_string(),
+            blocks: self.forest.iter().map(|f| f.att.report()).collect(),
         }
     }
 
@@ -163,6 +190,7 @@ impl UvmCore {
     pub(super) fn finish(&mut self) -> UvmMetrics {
         let mut m = std::mem::take(&mut self.metrics);
         m.service_wall_s = self.service_wall;
+        m.hardware = self.hardware();
         for (i, o) in self.layout.objects.iter().enumerate() {
             let (class, source, shape, steps) = match &self.forest {
                 Some(f) => {

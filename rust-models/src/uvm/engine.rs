@@ -67,7 +67,7 @@ pub fn run_workload(
         return Err(UvmError::NoAllocations(workload.name().to_string()));
     }
     let wall = Instant::now();
-    let mut e = Engine::new(workload, cfg, policy, check_invariants);
+    let mut e = Engine::new(workload, cfg, policy, check_invariants)?;
     e.run()?;
     let mut m = e.finish();
     m.wall_s = wall.elapsed().as_secs_f64();
@@ -76,10 +76,15 @@ pub fn run_workload(
 }
 
 impl<'w> Engine<'w> {
-    fn new(wl: &'w dyn Workload, cfg: &UvmConfig, policy: UvmPolicy, check: bool) -> Self {
-        Engine {
+    fn new(
+        wl: &'w dyn Workload,
+        cfg: &UvmConfig,
+        policy: UvmPolicy,
+        check: bool,
+    ) -> Result<Self, UvmError> {
+        Ok(Engine {
             wl,
-            core: UvmCore::new(wl, cfg, policy, check),
+            core: UvmCore::new(wl, cfg, policy, check)?,
             queue: EventQueue::new(EV_WARP),
             blocked: Vec::new(),
             driver_busy: false,
@@ -91,7 +96,7 @@ impl<'w> Engine<'w> {
             sm_free_at: vec![0; cfg.gpu.sms as usize],
             scratch_pages: Vec::with_capacity(64),
             scratch_lines: Vec::with_capacity(64),
-        }
+        })
     }
 
     fn run(&mut self) -> Result<(), UvmError> {
@@ -117,7 +122,11 @@ impl<'w> Engine<'w> {
                     EV_BATCH_END => self.on_batch_end(t),
                     EV_BATCH_START => self.on_batch_start(t)?,
                     _ => {
-                        if let Some(finished_tb) = self.on_warp(id, t) {
+                        let finished = self.on_warp(id, t);
+                        if let Some(f) = self.core.take_block_fault() {
+                            return Err(f.into());
+                        }
+                        if let Some(finished_tb) = finished {
                             let left = &mut tb_warps_left[finished_tb.0 as usize];
                             *left -= 1;
                             if *left == 0 && next_tb < kernel.grid {
@@ -138,6 +147,9 @@ impl<'w> Engine<'w> {
                 });
             }
             self.core.kernel_end();
+            if let Some(f) = self.core.take_block_fault() {
+                return Err(f.into());
+            }
         }
         self.core.metrics.cycles = now.max(self.core.driver_free_at.min(now));
         Ok(())
@@ -225,7 +237,7 @@ impl<'w> Engine<'w> {
                 wait_until = wait_until.max(self.core.ready_at[p]);
                 k += 1;
             } else {
-                self.core.access_page(p, write);
+                self.core.access_page(t, p, write);
                 pending.swap_remove(k);
             }
         }

@@ -82,7 +82,11 @@ pub struct ForestState {
 }
 
 impl ForestState {
-    pub fn new(cfg: &UvmConfig, layout: &Layout, spec: bool) -> ForestState {
+    pub fn new(
+        cfg: &UvmConfig,
+        layout: &Layout,
+        spec: bool,
+    ) -> Result<ForestState, mcmvm_protocol::system::BlockFault> {
         let root = root_pages(&cfg.forest.trees);
         let partition = (cfg.forest.trees.partition_kb / 4) as usize;
         let default_shape = class_shape(&cfg.forest.trees, AccessClass::Lc);
@@ -101,8 +105,8 @@ impl ForestState {
                 last_record_seq: 0,
             })
             .collect();
-        ForestState {
-            att: AttPort::new(&cfg.att),
+        Ok(ForestState {
+            att: AttPort::new(&cfg.att, &cfg.engines)?,
             tracker: Tracker {
                 objects,
                 page_key: vec![0; layout.span_pages],
@@ -116,7 +120,7 @@ impl ForestState {
             recorded: HashMap::new(),
             kernel: String::new(),
             tracked: layout.objects.len().min(cfg.att.objects),
-        }
+        })
     }
 
     fn set_class(&mut self, o: usize, class: AccessClass, source: ClassSource) {
@@ -169,8 +173,12 @@ impl ForestState {
         self.tracker.pending_irqs.clear();
     }
 
-    /// Kernel end: SpecForest records the classes decided during the kernel.
+    /// Kernel end: the kernel's objects leave the ATT; SpecForest records the classes
+    /// decided during the kernel.
     pub fn kernel_end(&mut self) {
+        for o in 0..self.tracked {
+            self.att.remove(o as u8, &mut self.tracker);
+        }
         if !self.spec {
             return;
         }

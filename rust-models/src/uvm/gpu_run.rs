@@ -98,7 +98,7 @@ pub fn run_on_gpu(
     ucfg.gpu.clock_mhz = gpu_cfg.gpu.clock_mhz;
     let mm = MemoryManager::new(driver_config(gpu_cfg), spec.policy, workload.allocations())
         .map_err(|e| gpu_err(&e))?;
-    let mut svc = UvmGpuService::new(workload, &ucfg, policy, check, &mm);
+    let mut svc = UvmGpuService::new(workload, &ucfg, policy, check, &mm)?;
     let mut gpu = Gpu::new(gpu_cfg, workload, mm, Box::new(&mut svc)).map_err(|e| gpu_err(&e))?;
     // Timed like `simulate`: the run, not building the GPU's structures.
     let watch = Stopwatch::start();
@@ -108,7 +108,7 @@ pub fn run_on_gpu(
     let [(fault_discovery_s, fault_discoveries_timed), (replay_dequeue_s, replay_dequeues_timed), (replay_reissue_s, replay_reissues_timed)] =
         gpu.fault_prelude_seconds(&rate);
     let (fault_episodes, fault_episodes_timed) = gpu.fault_episodes();
-    let report = gpu.finish(spec, secs);
+    let report = gpu.finish(spec, secs).map_err(|e| gpu_err(&e))?;
     let (mut uvm, protocol) = svc.finish(report.cycles, report.warp_mem_instrs);
     let driver_s = uvm.service_wall_s.min(secs);
     // A sampled estimate: on a short run one timed episode the OS preempted, scaled by

@@ -90,12 +90,12 @@ impl UvmGpuService {
         policy: UvmPolicy,
         check: bool,
         mm: &MemoryManager,
-    ) -> UvmGpuService {
-        let mut core = UvmCore::new(wl, cfg, policy, check);
+    ) -> Result<UvmGpuService, crate::uvm::UvmError> {
+        let mut core = UvmCore::new(wl, cfg, policy, check)?;
         core.record_changes = true;
         let n = wl.allocations().len();
         let span = core.layout.span_pages;
-        UvmGpuService {
+        Ok(UvmGpuService {
             core,
             alloc_base: (0..n).map(|a| mm.alloc_base(a as AllocIndex).0).collect(),
             clock: 0,
@@ -104,7 +104,7 @@ impl UvmGpuService {
             fault_chiplet: vec![NO_CHIPLET; span],
             last_applied: Vec::new(),
             stats: GpuUvmStats::default(),
-        }
+        })
     }
 
     /// Global page of `va` in allocation `alloc`, if it lies in the allocation.
@@ -341,7 +341,7 @@ impl MemoryService for &mut UvmGpuService {
             return;
         };
         if self.core.res.is_resident(p) {
-            self.core.access_page(p, ev.write);
+            self.core.access_page(ev.now.0, p, ev.write);
         } else {
             self.stats.accesses_not_resident += 1;
         }
@@ -351,6 +351,9 @@ impl MemoryService for &mut UvmGpuService {
 
     fn on_fault(&mut self, ctx: FaultContext<'_>) -> Result<FaultReply, GpuError> {
         self.stats.fault_calls += 1;
+        if let Some(f) = self.core.take_block_fault() {
+            return Err(f.into());
+        }
         let t = ctx.now.0.max(self.clock);
         self.clock = t;
         self.advance(t, ctx.mm, ctx.shootdowns)?;
@@ -402,7 +405,8 @@ impl MemoryService for &mut UvmGpuService {
     }
 
     fn on_run_end(&mut self, _now: Cycle, mm: &mut MemoryManager) -> Result<(), GpuError> {
-        self.settle(mm)
+        self.settle(mm)?;
+        self.core.kernel_end_faults()
     }
 
     fn defers_replays(&self) -> bool {

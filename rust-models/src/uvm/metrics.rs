@@ -69,6 +69,8 @@ pub struct UvmMetrics {
     pub objects: Vec<ObjectReport>,
     /// Which ATT engine answered (`twin`, `reference`, or `none`).
     pub att_engine: String,
+    /// Which engine served the ATT, and its block cycles.
+    pub hardware: mcmvm_protocol::system::HardwareReport,
     /// Accesses outside their allocation (workload bugs; skipped).
     pub out_of_range_accesses: u64,
     /// Wall-clock seconds of the run and of fault service inside it.

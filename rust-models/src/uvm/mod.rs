@@ -119,4 +119,7 @@ pub enum UvmError {
     /// The GPU model or its memory manager failed during a UVM run.
     #[error("GPU model: {0}")]
     Gpu(String),
+    /// A hardware block's engine failed or disagreed (hardware in the loop).
+    #[error("hardware: {0}")]
+    Block(#[from] mcmvm_protocol::system::BlockFault),
 }
