@@ -80,7 +80,8 @@ fn main() -> ExitCode {
                 }
             }
             eprintln!("error: {line}");
-            ExitCode::from(2)
+            // A `--hw check` mismatch is the run's finding, not bad input.
+            ExitCode::from(if cmd::common::is_block_mismatch(&e) { 1 } else { 2 })
         }
     }
 }

@@ -15,46 +15,52 @@ pub enum CosimError {
     /// No engine was given.
     #[error("no engines given: expected one or more of model, rusthdl, verilator")]
     NoEngines,
+    /// `--hw` named no engine set.
+    #[error("unknown --hw `{0}`: expected one of twin, rusthdl, verilator, check")]
+    UnknownHwMode(String),
     /// A run of zero cycles was asked for.
     #[error("cycles must be at least 1, got 0")]
     ZeroCycles,
-    /// An external tool the engine needs was not there when this crate was built.
+    /// An external tool the engine needs is not installed; the message says what to install.
     #[error("{0}")]
     ToolMissing(String),
-    /// The block's Verilator model could not be built (emission or `verilator --cc`
-    /// failed); the reason includes Verilator's messages.
-    #[error("the Verilator model of {module} was not built: {reason}")]
-    VerilatorUnavailable {
-        /// The block's module name.
+    /// The block's Verilog could not be emitted (rust-hdl's design checks failed).
+    // The message already names the module; not a `#[source]`, so an anyhow chain (`{:#}`)
+    // does not print it twice.
+    #[error("Verilog emission failed: {0}")]
+    Emit(mcmvm_rtl::emit::EmitError),
+    /// Verilator or g++ failed while building a block's model.
+    #[error("building the Verilator model of {module}: `{command}` failed ({status}):\n{stderr}")]
+    ToolFailed {
+        /// The block's module name (or `the Verilator runtime`).
         module: &'static str,
-        /// What went wrong at build time.
+        /// The command line that failed.
+        command: String,
+        /// Its exit status, or why it could not run.
+        status: String,
+        /// What it printed on stderr.
+        stderr: String,
+    },
+    /// The Verilator model cache (a directory or a file in it) could not be written.
+    #[error(
+        "{path}: cannot write the Verilator model cache: {io} (set MCMVM_VERILATOR_CACHE to \
+         a writable directory)"
+    )]
+    Cache {
+        /// The directory or file that failed.
+        path: PathBuf,
+        /// The operating-system error.
+        io: std::io::Error,
+    },
+    /// A built model library could not be loaded, or lacks the shim's entry points.
+    #[error(
+        "{path}: cannot load the Verilator model: {reason} (delete the directory to rebuild it)"
+    )]
+    Load {
+        /// The shared library.
+        path: PathBuf,
+        /// The loader's message.
         reason: String,
-    },
-    /// The Verilator model was compiled for other block parameters than this run uses.
-    #[error(
-        "the Verilator model of {module} was built for {built} (configs/hw.toml at build \
-         time), but this run uses {requested}: rebuild with that configuration in \
-         configs/hw.toml (cargo rebuilds the model when the file changes)"
-    )]
-    ConfigMismatch {
-        /// The block's module name.
-        module: &'static str,
-        /// The parameters compiled into the model.
-        built: String,
-        /// The parameters of this run.
-        requested: String,
-    },
-    /// The compiled Verilator model has other ports than the protocol (a stale build).
-    #[error(
-        "the Verilator model of {module} has ports {built}, the protocol has {expected}: rebuild"
-    )]
-    PortMismatch {
-        /// The block's module name.
-        module: &'static str,
-        /// Ports compiled into the shim.
-        built: String,
-        /// Ports of the protocol this crate was compiled against.
-        expected: String,
     },
     /// An engine exists but cannot run this block (its adapter is missing).
     #[error("engine {engine} cannot run {module}: {reason}")]

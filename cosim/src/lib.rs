@@ -20,7 +20,11 @@ pub mod engine;
 pub mod error;
 pub mod lockstep;
 pub mod scoreboard;
+pub mod system;
 pub mod verilator;
+mod verilator_build;
+mod verilator_cache;
+mod verilator_shim;
 pub mod wave;
 
 pub use engine::{Att, BoxedEngine, Coalescer, CosimBlock, EngineKind, Rt};

@@ -1,6 +1,11 @@
 //! The lockstep harness: every engine is stepped on the same input each cycle, the
 //! scoreboard compares every output, the wave recorder streams everything to VCD. The first
 //! mismatch stops the run; the VCD up to and including that cycle is flushed and kept.
+//!
+//! Optionally the block's reference monitor (`mcmvm-refcheck`, written from the block's
+//! README alone) checks the first engine's outputs every cycle as well: engines that agree
+//! with each other can still share a misreading of the spec, the monitor cannot share it.
+//! A violation ends the run like a mismatch.
 
 use crate::engine::{BoxedEngine, CosimBlock, EngineKind};
 use crate::error::CosimError;
@@ -8,6 +13,7 @@ use crate::scoreboard::{Mismatch, Scoreboard};
 use crate::wave::WaveRecorder;
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::Ports;
+use mcmvm_refcheck::{Monitor, Violation};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -36,8 +42,13 @@ pub struct EngineTime {
 pub struct LockstepReport {
     /// Cycles run (including the mismatching one, if any).
     pub cycles: u64,
-    /// The first divergence, if any.
+    /// The first divergence, if any. A reference-monitor violation is reported here too
+    /// (when the engines agree in that cycle), as a mismatch between the first engine and
+    /// an engine named `reference` holding the expected value, so every caller that checks
+    /// for mismatches fails on it.
     pub mismatch: Option<Mismatch>,
+    /// The reference monitor's violation, with the README rule, if one was found.
+    pub violation: Option<Violation>,
     /// Wall time of the whole loop (engines, scoreboard, VCD).
     pub wall: Duration,
     /// Per engine, time spent inside its `step`.
@@ -76,6 +87,18 @@ pub fn lockstep<B: CosimBlock>(
     opts: &LockstepOptions,
     stimulus: impl Iterator<Item = B::In>,
 ) -> Result<LockstepReport, CosimError> {
+    lockstep_with_reference::<B>(cfg, opts, false, stimulus)
+}
+
+/// [`lockstep`], and with `reference` the block's reference monitor checks the first
+/// engine's outputs every cycle. (A separate argument rather than a `LockstepOptions`
+/// field: the options are built with struct literals across the workspace.)
+pub fn lockstep_with_reference<B: CosimBlock>(
+    cfg: &HwConfig,
+    opts: &LockstepOptions,
+    reference: bool,
+    stimulus: impl Iterator<Item = B::In>,
+) -> Result<LockstepReport, CosimError> {
     if opts.engines.is_empty() {
         return Err(CosimError::NoEngines);
     }
@@ -86,15 +109,40 @@ pub fn lockstep<B: CosimBlock>(
         }
         engines.push((kind.name().to_string(), B::engine(kind, cfg)?));
     }
-    run_lockstep(engines, opts.cycles, opts.vcd.as_deref(), stimulus)
+    let monitor = if reference {
+        let monitor =
+            mcmvm_refcheck::monitor_for::<B::In, B::Out>(B::KIND, cfg).ok_or_else(|| {
+                CosimError::EngineUnavailable {
+                    engine: "reference",
+                    module: B::KIND.module_name(),
+                    reason: "the block's port sets are not the ones its reference monitor checks"
+                        .to_string(),
+                }
+            })?;
+        Some(monitor)
+    } else {
+        None
+    };
+    run_lockstep_monitored(engines, opts.cycles, opts.vcd.as_deref(), monitor, stimulus)
 }
 
 /// Run named engines in lockstep for at most `cycles` cycles of `stimulus`. Engines are
 /// any `CycleModel`, so a test can put a deliberately wrong twin beside the real ones.
 pub fn run_lockstep<I: Ports, O: Ports>(
+    engines: Vec<(String, BoxedEngine<I, O>)>,
+    cycles: u64,
+    vcd: Option<&Path>,
+    stimulus: impl Iterator<Item = I>,
+) -> Result<LockstepReport, CosimError> {
+    run_lockstep_monitored(engines, cycles, vcd, None, stimulus)
+}
+
+/// [`run_lockstep`] with an optional reference `monitor` observing the first engine.
+pub fn run_lockstep_monitored<I: Ports, O: Ports>(
     mut engines: Vec<(String, BoxedEngine<I, O>)>,
     cycles: u64,
     vcd: Option<&Path>,
+    mut monitor: Option<Box<dyn Monitor<I, O>>>,
     stimulus: impl Iterator<Item = I>,
 ) -> Result<LockstepReport, CosimError> {
     if engines.is_empty() {
@@ -113,6 +161,7 @@ pub fn run_lockstep<I: Ports, O: Ports>(
     let mut outputs = vec![O::default(); engines.len()];
     let mut inside = vec![Duration::ZERO; engines.len()];
     let mut mismatch = None;
+    let mut violation = None;
     let mut ran = 0u64;
     let start = Instant::now();
     for (cycle, input) in (0..cycles).zip(stimulus) {
@@ -128,8 +177,23 @@ pub fn run_lockstep<I: Ports, O: Ports>(
         if let Some(w) = wave.as_mut() {
             w.record(cycle, &input, &outputs)?;
         }
-        if let Some(m) = scoreboard.check(cycle, &outputs) {
-            mismatch = Some(m);
+        let mut found = scoreboard.check(cycle, &outputs);
+        if let Some(monitor) = monitor.as_mut() {
+            if let Err(v) = monitor.observe(cycle, &input, &outputs[0]) {
+                // An engine disagreement in the same cycle is the more direct report.
+                found.get_or_insert_with(|| Mismatch {
+                    cycle,
+                    signal: v.signal,
+                    values: vec![
+                        (names[0].clone(), v.got),
+                        ("reference".to_string(), v.expected),
+                    ],
+                });
+                violation = Some(v);
+            }
+        }
+        if found.is_some() {
+            mismatch = found;
             break;
         }
     }
@@ -141,6 +205,7 @@ pub fn run_lockstep<I: Ports, O: Ports>(
     Ok(LockstepReport {
         cycles: ran,
         mismatch,
+        violation,
         wall,
         engine_time: names
             .into_iter()
@@ -149,4 +214,172 @@ pub fn run_lockstep<I: Ports, O: Ports>(
             .collect(),
         vcd,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Att, Coalescer, Rt};
+    use mcmvm_models::protocol::{AttIn, CoalIn, CycleModel, RtIn, RtOut};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// The twin with its drain answers one walk short, as a wrong engine would be.
+    struct ShortDrain(BoxedEngine<RtIn, RtOut>);
+
+    impl CycleModel for ShortDrain {
+        type In = RtIn;
+        type Out = RtOut;
+        fn step(&mut self, input: &RtIn) -> RtOut {
+            let mut out = self.0.step(input);
+            out.drain_access = out.drain_access.saturating_sub(1);
+            out
+        }
+    }
+
+    fn traffic() -> impl Iterator<Item = RtIn> {
+        let mut s = vec![RtIn::reset()];
+        for k in 0..200u8 {
+            s.push(RtIn::walk(k % 7, k % 3 == 0));
+            if k % 11 == 0 {
+                s.push(RtIn::drain(k % 7));
+            }
+        }
+        s.into_iter()
+    }
+
+    #[test]
+    fn the_reference_monitor_passes_the_twin_and_reports_a_wrong_engine_as_a_mismatch() {
+        let cfg = HwConfig::default();
+        let opts = LockstepOptions {
+            engines: vec![EngineKind::Model],
+            cycles: 1_000,
+            vcd: None,
+        };
+        let report = lockstep_with_reference::<Rt>(&cfg, &opts, true, traffic()).expect("runs");
+        assert_eq!((report.mismatch, report.violation), (None, None));
+
+        let model = Rt::engine(EngineKind::Model, &cfg).expect("twin");
+        let wrong: BoxedEngine<RtIn, RtOut> = Box::new(ShortDrain(model));
+        let monitor = mcmvm_refcheck::monitor_for::<RtIn, RtOut>(Rt::KIND, &cfg);
+        let report = run_lockstep_monitored(
+            vec![("wrong".into(), wrong)],
+            1_000,
+            None,
+            monitor,
+            traffic(),
+        )
+        .expect("runs");
+        let m = report
+            .mismatch
+            .expect("the violation is reported as a mismatch");
+        assert_eq!(m.signal, "drain_access");
+        assert_eq!(m.values[1].0, "reference");
+        let v = report.violation.expect("and with its rule");
+        assert_eq!(
+            (v.cycle, v.expected, v.got),
+            (m.cycle, m.values[1].1, m.values[0].1)
+        );
+    }
+
+    /// Small local generators (`mcmvm-testbenches` depends on this crate): a reset first
+    /// and now and then, otherwise random traffic on few IDs / slots / near-contiguous lines.
+    fn random<I>(seed: u64, mut gen: impl FnMut(&mut ChaCha8Rng) -> I) -> impl Iterator<Item = I>
+    where
+        I: Ports,
+    {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        (0u64..).map(move |k| {
+            let mut input = gen(&mut rng);
+            if k == 0 || rng.gen_ratio(1, 2000) {
+                input.set(0, 1); // `reset` is port 0 of every block
+            }
+            input
+        })
+    }
+
+    fn rt_input(rng: &mut ChaCha8Rng) -> RtIn {
+        let mut i = RtIn::idle();
+        if rng.gen_bool(0.7) {
+            i = RtIn::walk(rng.gen_range(0..12) * 21, rng.gen());
+        }
+        if rng.gen_bool(0.1) {
+            i = i.with_drain(rng.gen_range(0..12) * 21);
+        }
+        i
+    }
+
+    fn coal_input(rng: &mut ChaCha8Rng) -> CoalIn {
+        let first: u64 = rng.gen::<u32>().into();
+        let perms = [0b110_0000, 0b010_0000][rng.gen_range(0..2)];
+        let mut line: [u64; 16] =
+            std::array::from_fn(|i| 1 | perms | (((first + i as u64) & 0xFFFF_FFFF) << 16));
+        for _ in 0..rng.gen_range(0..4) {
+            line[rng.gen_range(0..16)] ^= 1 << rng.gen_range(0..20);
+        }
+        let mut i = CoalIn {
+            merge_valid: rng.gen_bool(0.6).into(),
+            merge_vpn: rng.gen::<u32>().into(),
+            lookup_valid: rng.gen_bool(0.6).into(),
+            lookup_vpn: rng.gen_range(0x1230..0x1250),
+            entry_base_vpn: 0x1234,
+            entry_base_ppn: first,
+            entry_mask: rng.gen::<u16>().into(),
+            ..CoalIn::default()
+        };
+        i.set_ptes(&line);
+        i
+    }
+
+    fn att_input(rng: &mut ChaCha8Rng) -> AttIn {
+        let slot = rng.gen_range(0..34u64).min(31);
+        let start = rng.gen_range(0..8u64) * 16;
+        AttIn {
+            acc_valid: rng.gen_bool(0.8).into(),
+            acc_vpn: rng.gen_range(0..150),
+            reg_valid: rng.gen_bool(0.05).into(),
+            reg_obj: slot,
+            reg_start_vpn: start,
+            reg_end_vpn: start + rng.gen_range(0..40),
+            rm_valid: rng.gen_bool(0.02).into(),
+            rm_obj: rng.gen_range(0..32),
+            cease_valid: rng.gen_bool(0.02).into(),
+            cease_obj: rng.gen_range(0..32),
+            ..AttIn::default()
+        }
+    }
+
+    fn check_rtl(engines: &[EngineKind], cycles: u64) {
+        let mut cfg = HwConfig::default();
+        cfg.access_time_tracker.profiling_threshold = 5;
+        let opts = LockstepOptions {
+            engines: engines.to_vec(),
+            cycles,
+            vcd: None,
+        };
+        let reports = [
+            lockstep_with_reference::<Rt>(&cfg, &opts, true, random(1, rt_input)),
+            lockstep_with_reference::<Coalescer>(&cfg, &opts, true, random(2, coal_input)),
+            lockstep_with_reference::<Att>(&cfg, &opts, true, random(3, att_input)),
+        ];
+        for r in reports {
+            let r = r.unwrap_or_else(|e| panic!("lockstep: {e}"));
+            assert_eq!(
+                (r.cycles, &r.mismatch, &r.violation),
+                (cycles, &None, &None)
+            );
+        }
+    }
+
+    #[test]
+    fn the_reference_monitor_agrees_with_the_rusthdl_engine() {
+        check_rtl(&[EngineKind::Model, EngineKind::RustHdl], 3_000);
+    }
+
+    /// Builds the three Verilator models (minutes of C++): run with `--ignored`.
+    #[test]
+    #[ignore]
+    fn the_reference_monitor_agrees_with_the_verilator_engine() {
+        check_rtl(&[EngineKind::Verilator, EngineKind::Model], 100_000);
+    }
 }

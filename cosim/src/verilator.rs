@@ -1,79 +1,173 @@
-//! The Verilator engine: the emitted Verilog of a block, compiled by `build.rs` into a
-//! C++ model with a generated `extern "C"` shim, stepped through this FFI wrapper.
+//! The Verilator engine: a block's emitted Verilog, verilated and compiled at run time for
+//! exactly the parameters in use into a shared library with a generated `extern "C"` shim
+//! (`verilator_shim`), loaded with `libloading` and stepped through this FFI wrapper.
 //!
-//! The model is compiled for the parameters in `configs/hw.toml` at build time; asking for
-//! other parameters at run time is an error, never a silent mismatch.
+//! A configuration is built once (`verilator_build`, `verilator_cache`): the first use
+//! prints what it builds and where it caches it, later uses and later runs load the cached
+//! library. Libraries stay loaded for the life of the process, so an entry point never
+//! outlives its code.
 
 use crate::error::CosimError;
-use mcmvm_models::config::{parse_toml, HwConfig};
+use crate::verilator_build::{Sources, Tools};
+use crate::verilator_cache::{self, Cached};
+use crate::verilator_shim::BlockPorts;
+use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::{BlockKind, CycleModel, Ports};
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::marker::PhantomData;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// The block parameters the Verilator models were compiled for.
-const BUILT_HW_TOML: &str = include_str!(concat!(env!("OUT_DIR"), "/hw_built.toml"));
+pub use crate::verilator_cache::{cache_root, CACHE_ENV};
 
-/// Entry points of one block's compiled model.
-struct Bridge {
+/// A loaded model library and its entry points.
+pub(crate) struct Loaded {
     new: unsafe extern "C" fn() -> *mut c_void,
     step: unsafe extern "C" fn(*mut c_void, *const u64, *mut u64),
     free: unsafe extern "C" fn(*mut c_void),
-    /// Ports the shim was generated for (`in:name/width,...;out:...`).
-    signature: &'static str,
+    /// Where it was loaded from (its cache directory holds the sources and warnings).
+    path: PathBuf,
+    /// Kept so the entry points stay valid; never unloaded (see [`load`]).
+    _library: libloading::Library,
 }
 
-include!(concat!(env!("OUT_DIR"), "/verilator_bindings.rs"));
+/// One entry of the in-process table: filled by whichever thread builds it first.
+type Slot = Arc<Mutex<Option<&'static Loaded>>>;
 
-/// The parameters compiled into the Verilator models.
-pub fn built_config() -> HwConfig {
-    // Written by build.rs from a validated HwConfig, so it parses; fall back to the
-    // defaults rather than panic if it somehow does not.
-    parse_toml(BUILT_HW_TOML, Path::new("hw_built.toml")).unwrap_or_default()
+/// Models loaded by this process, by cache root, block, parameters and ports. The table
+/// lock is held only to find a slot; the slot's own lock is held while its model is built,
+/// so threads asking for the same model wait for one build while other models build
+/// alongside.
+static LOADED: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+
+/// The model of `block` for `cfg`, from the in-process table, the cache under `root`, or a
+/// new build.
+pub(crate) fn load(
+    block: &BlockPorts,
+    cfg: &HwConfig,
+    root: &Path,
+    tools: &Tools,
+) -> Result<&'static Loaded, CosimError> {
+    let key = format!(
+        "{}|{}|{}|{}",
+        root.display(),
+        block.module,
+        crate::verilator_build::params_of(block, cfg),
+        block.signature()
+    );
+    let slot: Slot = {
+        let table = LOADED.get_or_init(Mutex::default);
+        // A panic elsewhere cannot leave the map half-updated: take it as it is.
+        let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
+        table.entry(key).or_default().clone()
+    };
+    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(loaded) = *slot {
+        return Ok(loaded);
+    }
+    let src = Sources::generate(block, cfg)?;
+    let cached = verilator_cache::model(&src, tools, root)?;
+    let loaded = open(block, &cached)?;
+    *slot = Some(loaded);
+    Ok(loaded)
+}
+
+/// Load `cached`'s library and look up the shim's entry points.
+fn open(block: &BlockPorts, cached: &Cached) -> Result<&'static Loaded, CosimError> {
+    let path = &cached.library;
+    let err = |e: libloading::Error| CosimError::Load {
+        path: path.clone(),
+        reason: e.to_string(),
+    };
+    // RTLD_NOW: an unresolved symbol fails here, as an error, not at the first step.
+    // RTLD_LOCAL: the library's symbols (its own Verilator runtime, `V<module>` classes
+    // named alike in every configuration of a block) stay out of the global namespace.
+    let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL;
+    // SAFETY: the library is one this crate generated and compiled (verilator_build); its
+    // static initialisers are Verilator's runtime's, which only set up its own globals.
+    let library: libloading::Library =
+        unsafe { libloading::os::unix::Library::open(Some(path), flags) }
+            .map_err(err)?
+            .into();
+    let m = block.module;
+    // SAFETY: the types are those of the shim's definitions (verilator_shim::cpp_shim):
+    // `void* new()`, `void step(void*, const uint64_t*, uint64_t*)`, `void free(void*)`.
+    // The pointers are copied out of the symbols; they stay valid because the library is
+    // never unloaded (it is leaked below).
+    let (new, step, free) = unsafe {
+        (
+            *library
+                .get::<unsafe extern "C" fn() -> *mut c_void>(format!("mcmvm_{m}_new").as_bytes())
+                .map_err(err)?,
+            *library
+                .get::<unsafe extern "C" fn(*mut c_void, *const u64, *mut u64)>(
+                    format!("mcmvm_{m}_step").as_bytes(),
+                )
+                .map_err(err)?,
+            *library
+                .get::<unsafe extern "C" fn(*mut c_void)>(format!("mcmvm_{m}_free").as_bytes())
+                .map_err(err)?,
+        )
+    };
+    Ok(Box::leak(Box::new(Loaded {
+        new,
+        step,
+        free,
+        path: path.clone(),
+        _library: library,
+    })))
 }
 
 /// A block's Verilator model behind the protocol's `CycleModel`.
 pub struct VerilatorModel<I: Ports, O: Ports> {
     handle: *mut c_void,
-    bridge: Bridge,
+    loaded: &'static Loaded,
     in_words: Vec<u64>,
     out_words: Vec<u64>,
     _ports: PhantomData<(I, O)>,
 }
 
+// SAFETY: the handle is owned by exactly this model (created in `from_loaded`, freed once
+// in Drop) and is never shared, so moving the model moves the only access to it. Verilator's
+// model is single-threaded (built without --threads) and keeps no thread-local state
+// between calls that ties it to the thread that created it; `&mut self` on `step`
+// serialises every use. The library behind `loaded` is immutable and loaded for good.
+unsafe impl<I: Ports, O: Ports> Send for VerilatorModel<I, O> {}
+
 impl<I: Ports, O: Ports> VerilatorModel<I, O> {
-    /// Instantiate the model of `kind`; `cfg` must equal the parameters it was built for.
+    /// Instantiate the model of `kind` for `cfg`'s parameters of that block, building it on
+    /// first use (minutes at most, printed on stderr) and reusing the cached build after
+    /// that. The cache is `$MCMVM_VERILATOR_CACHE`, else `verilator-models/` in the target
+    /// directory.
     pub fn new(kind: BlockKind, cfg: &HwConfig) -> Result<Self, CosimError> {
-        let module = kind.module_name();
-        let bridge = bridge_for(kind).map_err(|reason| {
-            if reason.starts_with("verilator not found") {
-                CosimError::ToolMissing(reason.to_string())
-            } else {
-                CosimError::VerilatorUnavailable {
-                    module,
-                    reason: reason.to_string(),
-                }
-            }
-        })?;
-        check_same_parameters(kind, cfg)?;
-        let expected = signature_of::<I, O>();
-        if bridge.signature != expected {
-            return Err(CosimError::PortMismatch {
-                module,
-                built: bridge.signature.to_string(),
-                expected,
-            });
-        }
-        // SAFETY: `new` is the generated shim's constructor; it takes no arguments and
-        // returns an owned handle that only `free` releases (in Drop).
-        let handle = unsafe { (bridge.new)() };
+        Self::new_in(kind, cfg, &verilator_cache::cache_root(), &Tools::default())
+    }
+
+    /// [`VerilatorModel::new`] with the cache root and tools given, for tests.
+    pub(crate) fn new_in(
+        kind: BlockKind,
+        cfg: &HwConfig,
+        root: &Path,
+        tools: &Tools,
+    ) -> Result<Self, CosimError> {
+        let loaded = load(&BlockPorts::of::<I, O>(kind), cfg, root, tools)?;
+        // SAFETY: `new` is the shim's constructor; it takes no arguments and returns an
+        // owned handle that only `free` releases (in Drop).
+        let handle = unsafe { (loaded.new)() };
         Ok(VerilatorModel {
             handle,
-            bridge,
+            loaded,
             in_words: vec![0; I::PORTS.len()],
             out_words: vec![0; O::PORTS.len()],
             _ports: PhantomData,
         })
+    }
+
+    /// The shared library this model runs; its directory holds the Verilog, the
+    /// generated harness and shim, and Verilator's warnings (`warnings.txt`).
+    pub fn library_path(&self) -> &Path {
+        &self.loaded.path
     }
 }
 
@@ -84,11 +178,11 @@ impl<I: Ports, O: Ports> CycleModel for VerilatorModel<I, O> {
         for (i, w) in self.in_words.iter_mut().enumerate() {
             *w = input.get(i);
         }
-        // SAFETY: the handle is live (freed only in Drop); the shim reads exactly
-        // `I::PORTS.len()` words and writes `O::PORTS.len()` words, which the port
-        // signature check in `new` guarantees match these buffers.
+        // SAFETY: the handle is live (freed only in Drop); the shim was generated from
+        // `I::PORTS` and `O::PORTS` (the in-process table is keyed by them), so it reads
+        // exactly `in_words.len()` words and writes exactly `out_words.len()`.
         unsafe {
-            (self.bridge.step)(
+            (self.loaded.step)(
                 self.handle,
                 self.in_words.as_ptr(),
                 self.out_words.as_mut_ptr(),
@@ -105,68 +199,10 @@ impl<I: Ports, O: Ports> CycleModel for VerilatorModel<I, O> {
 impl<I: Ports, O: Ports> Drop for VerilatorModel<I, O> {
     fn drop(&mut self) {
         // SAFETY: the handle came from `new` and is released exactly once.
-        unsafe { (self.bridge.free)(self.handle) }
-    }
-}
-
-/// The signature format of `build/shim.rs` for the protocol this crate is compiled with.
-fn signature_of<I: Ports, O: Ports>() -> String {
-    let list = |ports: &[mcmvm_models::protocol::PortDesc]| {
-        ports
-            .iter()
-            .map(|p| format!("{}/{}", p.name, p.width))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    format!("in:{};out:{}", list(I::PORTS), list(O::PORTS))
-}
-
-/// The Verilog is elaborated for one parameter set; only the block's own section matters.
-fn check_same_parameters(kind: BlockKind, cfg: &HwConfig) -> Result<(), CosimError> {
-    let built = built_config();
-    let (b, r) = match kind {
-        BlockKind::RemoteTracker => (
-            format!("{:?}", built.remote_tracker),
-            format!("{:?}", cfg.remote_tracker),
-        ),
-        BlockKind::TlbCoalescer => (
-            format!("{:?}", built.tlb_coalescer),
-            format!("{:?}", cfg.tlb_coalescer),
-        ),
-        BlockKind::AccessTimeTracker => (
-            format!("{:?}", built.access_time_tracker),
-            format!("{:?}", cfg.access_time_tracker),
-        ),
-    };
-    if b == r {
-        Ok(())
-    } else {
-        Err(CosimError::ConfigMismatch {
-            module: kind.module_name(),
-            built: b,
-            requested: r,
-        })
+        unsafe { (self.loaded.free)(self.handle) }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use mcmvm_models::protocol::{RtIn, RtOut};
-
-    #[test]
-    fn other_parameters_than_the_built_ones_are_refused() {
-        let mut cfg = built_config();
-        cfg.remote_tracker.entries = if cfg.remote_tracker.entries == 16 {
-            8
-        } else {
-            16
-        };
-        match VerilatorModel::<RtIn, RtOut>::new(BlockKind::RemoteTracker, &cfg) {
-            Err(CosimError::ConfigMismatch { module, .. }) => assert_eq!(module, "remote_tracker"),
-            Err(CosimError::ToolMissing(_)) | Err(CosimError::VerilatorUnavailable { .. }) => {}
-            Err(e) => panic!("unexpected error {e}"),
-            Ok(_) => panic!("a model built for other parameters was accepted"),
-        }
-    }
-}
+#[path = "verilator_tests.rs"]
+mod tests;

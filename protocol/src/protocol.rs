@@ -43,6 +43,16 @@ pub trait CycleModel {
     fn step(&mut self, input: &Self::In) -> Self::Out;
 }
 
+/// A boxed model (a trait object) is a model.
+impl<M: CycleModel + ?Sized> CycleModel for Box<M> {
+    type In = M::In;
+    type Out = M::Out;
+    #[inline]
+    fn step(&mut self, input: &Self::In) -> Self::Out {
+        (**self).step(input)
+    }
+}
+
 /// Mask of the low `width` bits.
 #[inline]
 pub const fn mask(width: u32) -> u64 {

@@ -58,3 +58,59 @@ pub fn emit_verilog(
     }
     Ok(out)
 }
+
+/// `--hw` and its companions, shared by `run` and `sweep`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HwArgs {
+    /// Engines serving the hardware blocks inside the system run: twin (behavioural, the
+    /// default), rusthdl (rust-hdl's simulator), verilator (the emitted Verilog), check
+    /// (twin and Verilator side by side, every output compared every cycle; the first
+    /// mismatch stops the run with exit code 1 and a VCD of the block's last 1,000 cycles).
+    #[arg(long, default_value = "twin")]
+    pub hw: String,
+    /// Write each block instance's port traffic as VCD into DIR (one file per block and
+    /// chiplet); replay one with `mcmvm cosim --block B --stimulus FILE`.
+    #[arg(long, value_name = "DIR")]
+    pub record_ports: Option<PathBuf>,
+    /// With `--hw check`: also step the idle cycles the system skips, on both engines, and
+    /// check they change no output (slow).
+    #[arg(long)]
+    pub hw_every_cycle: bool,
+    /// Where `--hw check` writes a mismatching block's VCD.
+    #[arg(long, value_name = "DIR", default_value = "out/hw-check")]
+    pub hw_check_dir: PathBuf,
+}
+
+impl HwArgs {
+    /// The engines for a run with block parameters `hw`.
+    pub fn hardware(&self, hw: &HwConfig) -> anyhow::Result<mcmvm_models::blocks::Hardware> {
+        use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
+        let mode: HwMode = self.hw.parse()?;
+        if self.hw_every_cycle && mode != HwMode::Check {
+            anyhow::bail!("--hw-every-cycle goes with --hw check");
+        }
+        if let Some(dir) = &self.record_ports {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("--record-ports {}: cannot create", dir.display()))?;
+        }
+        let mut opts = HwOptions::new(mode);
+        opts.record_dir = self.record_ports.clone();
+        opts.every_cycle = self.hw_every_cycle;
+        opts.mismatch_dir = self.hw_check_dir.clone();
+        opts.hw = hw.clone();
+        Ok(hardware(opts))
+    }
+}
+
+/// Whether `e` is a `--hw check` mismatch (exit code 1, not 2).
+pub fn is_block_mismatch(e: &anyhow::Error) -> bool {
+    use mcmvm_models::gpu::GpuError;
+    use mcmvm_models::uvm::UvmError;
+    use mcmvm_protocol::system::BlockFault;
+    let m = |f: &BlockFault| matches!(f, BlockFault::Mismatch { .. });
+    e.chain().any(|c| {
+        c.downcast_ref::<BlockFault>().is_some_and(m)
+            || matches!(c.downcast_ref::<GpuError>(), Some(GpuError::Block(f)) if m(f))
+            || matches!(c.downcast_ref::<UvmError>(), Some(UvmError::Block(f)) if m(f))
+    })
+}

@@ -51,6 +51,8 @@ pub struct Args {
     /// Also write the full report as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub hw: super::common::HwArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -80,19 +82,22 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let source = Source::open(&args)?;
     let w = source.workload();
     println!(
-        "seed: {}  config: {}  workload: {}",
+        "seed: {}  config: {}  workload: {}  hw: {}",
         args.seed,
         config.display(),
-        w.name()
+        w.name(),
+        args.hw.hw
     );
     let spec = RunSpec {
         policy,
         scale: args.scale,
         seed: args.seed,
     };
-    let report = simulate(&cfg, w, spec)?;
+    let report = simulate(&cfg, w, spec)
+        .with_context(|| format!("workload {}, policy {}", w.name(), policy))?;
     source.check_complete()?;
     print!("{}", report.table());
+    print!("{}", report.hardware.table());
     println!(
         "speed: {:.0} warp mem-instr/s ({:.2} s)",
         report.speed, report.sim_seconds
@@ -110,7 +115,10 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         .clone()
         .or_else(|| args.uvm_config.clone())
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
-    let ucfg = UvmConfig::load(&config, &uvm_overrides(args)?)?;
+    let mut ucfg = UvmConfig::load(&config, &uvm_overrides(args)?)?;
+    let mut hw = mcmvm_models::config::HwConfig::default();
+    hw.access_time_tracker = ucfg.att.clone();
+    ucfg.engines = args.hw.hardware(&hw)?;
     let name = args
         .workload
         .as_deref()
@@ -123,8 +131,10 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         w.name(),
         policy.name()
     );
-    let m = uvm::run_workload(w.as_ref(), &ucfg, policy, false)?;
+    let m = uvm::run_workload(w.as_ref(), &ucfg, policy, false)
+        .with_context(|| format!("workload {}, uvm {}", w.name(), policy.name()))?;
     print!("{}", m.table());
+    print!("{}", m.hardware.table());
     println!(
         "speed: {:.0} warp mem-instr/s (fault service excluded)",
         m.instr_per_s
@@ -183,7 +193,9 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         .uvm_config
         .clone()
         .unwrap_or_else(|| default_uvm_config(&config));
-    let ucfg = UvmConfig::load(&ucfg_path, &uvm_overrides(args)?)?;
+    let mut ucfg = UvmConfig::load(&ucfg_path, &uvm_overrides(args)?)?;
+    // The factory elaborates each block for the parameters it is asked for.
+    ucfg.engines = cfg.engines.clone();
     let source = Source::open(args)?;
     let w = source.workload();
     println!(
@@ -200,9 +212,18 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         scale: args.scale,
         seed: args.seed,
     };
-    let r = uvm::run_on_gpu(&cfg, &ucfg, w, spec, policy, false)?;
+    let r = uvm::run_on_gpu(&cfg, &ucfg, w, spec, policy, false).with_context(|| {
+        format!(
+            "workload {}, policy {}, uvm {}",
+            w.name(),
+            placement,
+            policy.name()
+        )
+    })?;
     source.check_complete()?;
     print!("{}", r.table());
+    print!("{}", r.gpu.hardware.table());
+    print!("{}", r.uvm.hardware.table());
     println!(
         "speed: {:.0} warp mem-instr/s (fault handling excluded: GPU fault path {:.2} s incl. discovery {:.2} s and replays' dequeue and re-issue {:.2} s, driver {:.2} s; {:.0} with it, {:.2} s)",
         r.gpu_speed,
@@ -224,7 +245,8 @@ fn gpu_config_and_policy(args: &Args) -> anyhow::Result<(PathBuf, GpuConfig, Pol
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
-    let cfg = GpuConfig::load(&config)?;
+    let mut cfg = GpuConfig::load(&config)?;
+    cfg.engines = args.hw.hardware(&cfg.hw)?;
     let policy: PolicyKind = args
         .policy
         .as_deref()

@@ -40,9 +40,16 @@ pub struct Args {
     /// forest: oversubscription ratios, comma-separated (default: the config's).
     #[arg(long)]
     pub oversub: Option<String>,
+    #[command(flatten)]
+    pub hw: super::common::HwArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.hw.record_ports.is_some() {
+        anyhow::bail!(
+            "--record-ports goes with `mcmvm run` (a sweep's runs would write the same files)"
+        );
+    }
     match args.suite.as_str() {
         "clap" => run_clap(args),
         "forest" => run_forest(args),
@@ -56,7 +63,8 @@ fn run_clap(args: Args) -> anyhow::Result<u8> {
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
-    let cfg = GpuConfig::load(&config)?;
+    let mut cfg = GpuConfig::load(&config)?;
+    cfg.engines = args.hw.hardware(&cfg.hw)?;
     let policies: Vec<PolicyKind> = args
         .policies
         .split(',')
@@ -152,7 +160,10 @@ fn run_forest(args: Args) -> anyhow::Result<u8> {
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
-    let cfg = UvmConfig::load(&config, &[])?;
+    let mut cfg = UvmConfig::load(&config, &[])?;
+    let mut hw = mcmvm_models::config::HwConfig::default();
+    hw.access_time_tracker = cfg.att.clone();
+    cfg.engines = args.hw.hardware(&hw)?;
     let mut opts = SweepOptions::new(cfg);
     opts.scale = args.scale;
     opts.seed = args.seed;

@@ -99,16 +99,21 @@ pub fn run_on_gpu(
     let mm = MemoryManager::new(driver_config(gpu_cfg), spec.policy, workload.allocations())
         .map_err(|e| gpu_err(&e))?;
     let mut svc = UvmGpuService::new(workload, &ucfg, policy, check, &mm)?;
-    let mut gpu = Gpu::new(gpu_cfg, workload, mm, Box::new(&mut svc)).map_err(|e| gpu_err(&e))?;
+    // A block fault keeps its type (the CLI exits 1 on a `--hw check` mismatch).
+    let run_err = |e: crate::gpu::GpuError| match e {
+        crate::gpu::GpuError::Block(f) => UvmError::Block(f),
+        e => gpu_err(&e),
+    };
+    let mut gpu = Gpu::new(gpu_cfg, workload, mm, Box::new(&mut svc)).map_err(run_err)?;
     // Timed like `simulate`: the run, not building the GPU's structures.
     let watch = Stopwatch::start();
-    gpu.run_all().map_err(|e| gpu_err(&e))?;
+    gpu.run_all().map_err(run_err)?;
     let (secs, rate) = watch.stop();
     let estimate = gpu.fault_seconds(&rate);
     let [(fault_discovery_s, fault_discoveries_timed), (replay_dequeue_s, replay_dequeues_timed), (replay_reissue_s, replay_reissues_timed)] =
         gpu.fault_prelude_seconds(&rate);
     let (fault_episodes, fault_episodes_timed) = gpu.fault_episodes();
-    let report = gpu.finish(spec, secs).map_err(|e| gpu_err(&e))?;
+    let report = gpu.finish(spec, secs).map_err(run_err)?;
     let (mut uvm, protocol) = svc.finish(report.cycles, report.warp_mem_instrs);
     let driver_s = uvm.service_wall_s.min(secs);
     // A sampled estimate: on a short run one timed episode the OS preempted, scaled by

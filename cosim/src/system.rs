@@ -1,0 +1,235 @@
+//! The RTL in full-system runs (`--hw rusthdl|verilator|check`): a [`BlockFactory`] that
+//! puts rust-hdl's simulator of the RustHDL modules, or the emitted Verilog under
+//! Verilator, behind every block instance a system run creates — each chiplet's Remote
+//! Tracker and TLB coalescer, the UVM driver's Access Time Tracker — and a checking engine
+//! that runs the twin and the Verilator model side by side on identical inputs, compares
+//! every output every cycle and stops the run at the first mismatch with a VCD of the
+//! block's last cycles of port traffic.
+//!
+//! `mcmvm-models` knows none of this: it sees only `mcmvm_protocol::system`'s traits.
+
+mod check;
+mod record;
+
+pub use check::CheckEngine;
+pub use record::RecordingEngine;
+
+use crate::error::CosimError;
+use crate::verilator::VerilatorModel;
+use mcmvm_models::blocks::{access_time_tracker, remote_tracker, tlb_coalescer, Hardware};
+use mcmvm_models::config::{AttConfig, CoalescerConfig, HwConfig, RtConfig};
+use mcmvm_models::protocol::{AttIn, AttOut, BlockKind, CoalIn, CoalOut, CycleModel, Ports, RtIn, RtOut};
+use mcmvm_protocol::system::{BlockFactory, BlockFault, BoxedSystemEngine, Plain};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Which engines serve the blocks of a system run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HwMode {
+    /// The behavioural twins (the default).
+    Twin,
+    /// rust-hdl's simulator on the RustHDL modules.
+    RustHdl,
+    /// The emitted Verilog under Verilator.
+    Verilator,
+    /// Twin and Verilator side by side, every output compared every cycle.
+    Check,
+}
+
+impl HwMode {
+    pub const ALL: [HwMode; 4] = [HwMode::Twin, HwMode::RustHdl, HwMode::Verilator, HwMode::Check];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HwMode::Twin => "twin",
+            HwMode::RustHdl => "rusthdl",
+            HwMode::Verilator => "verilator",
+            HwMode::Check => "check",
+        }
+    }
+}
+
+impl FromStr for HwMode {
+    type Err = CosimError;
+    fn from_str(s: &str) -> Result<HwMode, CosimError> {
+        HwMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| CosimError::UnknownHwMode(s.to_string()))
+    }
+}
+
+/// Options of a system run's hardware.
+#[derive(Debug, Clone)]
+pub struct HwOptions {
+    pub mode: HwMode,
+    /// Where `check` writes the VCD of a mismatching block's last cycles.
+    pub mismatch_dir: PathBuf,
+    /// Cycles of port traffic kept for that VCD.
+    pub history: usize,
+    /// `check` also steps the idle cycles the system skips, on both engines, and proves
+    /// they change no output (slow; tests).
+    pub every_cycle: bool,
+    /// Write every block instance's port traffic here (`--record-ports`).
+    pub record_dir: Option<PathBuf>,
+    /// The block parameters (for the engines' elaboration).
+    pub hw: HwConfig,
+}
+
+impl HwOptions {
+    pub fn new(mode: HwMode) -> HwOptions {
+        HwOptions {
+            mode,
+            mismatch_dir: PathBuf::from("out/hw-check"),
+            history: 1000,
+            every_cycle: false,
+            record_dir: None,
+            hw: HwConfig::default(),
+        }
+    }
+}
+
+/// The [`Hardware`] handle for `opts`: the plain twins for `twin` without recording.
+pub fn hardware(opts: HwOptions) -> Hardware {
+    if opts.mode == HwMode::Twin && opts.record_dir.is_none() {
+        return Hardware::default();
+    }
+    Hardware(Arc::new(RtlFactory { opts }))
+}
+
+/// Builds RTL, checking or recording engines for every block instance.
+pub struct RtlFactory {
+    opts: HwOptions,
+}
+
+/// A single engine of a block, `Send` so a system run can own it.
+type SendModel<I, O> = Box<dyn CycleModel<In = I, Out = O> + Send>;
+
+fn unavailable(block: BlockKind, e: CosimError) -> BlockFault {
+    BlockFault::Unavailable {
+        block: block.module_name(),
+        reason: e.to_string(),
+    }
+}
+
+impl RtlFactory {
+    /// Wrap `single` / the checking pair and the optional recorder around one instance.
+    fn assemble<I: Ports, O: Ports>(
+        &self,
+        kind: BlockKind,
+        unit: &str,
+        twin: SendModel<I, O>,
+        rtl: impl FnOnce() -> Result<(SendModel<I, O>, &'static str), BlockFault>,
+    ) -> Result<BoxedSystemEngine<I, O>, BlockFault> {
+        let engine: BoxedSystemEngine<I, O> = match self.opts.mode {
+            HwMode::Twin => Box::new(Plain::new(twin, "twin")),
+            HwMode::RustHdl | HwMode::Verilator => {
+                let (model, name) = rtl()?;
+                Box::new(Plain::new(model, name))
+            }
+            HwMode::Check => {
+                let (model, name) = rtl()?;
+                Box::new(CheckEngine::new(
+                    kind,
+                    unit,
+                    ("twin", twin),
+                    (name, model),
+                    &self.opts,
+                ))
+            }
+        };
+        match &self.opts.record_dir {
+            None => Ok(engine),
+            Some(dir) => {
+                let file = dir.join(format!("{}-{}.vcd", kind.short_name(), unit.replace(' ', "")));
+                let rec = RecordingEngine::new(engine, &file).map_err(|e| unavailable(kind, e))?;
+                Ok(Box::new(rec))
+            }
+        }
+    }
+
+    fn verilator<I: Ports, O: Ports>(&self, kind: BlockKind) -> Result<SendModel<I, O>, BlockFault> {
+        VerilatorModel::<I, O>::new(kind, &self.opts.hw)
+            .map(|m| Box::new(m) as SendModel<I, O>)
+            .map_err(|e| unavailable(kind, e))
+    }
+
+    fn rtl_mode(&self) -> HwMode {
+        match self.opts.mode {
+            HwMode::Check => HwMode::Verilator,
+            m => m,
+        }
+    }
+}
+
+impl BlockFactory for RtlFactory {
+    fn name(&self) -> &str {
+        self.opts.mode.name()
+    }
+
+    fn remote_tracker(
+        &self,
+        cfg: &RtConfig,
+        unit: &str,
+    ) -> Result<BoxedSystemEngine<RtIn, RtOut>, BlockFault> {
+        let kind = BlockKind::RemoteTracker;
+        let mut hw = self.opts.hw.clone();
+        hw.remote_tracker = cfg.clone();
+        let twin = Box::new(remote_tracker::RemoteTracker::new(cfg));
+        self.assemble(kind, unit, twin, || match self.rtl_mode() {
+            HwMode::RustHdl => Ok((
+                Box::new(mcmvm_rtl::remote_tracker::RemoteTrackerHdlSim::new(cfg)) as SendModel<_, _>,
+                "rusthdl",
+            )),
+            _ => Ok((with_hw(self, hw).verilator(kind)?, "verilator")),
+        })
+    }
+
+    fn tlb_coalescer(
+        &self,
+        cfg: &CoalescerConfig,
+        unit: &str,
+    ) -> Result<BoxedSystemEngine<CoalIn, CoalOut>, BlockFault> {
+        let kind = BlockKind::TlbCoalescer;
+        let mut hw = self.opts.hw.clone();
+        hw.tlb_coalescer = cfg.clone();
+        let twin = Box::new(tlb_coalescer::TlbCoalescer::new(cfg));
+        self.assemble(kind, unit, twin, || match self.rtl_mode() {
+            HwMode::RustHdl => Ok((
+                Box::new(mcmvm_rtl::tlb_coalescer::TlbCoalescerHdlSim::new(cfg)) as SendModel<_, _>,
+                "rusthdl",
+            )),
+            _ => Ok((with_hw(self, hw).verilator(kind)?, "verilator")),
+        })
+    }
+
+    fn access_time_tracker(
+        &self,
+        cfg: &AttConfig,
+        unit: &str,
+    ) -> Result<BoxedSystemEngine<AttIn, AttOut>, BlockFault> {
+        let kind = BlockKind::AccessTimeTracker;
+        let mut hw = self.opts.hw.clone();
+        hw.access_time_tracker = cfg.clone();
+        let twin = Box::new(access_time_tracker::AccessTimeTracker::new(cfg));
+        self.assemble(kind, unit, twin, || match self.rtl_mode() {
+            HwMode::RustHdl => Ok((
+                Box::new(mcmvm_rtl::access_time_tracker::AccessTimeTrackerHdlSim::new(cfg))
+                    as SendModel<_, _>,
+                "rusthdl",
+            )),
+            _ => Ok((with_hw(self, hw).verilator(kind)?, "verilator")),
+        })
+    }
+}
+
+/// The factory's options with the block parameters of the instance being built.
+fn with_hw(f: &RtlFactory, hw: HwConfig) -> RtlFactory {
+    let mut opts = f.opts.clone();
+    opts.hw = hw;
+    RtlFactory { opts }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,265 @@
+//! The on-disk cache of Verilator models: one directory per (module, hash), the hash over
+//! everything that goes into the build (emitted Verilog, harness, shim, `verilator --version`,
+//! the compile flags), so the same parameters are verilated and compiled once and any change
+//! gets a build of its own. Verilator's runtime is compiled once per Verilator version into
+//! `-fPIC` objects that every block library links.
+//!
+//! Many test threads and several processes may ask for the same model at once: each build
+//! goes into a unique temporary directory that is renamed into place when complete. A
+//! directory's rename is atomic, so a cache directory either holds a finished build or does
+//! not exist; the loser of a race deletes its own copy and uses the winner's.
+
+use crate::error::CosimError;
+use crate::verilator_build::{
+    build_runtime, compile, library_name, verilate, Sources, Tools, CXX_FLAGS, LINK_FLAGS,
+    RUNTIME_SOURCES, VERILATOR_FLAGS,
+};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Environment variable naming the cache root.
+pub const CACHE_ENV: &str = "MCMVM_VERILATOR_CACHE";
+
+/// Bump when the layout of a cache directory or the way it is built changes.
+const FORMAT: &str = "mcmvm-verilator-cache-1";
+
+/// The cache root: `$MCMVM_VERILATOR_CACHE`, else `verilator-models/` in the workspace's
+/// target directory (the one this crate was built into), which `cargo clean` empties.
+pub fn cache_root() -> PathBuf {
+    match std::env::var_os(CACHE_ENV) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => default_cache_root(),
+    }
+}
+
+fn default_cache_root() -> PathBuf {
+    let workspace = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let target = match option_env!("CARGO_TARGET_DIR") {
+        // Cargo reads a relative target dir from where it runs, usually the workspace.
+        Some(dir) => workspace.join(dir),
+        None => workspace.join("target"),
+    };
+    target.join("verilator-models")
+}
+
+/// 64-bit FNV-1a. Each part is prefixed with its length, so parts cannot run into each
+/// other (`ab`,`c` and `a`,`bc` hash differently). Not cryptographic: it only has to tell
+/// builds apart, and every input is ours.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn part(&mut self, part: &str) -> &mut Fnv {
+        self.bytes(&(part.len() as u64).to_le_bytes());
+        self.bytes(part.as_bytes());
+        self
+    }
+
+    fn parts(&mut self, parts: &[&str]) -> &mut Fnv {
+        self.part(&parts.len().to_string());
+        for p in parts {
+            self.part(p);
+        }
+        self
+    }
+}
+
+/// Where a model is and whether this call built it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cached {
+    /// The model's cache directory.
+    pub dir: PathBuf,
+    /// Its shared library.
+    pub library: PathBuf,
+    /// Whether this call verilated and compiled it (false: it was in the cache).
+    pub built: bool,
+}
+
+/// The cache directory of `src`'s model under `root`, building it on first use.
+pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached, CosimError> {
+    let version = tools.verilator_version(src.module)?;
+    let hash = Fnv::new()
+        .part(FORMAT)
+        .part(&src.verilog)
+        .part(&src.harness)
+        .part(&src.shim)
+        .part(&version)
+        .parts(VERILATOR_FLAGS)
+        .parts(CXX_FLAGS)
+        .parts(LINK_FLAGS)
+        .0;
+    let dir = root.join(format!("{}-{hash:016x}", src.module));
+    let library = dir.join(library_name(src.module));
+    if library.is_file() {
+        return Ok(Cached {
+            dir,
+            library,
+            built: false,
+        });
+    }
+    create_root(root)?;
+    eprintln!(
+        "verilator: building {} for {} (first use; cached in {})",
+        src.module,
+        src.params,
+        dir.display()
+    );
+    let start = Instant::now();
+    let tmp = temp_dir(root, src.module)?;
+    let warnings = build(src, tools, root, &version, &tmp).inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&tmp);
+    })?;
+    let built = publish(&tmp, &dir, &library)?;
+    eprintln!(
+        "verilator: built {} in {:.1} s ({} warning(s){})",
+        src.module,
+        start.elapsed().as_secs_f64(),
+        warnings.len(),
+        if built {
+            ""
+        } else {
+            "; another process finished first, using its build"
+        }
+    );
+    Ok(Cached {
+        dir,
+        library,
+        built,
+    })
+}
+
+/// Verilate and compile `src` into `tmp`. Verilator runs first, so a Verilog error is
+/// reported before the runtime is compiled; its warnings are shown as soon as it ends.
+fn build(
+    src: &Sources,
+    tools: &Tools,
+    root: &Path,
+    version: &str,
+    tmp: &Path,
+) -> Result<Vec<String>, CosimError> {
+    let warnings = verilate(src, tools, tmp)?;
+    // Shown on the first build only, and kept in warnings.txt for later.
+    for line in &warnings {
+        eprintln!("verilator: {}: {line}", src.module);
+    }
+    let include = tools.verilator_include(src.module)?;
+    let objects = runtime(tools, &include, version, root)?;
+    compile(src.module, tools, &include, &objects, tmp)?;
+    Ok(warnings)
+}
+
+/// Verilator's runtime objects under `root`, compiled on first use.
+fn runtime(
+    tools: &Tools,
+    include: &Path,
+    version: &str,
+    root: &Path,
+) -> Result<Vec<PathBuf>, CosimError> {
+    let hash = Fnv::new()
+        .part(FORMAT)
+        .part(version)
+        .part(&include.to_string_lossy())
+        .parts(CXX_FLAGS)
+        .0;
+    let dir = root.join(format!("verilated-runtime-{hash:016x}"));
+    let objects: Vec<PathBuf> = RUNTIME_SOURCES
+        .iter()
+        .map(|name| dir.join(Path::new(name).with_extension("o")))
+        .collect();
+    if objects.iter().all(|o| o.is_file()) {
+        return Ok(objects);
+    }
+    eprintln!(
+        "verilator: compiling Verilator's runtime (once per Verilator version; cached in {})",
+        dir.display()
+    );
+    let start = Instant::now();
+    let tmp = temp_dir(root, "verilated-runtime")?;
+    build_runtime(tools, include, &tmp).inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&tmp);
+    })?;
+    publish(&tmp, &dir, &objects[0])?;
+    eprintln!(
+        "verilator: compiled Verilator's runtime in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(objects)
+}
+
+fn create_root(root: &Path) -> Result<(), CosimError> {
+    std::fs::create_dir_all(root).map_err(|io| CosimError::Cache {
+        path: root.to_path_buf(),
+        io,
+    })
+}
+
+/// A new, empty directory under `root` that no other thread or process uses. Its name
+/// starts with `.tmp-`; one left behind by a killed build is never read, only wasted space.
+fn temp_dir(root: &Path, stem: &str) -> Result<PathBuf, CosimError> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    create_root(root)?;
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = root.join(format!(".tmp-{stem}-{}-{n}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            // Left by an earlier process that had the same id.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(io) => return Err(CosimError::Cache { path: dir, io }),
+        }
+    }
+}
+
+/// Rename the finished build `tmp` to `dir`. Returns false when another thread or process
+/// got there first (`dir` exists and holds `marker`, a file every finished build has): its
+/// build is used and ours deleted.
+fn publish(tmp: &Path, dir: &Path, marker: &Path) -> Result<bool, CosimError> {
+    match std::fs::rename(tmp, dir) {
+        Ok(()) => Ok(true),
+        Err(io) => {
+            let _ = std::fs::remove_dir_all(tmp);
+            if marker.is_file() {
+                Ok(false)
+            } else {
+                Err(CosimError::Cache {
+                    path: dir.to_path_buf(),
+                    io,
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_separates_parts_and_is_stable() {
+        let h = |parts: &[&str]| Fnv::new().parts(parts).0;
+        assert_ne!(h(&["ab", "c"]), h(&["a", "bc"]));
+        assert_ne!(h(&["a"]), h(&["a", ""]));
+        // FNV-1a of the empty string is its offset basis.
+        assert_eq!(Fnv::new().0, 0xcbf2_9ce4_8422_2325);
+        let mut f = Fnv::new();
+        f.bytes(b"a");
+        assert_eq!(f.0, 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn the_default_root_is_in_the_target_dir() {
+        let root = default_cache_root();
+        assert!(root.ends_with("verilator-models"), "{}", root.display());
+    }
+}

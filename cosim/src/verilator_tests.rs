@@ -1,0 +1,305 @@
+//! Runtime builds of the Verilator models: non-default parameters build and agree with the
+//! twin, a second request reuses the build, and a bad cache root or a missing tool is an
+//! error. The stimulus generators are small local ones: `mcmvm-testbenches` depends on this
+//! crate, so its generators cannot be used here.
+
+use super::*;
+use crate::engine::{Att, CosimBlock, EngineKind, Rt};
+use crate::lockstep::{lockstep, LockstepOptions};
+use mcmvm_models::protocol::{AttIn, AttOut, RtIn, RtOut};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const CYCLES: u64 = 20_000;
+
+fn small_rt() -> HwConfig {
+    let mut cfg = HwConfig::default();
+    cfg.remote_tracker.entries = 8;
+    cfg.remote_tracker.counter_bits = 8;
+    cfg.remote_tracker.report_evictions = true;
+    cfg
+}
+
+fn att16() -> HwConfig {
+    let mut cfg = HwConfig::default();
+    cfg.access_time_tracker.objects = 16;
+    cfg
+}
+
+/// Walks and drains over 12 IDs (more than the 8 rows, so rows are replaced) skewed towards
+/// the first few (so 8-bit counters saturate), and a rare reset.
+fn rt_stimulus(seed: u64) -> impl Iterator<Item = RtIn> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let ids: [u8; 12] = [0, 255, 1, 7, 42, 100, 128, 200, 3, 64, 99, 254];
+    let mut first = true;
+    std::iter::from_fn(move || {
+        if std::mem::take(&mut first) || rng.gen_ratio(1, 5000) {
+            return Some(RtIn::reset());
+        }
+        let pick = |rng: &mut ChaCha8Rng| ids[rng.gen_range(0..12).min(rng.gen_range(0..12))];
+        let mut input = RtIn::idle();
+        if rng.gen_bool(0.7) {
+            let id = pick(&mut rng);
+            input = RtIn::walk(id, rng.gen_bool(0.6));
+        }
+        if rng.gen_bool(0.05) {
+            let id = pick(&mut rng);
+            input = input.with_drain(id);
+        }
+        Some(input)
+    })
+}
+
+/// Registrations of small ranges (slots up to 31, beyond the 16-entry table too),
+/// accesses mostly inside the registered ranges, removals, ceases and a rare reset.
+fn att_stimulus(seed: u64) -> impl Iterator<Item = AttIn> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    std::iter::from_fn(move || {
+        let mut input = AttIn::default();
+        if rng.gen_ratio(1, 4000) {
+            input.reset = 1;
+        }
+        if rng.gen_bool(0.03) || ranges.is_empty() {
+            let start = rng.gen_range(0..256u64) * 0x10;
+            let end = start + rng.gen_range(0..0x40);
+            input.reg_valid = 1;
+            input.reg_obj = if rng.gen_bool(0.1) {
+                rng.gen_range(0..32)
+            } else {
+                rng.gen_range(0..16)
+            };
+            input.reg_start_vpn = start;
+            input.reg_end_vpn = end;
+            ranges.push((start, end));
+            if ranges.len() > 24 {
+                ranges.remove(0);
+            }
+        }
+        if rng.gen_bool(0.005) {
+            input.rm_valid = 1;
+            input.rm_obj = rng.gen_range(0..17);
+        }
+        if rng.gen_bool(0.005) {
+            input.cease_valid = 1;
+            input.cease_obj = rng.gen_range(0..17);
+        }
+        if rng.gen_bool(0.8) {
+            let (start, end) = ranges[rng.gen_range(0..ranges.len())];
+            input.acc_valid = 1;
+            input.acc_vpn = if rng.gen_bool(0.1) {
+                end + 1
+            } else {
+                rng.gen_range(start..=end)
+            };
+        }
+        Some(input)
+    })
+}
+
+/// Twin and Verilator model of `B` in lockstep for [`CYCLES`] cycles: no mismatch.
+fn assert_agrees_with_twin<B: CosimBlock>(cfg: &HwConfig, stimulus: impl Iterator<Item = B::In>) {
+    let opts = LockstepOptions {
+        engines: vec![EngineKind::Model, EngineKind::Verilator],
+        cycles: CYCLES,
+        vcd: None,
+    };
+    let report = lockstep::<B>(cfg, &opts, stimulus).unwrap_or_else(|e| panic!("lockstep: {e}"));
+    if let Some(m) = &report.mismatch {
+        panic!("twin and Verilator diverge: {m}");
+    }
+    assert_eq!(report.cycles, CYCLES);
+}
+
+#[test]
+fn a_small_remote_tracker_builds_and_agrees_with_the_twin() {
+    assert_agrees_with_twin::<Rt>(&small_rt(), rt_stimulus(11));
+}
+
+#[test]
+fn a_16_object_access_time_tracker_builds_and_agrees_with_the_twin() {
+    assert_agrees_with_twin::<Att>(&att16(), att_stimulus(12));
+}
+
+/// The model directories under `root` (the cache's own temporary directories excluded).
+fn model_dirs(root: &Path, module: &str) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{module}-")))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+#[test]
+fn the_same_parameters_reuse_the_same_build() {
+    let cfg = small_rt();
+    let kind = BlockKind::RemoteTracker;
+    let t0 = std::time::Instant::now();
+    let first = VerilatorModel::<RtIn, RtOut>::new(kind, &cfg).unwrap_or_else(|e| panic!("{e}"));
+    let first_time = t0.elapsed();
+    let path = first.library_path().to_path_buf();
+    let root = cache_root();
+    assert!(
+        path.starts_with(&root),
+        "{} not under {}",
+        path.display(),
+        root.display()
+    );
+    let before = model_dirs(&root, "remote_tracker");
+    // Threads asking at once all get the same library.
+    let paths: Vec<PathBuf> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    VerilatorModel::<RtIn, RtOut>::new(kind, &cfg)
+                        .map(|m| m.library_path().to_path_buf())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .expect("no panic")
+                    .unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect()
+    });
+    assert!(paths.iter().all(|p| *p == path));
+    // On disk, past the in-process table: found, not rebuilt.
+    let block = BlockPorts::of::<RtIn, RtOut>(kind);
+    let src = Sources::generate(&block, &cfg).unwrap_or_else(|e| panic!("{e}"));
+    let t1 = std::time::Instant::now();
+    let cached =
+        verilator_cache::model(&src, &Tools::default(), &root).unwrap_or_else(|e| panic!("{e}"));
+    println!(
+        "first request {:.3} s (a build, or a load from an earlier run's cache); lookup on \
+         disk {:.3} s",
+        first_time.as_secs_f64(),
+        t1.elapsed().as_secs_f64()
+    );
+    assert!(!cached.built);
+    assert_eq!(cached.library, path);
+    assert!(cached.dir.join("warnings.txt").is_file());
+    assert_eq!(
+        model_dirs(&root, "remote_tracker"),
+        before,
+        "no new cache directory"
+    );
+    // A model from the second request runs like the twin, moved to another thread too.
+    let mut second =
+        VerilatorModel::<RtIn, RtOut>::new(kind, &cfg).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = mcmvm_models::blocks::remote_tracker::RemoteTracker::new(&cfg.remote_tracker);
+    std::thread::spawn(move || {
+        for (cycle, input) in rt_stimulus(3).take(500).enumerate() {
+            assert_eq!(second.step(&input), twin.step(&input), "cycle {cycle}");
+        }
+    })
+    .join()
+    .expect("the moved model agrees with the twin");
+}
+
+/// A directory of its own under the system's temporary directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("mcmvm-cosim-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn an_unusable_cache_root_is_an_error_naming_it() {
+    let tmp = TempDir::new("bad-root");
+    let file = tmp.0.join("a-file");
+    std::fs::write(&file, "not a directory").expect("write");
+    // A directory below a regular file cannot be created, whoever runs the test (root too).
+    let root = file.join("cache");
+    let result = VerilatorModel::<AttIn, AttOut>::new_in(
+        BlockKind::AccessTimeTracker,
+        &att16(),
+        &root,
+        &Tools::default(),
+    );
+    match result {
+        Err(CosimError::Cache { path, .. }) => assert_eq!(path, root),
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("a model was built in {}", root.display()),
+    }
+}
+
+#[test]
+fn missing_tools_say_what_to_install() {
+    let tmp = TempDir::new("no-tools");
+    let cfg = HwConfig::default();
+    let no_verilator = Tools {
+        verilator: "mcmvm-no-such-verilator".to_string(),
+        ..Tools::default()
+    };
+    let err = VerilatorModel::<RtIn, RtOut>::new_in(
+        BlockKind::RemoteTracker,
+        &cfg,
+        &tmp.0,
+        &no_verilator,
+    )
+    .err()
+    .map(|e| e.to_string());
+    assert_eq!(
+        err.as_deref(),
+        Some("verilator not found: apt-get install verilator (or make deps)")
+    );
+    let no_gxx = Tools {
+        gxx: "mcmvm-no-such-g++".to_string(),
+        ..Tools::default()
+    };
+    let err =
+        VerilatorModel::<RtIn, RtOut>::new_in(BlockKind::RemoteTracker, &cfg, &tmp.0, &no_gxx)
+            .err()
+            .map(|e| e.to_string());
+    assert_eq!(
+        err.as_deref(),
+        Some("g++ not found: apt-get install g++ (or make deps)")
+    );
+    // The failed builds left nothing behind.
+    assert!(model_dirs(&tmp.0, "remote_tracker").is_empty());
+}
+
+#[test]
+fn a_verilator_failure_carries_the_command_and_its_messages() {
+    let tmp = TempDir::new("bad-verilog");
+    let block = BlockPorts::of::<RtIn, RtOut>(BlockKind::RemoteTracker);
+    let mut src = Sources::generate(&block, &small_rt()).unwrap_or_else(|e| panic!("{e}"));
+    src.verilog = "module remote_tracker(input wire clock; endmodule\n".to_string();
+    match verilator_cache::model(&src, &Tools::default(), &tmp.0) {
+        Err(CosimError::ToolFailed {
+            command, stderr, ..
+        }) => {
+            assert!(command.starts_with("verilator --cc"), "{command}");
+            assert!(stderr.contains("%Error"), "{stderr}");
+        }
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(c) => panic!("broken Verilog was built into {}", c.dir.display()),
+    }
+    assert!(model_dirs(&tmp.0, "remote_tracker").is_empty());
+    let left: Vec<_> = std::fs::read_dir(&tmp.0).expect("read").collect();
+    assert!(
+        left.is_empty(),
+        "temporary build directories left: {left:?}"
+    );
+}

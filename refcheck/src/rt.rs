@@ -1,0 +1,292 @@
+//! Reference monitor of the Remote Tracker, from `rtl/src/remote_tracker.md` alone.
+//!
+//! # Model (my reading of the README)
+//! * The table is kept as the list of valid rows **in rank order** (index = rank: 0 is the
+//!   most recent remote-counter write). Row *numbers* are not modelled: the README uses them
+//!   only to pick which free row a miss writes ("highest-numbered free row"), and nothing at
+//!   the ports depends on which physical row holds an ID — replacement goes by rank, drains
+//!   go by ID. So "the walk starts the drained row afresh" and "a miss takes a free row"
+//!   are the same thing here: a fresh row at rank 0.
+//! * An op issued in cycle `t` is held in the lane register and applied in `t + 1`, drain
+//!   first, then walk, against the table as it stood at the start of `t + 1`. That is the
+//!   README's index-with-forwarding: the index stage in `t` looks up the table "as it will
+//!   be after this cycle's edge", which is exactly the table the update in `t + 1` starts
+//!   from, and the only thing that changes it in between is the drain of the same update
+//!   stage, which the README orders first. Computing hit/slot at update time from that
+//!   table is therefore the same as computing it at index time with forwarding.
+//! * Saturation: `access` and `remote` stop at `2^counter_bits - 1`. A remote hit moves the
+//!   row to rank 0 even when its remote counter is already saturated ("the row then moves
+//!   to rank 0" is stated for every remote hit; the README does not make it conditional on
+//!   the value changing). Ambiguity noted in the crate README.
+//! * Power-on state: the README only describes reset; the monitor assumes power-on equals
+//!   the reset state (empty table, empty lanes). Every testbench sequence starts with a
+//!   reset, so this only matters for stimulus that does not.
+//! * Input ports are read at their widths (8-bit IDs, 1-bit flags).
+//!
+//! Every output is predicted exactly; nothing is checked only as a property.
+
+use crate::{bits, compare, Monitor, Violation};
+use mcmvm_protocol::config::RtConfig;
+use mcmvm_protocol::protocol::{RtIn, RtOut};
+
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    id: u8,
+    access: u64,
+    remote: u64,
+}
+
+/// A walk in the update stage.
+#[derive(Debug, Clone, Copy)]
+struct Walk {
+    id: u8,
+    remote: bool,
+    issued: u64,
+}
+
+/// A drain in the update stage.
+#[derive(Debug, Clone, Copy)]
+struct Drain {
+    id: u8,
+    issued: u64,
+}
+
+/// What the update stage did this cycle: only used to explain a violation.
+#[derive(Debug, Clone, Copy, Default)]
+struct Why {
+    reset: bool,
+    drain: Option<Drain>,
+    walk: Option<Walk>,
+    /// Cycle of the previous drain of the drained ID (since reset), if any.
+    previous_drain: Option<u64>,
+    /// The walk replaced this row (ID) at rank `entries - 1`.
+    evicted: Option<u8>,
+}
+
+/// Checks `RtOut` against the Remote Tracker README.
+pub struct RtMonitor {
+    entries: usize,
+    saturation: u64,
+    report_evictions: bool,
+    /// Valid rows, rank order.
+    rows: Vec<Row>,
+    walk: Option<Walk>,
+    drain: Option<Drain>,
+    /// Cycle of the last drain issued per ID since reset (for the violation text only).
+    last_drain: [Option<u64>; 256],
+    why: Why,
+}
+
+impl RtMonitor {
+    /// A monitor of a tracker with parameters `cfg`, in its power-on (= reset) state.
+    pub fn new(cfg: &RtConfig) -> Self {
+        // Counters are 32-bit ports; a `counter_bits` above 32 cannot occur in a valid
+        // config, clamp rather than overflow.
+        let width = cfg.counter_bits.min(32);
+        RtMonitor {
+            entries: cfg.entries,
+            saturation: mcmvm_protocol::protocol::mask(width),
+            report_evictions: cfg.report_evictions,
+            rows: Vec::with_capacity(cfg.entries),
+            walk: None,
+            drain: None,
+            last_drain: [None; 256],
+            why: Why::default(),
+        }
+    }
+
+    fn bump(&self, v: u64) -> u64 {
+        // Saturate, never wrap.
+        (v + 1).min(self.saturation)
+    }
+
+    /// The update stage: drain, then walk, on the table at the start of this cycle.
+    /// Returns the cycle's outputs and applies the writes of the coming edge.
+    fn update(&mut self) -> RtOut {
+        let mut out = RtOut::default();
+        if let Some(d) = self.drain.take() {
+            self.why.drain = Some(d);
+            out.drain_done = 1;
+            if let Some(rank) = self.rows.iter().position(|r| r.id == d.id) {
+                // Cleared at the edge; the rows ranked after it move up one.
+                let row = self.rows.remove(rank);
+                out.drain_hit = 1;
+                out.drain_access = row.access;
+                out.drain_remote = row.remote;
+            }
+        }
+        if let Some(w) = self.walk.take() {
+            self.why.walk = Some(w);
+            if let Some(rank) = self.rows.iter().position(|r| r.id == w.id) {
+                let mut row = self.rows[rank];
+                row.access = self.bump(row.access);
+                if w.remote {
+                    row.remote = self.bump(row.remote);
+                    // A remote-counter write makes the row the most recent.
+                    self.rows.remove(rank);
+                    self.rows.insert(0, row);
+                } else {
+                    // A local hit leaves the order alone.
+                    self.rows[rank] = row;
+                }
+            } else if self.entries > 0 {
+                if self.rows.len() >= self.entries {
+                    // No free row: replace rank `entries - 1`, the oldest remote update.
+                    if let Some(victim) = self.rows.pop() {
+                        self.why.evicted = Some(victim.id);
+                        if self.report_evictions {
+                            out.evict_valid = 1;
+                            out.evict_alloc_id = u64::from(victim.id);
+                            out.evict_access = victim.access;
+                            out.evict_remote = victim.remote;
+                        }
+                    }
+                }
+                let row = Row {
+                    id: w.id,
+                    access: 1,
+                    remote: u64::from(w.remote),
+                };
+                self.rows.insert(0, row);
+            }
+        }
+        out
+    }
+
+    fn explain(&self, signal: &'static str) -> String {
+        let why = &self.why;
+        if why.reset {
+            return "reset = 1: every output is 0 in the reset cycle (RT README, Reset)".into();
+        }
+        let drain = match why.drain {
+            Some(d) => {
+                let since = match why.previous_drain {
+                    Some(p) => format!("since its previous drain in cycle {p}"),
+                    None => "since the last reset".to_string(),
+                };
+                format!(
+                    "drain of ID {} issued in cycle {} answers one cycle later with exactly \
+                     the walks of that ID issued before cycle {} {since}, counters saturating \
+                     at {:#x} (ordering rule)",
+                    d.id, d.issued, d.issued, self.saturation
+                )
+            }
+            None => "no drain was issued the cycle before: drain_* read 0".to_string(),
+        };
+        let walk = match (why.walk, why.evicted) {
+            (Some(w), Some(v)) => format!(
+                "walk of ID {} issued in cycle {} missed a full table and replaced ID {v}, the \
+                 row at rank entries-1 (oldest remote-counter write){}",
+                w.id,
+                w.issued,
+                if self.report_evictions {
+                    ", reported on evict_* (report_evictions)"
+                } else {
+                    "; evict_* stay 0 without report_evictions"
+                }
+            ),
+            (Some(w), None) => format!(
+                "walk of ID {} issued in cycle {} replaced nothing: evict_* read 0",
+                w.id, w.issued
+            ),
+            (None, _) => "no walk in the update stage: evict_* read 0".to_string(),
+        };
+        if signal.starts_with("drain") {
+            drain
+        } else {
+            walk
+        }
+    }
+}
+
+impl Monitor<RtIn, RtOut> for RtMonitor {
+    fn observe(&mut self, cycle: u64, input: &RtIn, output: &RtOut) -> Result<(), Violation> {
+        self.why = Why::default();
+        let expected = if bits(input.reset, 1) != 0 {
+            // Ops in flight are cancelled, this cycle's inputs ignored, the table emptied.
+            self.why.reset = true;
+            self.rows.clear();
+            self.walk = None;
+            self.drain = None;
+            self.last_drain = [None; 256];
+            RtOut::default()
+        } else {
+            if let Some(d) = self.drain {
+                self.why.previous_drain = self.last_drain[usize::from(d.id)];
+                self.last_drain[usize::from(d.id)] = Some(d.issued);
+            }
+            let out = self.update();
+            // Load the lane registers with this cycle's ops (they index now, update next).
+            if bits(input.walk_valid, 1) != 0 {
+                self.walk = Some(Walk {
+                    id: bits(input.walk_alloc_id, 8) as u8,
+                    remote: bits(input.walk_remote, 1) != 0,
+                    issued: cycle,
+                });
+            }
+            if bits(input.drain_valid, 1) != 0 {
+                self.drain = Some(Drain {
+                    id: bits(input.drain_alloc_id, 8) as u8,
+                    issued: cycle,
+                });
+            }
+            out
+        };
+        compare("rt", cycle, &expected, output, |s| self.explain(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's `latency` example: a walk is not seen by a drain of the same cycle
+    /// but by one a cycle later.
+    #[test]
+    fn readme_latency_example() {
+        let cfg = RtConfig::default();
+        let mut m = RtMonitor::new(&cfg);
+        let seq = [
+            RtIn::reset(),
+            RtIn::walk(5, true).with_drain(5),
+            RtIn::drain(5),
+            RtIn::idle(),
+        ];
+        let want = [
+            RtOut::default(),
+            RtOut::default(),
+            RtOut {
+                drain_done: 1,
+                ..RtOut::default()
+            },
+            RtOut {
+                drain_done: 1,
+                drain_hit: 1,
+                drain_access: 1,
+                drain_remote: 1,
+                ..RtOut::default()
+            },
+        ];
+        for (c, (i, o)) in seq.iter().zip(want.iter()).enumerate() {
+            assert_eq!(m.observe(c as u64, i, o), Ok(()), "cycle {c}");
+        }
+    }
+
+    #[test]
+    fn wrong_count_is_reported_with_the_signal() {
+        let mut m = RtMonitor::new(&RtConfig::default());
+        m.observe(0, &RtIn::walk(1, false), &RtOut::default())
+            .unwrap_or_else(|v| panic!("{v}"));
+        m.observe(1, &RtIn::drain(1), &RtOut::default())
+            .unwrap_or_else(|v| panic!("{v}"));
+        let bad = RtOut {
+            drain_done: 1,
+            drain_hit: 1,
+            drain_access: 2,
+            ..RtOut::default()
+        };
+        let v = m.observe(2, &RtIn::idle(), &bad).err();
+        let v = v.unwrap_or_else(|| panic!("double count not caught"));
+        assert_eq!((v.signal, v.expected, v.got), ("drain_access", 1, 2));
+    }
+}
