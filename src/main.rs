@@ -81,7 +81,11 @@ fn main() -> ExitCode {
             }
             eprintln!("error: {line}");
             // A `--hw check` mismatch is the run's finding, not bad input.
-            ExitCode::from(if cmd::common::is_block_mismatch(&e) { 1 } else { 2 })
+            ExitCode::from(if cmd::common::is_block_mismatch(&e) {
+                1
+            } else {
+                2
+            })
         }
     }
 }

@@ -18,7 +18,9 @@ use crate::error::CosimError;
 use crate::verilator::VerilatorModel;
 use mcmvm_models::blocks::{access_time_tracker, remote_tracker, tlb_coalescer, Hardware};
 use mcmvm_models::config::{AttConfig, CoalescerConfig, HwConfig, RtConfig};
-use mcmvm_models::protocol::{AttIn, AttOut, BlockKind, CoalIn, CoalOut, CycleModel, Ports, RtIn, RtOut};
+use mcmvm_models::protocol::{
+    AttIn, AttOut, BlockKind, CoalIn, CoalOut, CycleModel, Ports, RtIn, RtOut,
+};
 use mcmvm_protocol::system::{BlockFactory, BlockFault, BoxedSystemEngine, Plain};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -38,7 +40,12 @@ pub enum HwMode {
 }
 
 impl HwMode {
-    pub const ALL: [HwMode; 4] = [HwMode::Twin, HwMode::RustHdl, HwMode::Verilator, HwMode::Check];
+    pub const ALL: [HwMode; 4] = [
+        HwMode::Twin,
+        HwMode::RustHdl,
+        HwMode::Verilator,
+        HwMode::Check,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -142,14 +149,21 @@ impl RtlFactory {
         match &self.opts.record_dir {
             None => Ok(engine),
             Some(dir) => {
-                let file = dir.join(format!("{}-{}.vcd", kind.short_name(), unit.replace(' ', "")));
+                let file = dir.join(format!(
+                    "{}-{}.vcd",
+                    kind.short_name(),
+                    unit.replace(' ', "")
+                ));
                 let rec = RecordingEngine::new(engine, &file).map_err(|e| unavailable(kind, e))?;
                 Ok(Box::new(rec))
             }
         }
     }
 
-    fn verilator<I: Ports, O: Ports>(&self, kind: BlockKind) -> Result<SendModel<I, O>, BlockFault> {
+    fn verilator<I: Ports, O: Ports>(
+        &self,
+        kind: BlockKind,
+    ) -> Result<SendModel<I, O>, BlockFault> {
         VerilatorModel::<I, O>::new(kind, &self.opts.hw)
             .map(|m| Box::new(m) as SendModel<I, O>)
             .map_err(|e| unavailable(kind, e))
@@ -179,7 +193,8 @@ impl BlockFactory for RtlFactory {
         let twin = Box::new(remote_tracker::RemoteTracker::new(cfg));
         self.assemble(kind, unit, twin, || match self.rtl_mode() {
             HwMode::RustHdl => Ok((
-                Box::new(mcmvm_rtl::remote_tracker::RemoteTrackerHdlSim::new(cfg)) as SendModel<_, _>,
+                Box::new(mcmvm_rtl::remote_tracker::RemoteTrackerHdlSim::new(cfg))
+                    as SendModel<_, _>,
                 "rusthdl",
             )),
             _ => Ok((with_hw(self, hw).verilator(kind)?, "verilator")),

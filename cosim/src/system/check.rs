@@ -127,7 +127,9 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for CheckEngine<I, O> {
         for k in 0..cycles {
             let out = self.both(from + k, &idle)?;
             if let Some(b) = before.filter(|b| *b != out) {
-                let i = (0..O::PORTS.len()).find(|&i| b.get(i) != out.get(i)).unwrap_or(0);
+                let i = (0..O::PORTS.len())
+                    .find(|&i| b.get(i) != out.get(i))
+                    .unwrap_or(0);
                 return Err(BlockFault::Mismatch {
                     block: self.kind.module_name(),
                     unit: self.unit.clone(),
