@@ -15,6 +15,9 @@ pub enum CosimError {
     /// No engine was given.
     #[error("no engines given: expected one or more of model, rusthdl, verilator")]
     NoEngines,
+    /// A stimulus file could not be used.
+    #[error("{path}: {message}")]
+    Stimulus { path: PathBuf, message: String },
     /// `--hw` named no engine set.
     #[error("unknown --hw `{0}`: expected one of twin, rusthdl, verilator, check")]
     UnknownHwMode(String),

@@ -19,6 +19,7 @@
 pub mod engine;
 pub mod error;
 pub mod lockstep;
+pub mod replay;
 pub mod scoreboard;
 pub mod system;
 pub mod verilator;

@@ -171,7 +171,7 @@ impl CoalescerMonitor {
             .collect();
         let (mask, base) = merge(&line, input.merge_vpn, self.page_frames_log2);
         format!(
-            "requested slot {r} of vpn {:#x}; slots as i:[!=not coalescable]perms/implied \
+            "requested slot {r} of vpn {:#x}; slots as i:[! = not coalescable]pte[6:1]/implied \
              base: {}; mask bit i = coalescable_i & perms_i = perms_r & base_i = base_r -> \
              mask {mask:#06x}, base ppn {base:#x} (0/0 when slot r is not coalescable)",
             input.merge_vpn,

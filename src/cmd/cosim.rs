@@ -40,8 +40,10 @@ pub struct Args {
 }
 
 /// Which stimulus generator drives the block.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Stimulus {
+    /// A recorded VCD (`mcmvm run --record-ports`), replayed cycle for cycle.
+    File(PathBuf),
     Random,
     Directed,
 }
@@ -64,9 +66,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         plan.block.module_name()
     );
     println!("engines: {}", names.join(", "));
-    match plan.stimulus {
+    match &plan.stimulus {
         Stimulus::Random => println!("stimulus: random, seed {}", plan.seed),
         Stimulus::Directed => println!("stimulus: directed"),
+        Stimulus::File(p) => println!("stimulus: {}", p.display()),
     }
     let report = match plan.block {
         BlockKind::RemoteTracker => {
@@ -128,6 +131,8 @@ fn stimulus<'a, I: 'a, R: Iterator<Item = I> + 'a>(
     match plan.stimulus {
         Stimulus::Directed => Box::new(directed.into_iter()),
         Stimulus::Random => Box::new(random()),
+        // Read before the lockstep starts (`recorded`).
+        Stimulus::File(_) => Box::new(std::iter::empty()),
     }
 }
 
@@ -136,6 +141,14 @@ fn run_block<B: CosimBlock>(
     plan: &Plan,
     stimulus: Box<dyn Iterator<Item = B::In> + '_>,
 ) -> anyhow::Result<mcmvm_cosim::LockstepReport> {
+    if let Stimulus::File(path) = &plan.stimulus {
+        // A recording is replayed whole, whatever --cycles says.
+        let recorded = mcmvm_cosim::replay::read_stimulus::<B::In>(path)?;
+        let mut options = plan.options.clone();
+        options.cycles = recorded.len() as u64;
+        println!("recorded cycles: {}", recorded.len());
+        return Ok(lockstep::<B>(cfg, &options, recorded.into_iter())?);
+    }
     Ok(lockstep::<B>(cfg, &plan.options, stimulus)?)
 }
 
@@ -151,7 +164,16 @@ fn validate(args: &Args) -> anyhow::Result<Plan> {
     let stimulus = match args.stimulus.as_str() {
         "random" => Stimulus::Random,
         "directed" => Stimulus::Directed,
-        other => bail!("unknown stimulus `{other}`: expected one of random, directed"),
+        other
+            if other.ends_with(".vcd")
+                || other.ends_with(".vcd.gz")
+                || Path::new(other).is_file() =>
+        {
+            Stimulus::File(PathBuf::from(other))
+        }
+        other => bail!(
+            "unknown stimulus `{other}`: expected one of random, directed, or a recorded .vcd file"
+        ),
     };
     let cycles: u64 = args.cycles.parse().ok().with_context(|| {
         format!(
