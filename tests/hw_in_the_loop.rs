@@ -352,3 +352,35 @@ fn a_wrong_twin_is_caught_at_the_exact_system_cycle_and_signal() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_rule_broken_in_both_engines_alike_is_caught_by_the_readme_reference() {
+    let scale = 0.03;
+    let mut cfg = gpu_cfg("mcm-4chiplet.toml");
+    let opts = HwOptions::new(HwMode::Check);
+    cfg.engines = Hardware(Arc::new(RtOnly(
+        move |c: &RtConfig, unit: &str| {
+            Box::new(CheckEngine::new(
+                BlockKind::RemoteTracker,
+                unit,
+                ("twin", Box::new(OffByOne(RemoteTracker::new(c)))),
+                ("mutant", Box::new(OffByOne(RemoteTracker::new(c)))),
+                &opts,
+            )) as BoxedSystemEngine<RtIn, RtOut>
+        },
+        "check",
+    )));
+    let wl = workload::by_name("bfs", scale, SEED).expect("bfs");
+    let spec = RunSpec {
+        policy: PolicyKind::Clap,
+        scale,
+        seed: SEED,
+    };
+    match simulate(&cfg, wl.as_ref(), spec) {
+        Err(GpuError::Block(BlockFault::Reference { message, .. })) => {
+            assert!(message.contains("drain_access"), "{message}");
+        }
+        Err(e) => panic!("expected a reference violation, got {e}"),
+        Ok(_) => panic!("two engines broken alike were not caught"),
+    }
+}

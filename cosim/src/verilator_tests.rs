@@ -303,3 +303,26 @@ fn a_verilator_failure_carries_the_command_and_its_messages() {
         "temporary build directories left: {left:?}"
     );
 }
+
+#[test]
+fn verilator_warnings_are_kept_not_silenced() {
+    let tmp = TempDir::new("width-warning");
+    let block = BlockPorts::of::<RtIn, RtOut>(BlockKind::RemoteTracker);
+    let mut src = Sources::generate(&block, &small_rt()).unwrap_or_else(|e| panic!("{e}"));
+    // An 8-bit constant into a 4-bit wire, right after the top module's port list.
+    let header = src
+        .verilog
+        .find("module remote_tracker(")
+        .expect("top module");
+    let body = header + src.verilog[header..].find(");\n").expect("port list") + 3;
+    src.verilog
+        .insert_str(body, "wire [3:0] mcmvm_narrow = 8'hff;\n");
+    let warnings = crate::verilator_build::verilate(&src, &Tools::default(), &tmp.0)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        warnings.iter().any(|w| w.starts_with("%Warning-WIDTH")),
+        "{warnings:?}"
+    );
+    let kept = std::fs::read_to_string(tmp.0.join("warnings.txt")).expect("warnings.txt");
+    assert_eq!(kept.lines().collect::<Vec<_>>(), warnings);
+}

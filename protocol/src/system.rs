@@ -365,8 +365,8 @@ impl HardwareReport {
         let mut s = format!("hardware (--hw {})\n", self.engine);
         let _ = writeln!(
             s,
-            "  {:<20} {:<11} {:<24} {:>12} {:>12} {:>12}",
-            "block", "unit", "engine", "cycles", "skipped", "compared"
+            "  {:<20} {:<11} {:<24} {:>12} {:>12} {:>12} {:>12}",
+            "block", "unit", "engine", "cycles", "skipped", "compared", "ref-checked"
         );
         for b in &self.blocks {
             let stepped = b
@@ -378,21 +378,26 @@ impl HardwareReport {
                 .join(" ");
             let _ = writeln!(
                 s,
-                "  {:<20} {:<11} {:<24} {:>12} {:>12} {:>12}  {}",
+                "  {:<20} {:<11} {:<24} {:>12} {:>12} {:>12} {:>12}  {}",
                 b.block,
                 b.unit,
                 b.engine.engine,
                 b.block_cycles,
                 b.skipped_idle,
                 b.engine.compared,
+                b.engine.reference_checked,
                 stepped
             );
         }
         if self.engine == "check" {
             let _ = writeln!(
                 s,
-                "  block cycles compared: {}, mismatches: 0",
-                self.compared()
+                "  block cycles compared: {}, checked by the README references: {}, mismatches: 0",
+                self.compared(),
+                self.blocks
+                    .iter()
+                    .map(|b| b.engine.reference_checked)
+                    .sum::<u64>()
             );
         }
         s

@@ -2,12 +2,15 @@
 //! every output port compared every cycle. The first difference is a
 //! [`BlockFault::Mismatch`] naming the system cycle, block, instance, signal and both
 //! values, with a VCD of the instance's last `history` cycles of port traffic (inputs and
-//! both engines' outputs) written next to it.
+//! both engines' outputs) written next to it. The block's independent reference monitor
+//! (`mcmvm-refcheck`, written from the block's README alone) watches the same cycles and
+//! stops the run when the outputs break a documented rule, even if both engines agree.
 
 use super::{HwOptions, SendModel};
 use crate::wave::WaveRecorder;
 use mcmvm_models::protocol::{BlockKind, Ports};
 use mcmvm_protocol::system::{BlockFault, EngineCycles, EngineReport, SystemEngine};
+use mcmvm_refcheck::Monitor;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
@@ -32,6 +35,8 @@ pub struct CheckEngine<I: Ports, O: Ports> {
     /// mode included).
     cycles: u64,
     compared: u64,
+    reference: Option<Box<dyn Monitor<I, O>>>,
+    reference_checked: u64,
 }
 
 impl<I: Ports, O: Ports> CheckEngine<I, O> {
@@ -58,6 +63,8 @@ impl<I: Ports, O: Ports> CheckEngine<I, O> {
             every_cycle: opts.every_cycle,
             cycles: 0,
             compared: 0,
+            reference: mcmvm_refcheck::monitor_for::<I, O>(kind, &opts.hw),
+            reference_checked: 0,
         }
     }
 
@@ -93,6 +100,20 @@ impl<I: Ports, O: Ports> CheckEngine<I, O> {
                 ],
                 vcd,
             });
+        }
+        if let Some(m) = self.reference.as_mut() {
+            self.reference_checked += 1;
+            if let Err(v) = m.observe(block_cycle, input, &oa) {
+                return Err(BlockFault::Reference {
+                    block: self.kind.module_name(),
+                    unit: self.unit.clone(),
+                    system_cycle,
+                    message: format!(
+                        "`{}` = {:#x} where the README's rule gives {:#x} ({}); both engines agree",
+                        v.signal, v.got, v.expected, v.rule
+                    ),
+                });
+            }
         }
         Ok(oa)
     }
@@ -159,7 +180,7 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for CheckEngine<I, O> {
                 })
                 .collect(),
             compared: self.compared,
-            reference_checked: 0,
+            reference_checked: self.reference_checked,
         }
     }
 }

@@ -25,11 +25,11 @@
 
 use super::config::GpuConfig;
 use super::memory::MemSystem;
-use crate::pagetable::{Level, PageTable};
 use crate::blocks::engine::{CoalescerBlock, RtBlock};
+use crate::pagetable::{Level, PageTable};
 use crate::protocol::{CoalIn, RtIn};
-use mcmvm_protocol::system::{BlockFault, BlockReport};
 use crate::pte::Pte;
+use mcmvm_protocol::system::{BlockFault, BlockReport};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -215,15 +215,16 @@ impl Gmmu {
     /// orders the drain first); one of the answer's cycle shares that.
     pub fn drain_rt(&mut self, at: u64, alloc_id: u8) -> Result<(u64, u64), BlockFault> {
         let cycle = at.max(self.rt.next_cycle());
-        if self.pending_walk.is_some_and(|(w, _)| w.max(self.rt.next_cycle()) < cycle) {
+        if self
+            .pending_walk
+            .is_some_and(|(w, _)| w.max(self.rt.next_cycle()) < cycle)
+        {
             self.flush_walk()?;
         }
         let mut req = self.walk_in_cycle(cycle).unwrap_or_default();
         req = req.with_drain(alloc_id);
         let (issued, _) = self.rt.step_at(cycle, &req)?;
-        let answer_in = self
-            .walk_in_cycle(self.rt.next_cycle())
-            .unwrap_or_default();
+        let answer_in = self.walk_in_cycle(self.rt.next_cycle()).unwrap_or_default();
         let (_, out) = self.rt.step_at(issued + 1, &answer_in)?;
         if out.drain_done == 0 {
             return Err(BlockFault::NoAnswer {
@@ -318,7 +319,7 @@ impl Gmmu {
             });
         }
         // The PPN port is 32 bits: restore the bits above from the entry's base.
-        Ok((out.lookup_hit == 1).then(|| (base_ppn64 & !0xffff_ffff) | out.lookup_ppn))
+        Ok((out.lookup_hit == 1).then_some((base_ppn64 & !0xffff_ffff) | out.lookup_ppn))
     }
 
     /// Clock in what is still posted (the end of a run).
