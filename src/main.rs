@@ -40,6 +40,9 @@ enum Command {
     Run(cmd::run::Args),
     /// Run a whole study (every workload × policy) in parallel.
     Sweep(cmd::sweep::Args),
+    /// Hardware in the loop: a CLAP and a Forest run with the blocks as twins, as the
+    /// emitted Verilog and checked side by side; wall-time ratios.
+    Hil(cmd::hil::Args),
     /// Explain one prefetch decision of a UVM prefetcher on a 2 MB block.
     Prefetch(cmd::prefetch::Args),
 }
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Workloads(a) => cmd::workloads::run(a),
         Command::Run(a) => cmd::run::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Hil(a) => cmd::hil::run(a),
         Command::Prefetch(a) => cmd::prefetch::run(a),
     };
     match result {

@@ -3,6 +3,7 @@
 
 pub mod common;
 pub mod cosim;
+pub mod hil;
 pub mod hw;
 pub mod lint;
 pub mod pagetable;

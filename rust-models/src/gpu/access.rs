@@ -201,6 +201,7 @@ impl Gpu<'_> {
             let t2 = t1 + g.l2_tlb.latency;
             if let Some(h) = g.l2_tlb.lookup(va) {
                 if let Some(pa) = h.pa.or_else(|| self.functional_pa(va)) {
+                    let pa = self.coalesced_pa(va, pa, &h.entry, chiplet, t2)?;
                     let c = h.class as usize;
                     self.counters.l1_tlb_misses[c] += 1;
                     self.counters.l2_tlb_hits[c] += 1;
@@ -274,6 +275,48 @@ impl Gpu<'_> {
             }
         }
         Err(GpuError::FaultNotResolved(Va(va)))
+    }
+
+    /// An L2 TLB hit on a coalesced 64 KB entry takes its PPN from the chiplet's coalescer
+    /// lookup unit, which sits beside the L2 TLB in the GMMU (probed at `at`, the hit's
+    /// cycle; the L2 TLB's hit latency covers its one cycle). An SM's L1 TLB would need a
+    /// lookup unit of its own; those are not block instances here (their PA comes from the
+    /// entry's base, the same arithmetic).
+    /// Any other hit keeps the TLB's `pa`. A lookup that disagrees with the entry is
+    /// counted (`coalescer_mismatches`) and the TLB's PA is used.
+    #[inline]
+    fn coalesced_pa(
+        &mut self,
+        va: u64,
+        pa: u64,
+        entry: &TlbFill,
+        chiplet: u32,
+        at: u64,
+    ) -> Result<u64, GpuError> {
+        if !self.cfg.walker.coalescing
+            || entry.class != SizeClass::K64
+            || entry.mask.count_ones() < 2
+        {
+            return Ok(pa);
+        }
+        let Some(base) = entry.pa_base else {
+            return Ok(pa);
+        };
+        let vpn64 = va >> 16;
+        let ppn = self.gmmus[chiplet as usize].lookup_coalesced(
+            at,
+            vpn64,
+            vpn64 & !15,
+            base >> 16,
+            entry.mask,
+        )?;
+        match ppn.map(|p| (p << 16) | (va & 0xffff)) {
+            Some(from_unit) if from_unit == pa => Ok(pa),
+            _ => {
+                self.counters.coalescer_mismatches += 1;
+                Ok(pa)
+            }
+        }
     }
 
     /// PA of `va` from the page table, for TLB entries that reach further than their

@@ -1,0 +1,194 @@
+//! `mcmvm hil`: the hardware-in-the-loop section of `make run`. One CLAP run (bfs under
+//! clap on the 4-chiplet MCM GPU) and one Forest run (ls under Forest on the UVM replay
+//! engine) with the blocks served by the twins, by the emitted Verilog under Verilator and
+//! by both in `check` mode; prints block cycles compared, mismatches, and each engine's
+//! wall time as a ratio to the twins' measured in alternating rounds in this one process
+//! (the host is noisy: ratios, not absolute seconds, are the figure).
+
+use anyhow::Context;
+use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
+use mcmvm_models::driver::PolicyKind;
+use mcmvm_models::gpu::{simulate, GpuConfig, RunSpec};
+use mcmvm_models::uvm::{self, UvmConfig, UvmPolicy};
+use mcmvm_models::workload;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// GPU configuration of the CLAP run.
+    #[arg(long, default_value = "configs/mcm-4chiplet.toml")]
+    pub config: PathBuf,
+    /// UVM configuration of the Forest run.
+    #[arg(long, default_value = "configs/uvm-turing.toml")]
+    pub uvm_config: PathBuf,
+    /// Workload size multiplier of both runs.
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Alternating rounds of twin / verilator / check (the ratio is of medians).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+const MODES: [HwMode; 3] = [HwMode::Twin, HwMode::Verilator, HwMode::Check];
+
+/// One run's outcome: wall seconds, the simulated figures (JSON, timing removed), cycles
+/// compared.
+struct Outcome {
+    seconds: f64,
+    figures: String,
+    compared: u64,
+    checked: u64,
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.rounds == 0 {
+        anyhow::bail!("--rounds 0: expected at least 1");
+    }
+    let gpu = GpuConfig::load(&args.config)?;
+    let ucfg = UvmConfig::load(&args.uvm_config, &[])?;
+    let bfs = workload::by_name("bfs", args.scale, args.seed)?;
+    let ls = workload::by_name("ls", args.scale, args.seed)?;
+    let clap_run = |mode: HwMode| -> anyhow::Result<Outcome> {
+        let mut cfg = gpu.clone();
+        let mut o = HwOptions::new(mode);
+        o.hw = cfg.hw.clone();
+        cfg.engines = hardware(o);
+        let spec = RunSpec {
+            policy: PolicyKind::Clap,
+            scale: args.scale,
+            seed: args.seed,
+        };
+        let t = Instant::now();
+        let r = simulate(&cfg, bfs.as_ref(), spec).context("bfs under clap")?;
+        let seconds = t.elapsed().as_secs_f64();
+        Ok(Outcome {
+            seconds,
+            figures: figures(&r),
+            compared: r.hardware.compared(),
+            checked: r
+                .hardware
+                .blocks
+                .iter()
+                .map(|b| b.engine.reference_checked)
+                .sum(),
+        })
+    };
+    let forest_run = |mode: HwMode| -> anyhow::Result<Outcome> {
+        let mut cfg = ucfg.clone();
+        let mut o = HwOptions::new(mode);
+        o.hw.access_time_tracker = cfg.att.clone();
+        cfg.engines = hardware(o);
+        let t = Instant::now();
+        let m = uvm::run_workload(ls.as_ref(), &cfg, UvmPolicy::Forest, false)
+            .context("ls under forest")?;
+        let seconds = t.elapsed().as_secs_f64();
+        Ok(Outcome {
+            seconds,
+            figures: figures(&m),
+            compared: m.hardware.compared(),
+            checked: m
+                .hardware
+                .blocks
+                .iter()
+                .map(|b| b.engine.reference_checked)
+                .sum(),
+        })
+    };
+    println!(
+        "hardware in the loop: scale {}, seed {}, {} alternating rounds of twin / verilator / check",
+        args.scale, args.seed, args.rounds
+    );
+    // Build (or load) every Verilator model before timing anything.
+    clap_run(HwMode::Verilator)?;
+    forest_run(HwMode::Verilator)?;
+    println!(
+        "{:<22} {:<10} {:>10} {:>9} {:>14} {:>14} {:>11}",
+        "run", "--hw", "wall s", "÷ twin", "compared", "ref-checked", "figures"
+    );
+    let mut same = true;
+    for (name, run) in [
+        (
+            "bfs / clap (MCM GPU)",
+            &clap_run as &dyn Fn(HwMode) -> anyhow::Result<Outcome>,
+        ),
+        ("ls / forest (UVM)", &forest_run),
+    ] {
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); MODES.len()];
+        let mut last: Vec<Option<Outcome>> = (0..MODES.len()).map(|_| None).collect();
+        for _ in 0..args.rounds {
+            for (i, &m) in MODES.iter().enumerate() {
+                let o = run(m)?;
+                times[i].push(o.seconds);
+                last[i] = Some(o);
+            }
+        }
+        let twin_s = median(&times[0]);
+        let twin_figures = last[0]
+            .as_ref()
+            .map(|o| o.figures.clone())
+            .unwrap_or_default();
+        for (i, &m) in MODES.iter().enumerate() {
+            let Some(o) = &last[i] else { continue };
+            let s = median(&times[i]);
+            let identical = o.figures == twin_figures;
+            same &= identical;
+            println!(
+                "{:<22} {:<10} {:>10.2} {:>9.2} {:>14} {:>14} {:>11}",
+                name,
+                m.name(),
+                s,
+                s / twin_s,
+                o.compared,
+                o.checked,
+                if identical { "= twin" } else { "DIFFER" }
+            );
+        }
+    }
+    println!("mismatches: 0 (a mismatch stops the run with exit code 1)");
+    if !same {
+        println!("simulated figures differ between engines");
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The simulated figures of a report: its JSON without host timing and engine names.
+fn figures(v: &impl serde::Serialize) -> String {
+    let mut v = serde_json::to_value(v).unwrap_or_default();
+    strip(&mut v);
+    v.to_string()
+}
+
+fn strip(v: &mut serde_json::Value) {
+    const HOST: [&str; 9] = [
+        "sim_seconds",
+        "speed",
+        "wall_s",
+        "service_wall_s",
+        "instr_per_s",
+        "engine",
+        "stepped",
+        "compared",
+        "att_engine",
+    ];
+    match v {
+        serde_json::Value::Object(m) => {
+            for k in HOST {
+                m.remove(k);
+            }
+            m.remove("reference_checked");
+            m.values_mut().for_each(strip);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+        _ => {}
+    }
+}
