@@ -10,7 +10,7 @@ LIBERTY := tools/osu018/osu018_stdcells.lib
 PGO := target/pgo
 MCMVM := $(PGO)/mcmvm
 # What the binary is built from: a change retrains and rebuilds it.
-SOURCES := Cargo.toml Cargo.lock $(shell find src rust-models rtl cosim synth testbenches configs \
+SOURCES := Cargo.toml Cargo.lock $(shell find src protocol rust-models rtl cosim synth testbenches refcheck configs \
 	-name '*.rs' -o -name '*.toml' -o -name '*.ys' -o -name '*.cpp' -o -name '*.h' 2>/dev/null)
 export MCMVM_LIBERTY := $(abspath $(LIBERTY))
 
@@ -20,6 +20,7 @@ run: deps build
 	$(MCMVM) hw --out out
 	$(MCMVM) sweep --suite clap --out out/clap
 	$(MCMVM) sweep --suite forest --out out/forest
+	$(MCMVM) hil
 
 # Forest's thresholds one at a time (~190 runs; minutes on 2 cores), not part of `make run`.
 sensitivity: deps build
