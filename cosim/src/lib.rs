@@ -11,10 +11,12 @@
 //! outputs are monitored every cycle, the [`Scoreboard`] compares them, and the
 //! [`WaveRecorder`] streams everything to a VCD file.
 //!
-//! The Verilator bridge is built by `build.rs` (see there): `verilator --cc` on each block's
-//! emitted Verilog, a generated C++ shim with one `extern "C"` step per block, Verilator's
-//! runtime compiled once. Without Verilator the crate still builds and that engine reports
-//! what to install.
+//! The Verilator bridge is built at run time for the parameters in use (`verilator_build`,
+//! `verilator_cache`): `verilator --cc` on the block's emitted Verilog, a generated C++ shim
+//! with one `extern "C"` step, g++ into a shared library loaded with `libloading`, cached
+//! under `target/verilator-models/` (or `$MCMVM_VERILATOR_CACHE`) by a hash of everything
+//! that goes into it. Without Verilator the crate still builds and that engine reports what
+//! to install. [`system`] puts these engines inside full-system runs (`--hw`).
 
 pub mod engine;
 pub mod error;
