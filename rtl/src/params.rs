@@ -114,7 +114,11 @@ mod tests {
     fn default_64k_decode_reads_the_ppn_from_bit_16_and_excludes_misaligned_frames() {
         let d = PteDecode::new(&CoalescerConfig::default());
         assert_eq!(d.ppn_lsb, 16);
-        assert_eq!(d.ppn_field_mask, u32::MAX, "36 - 4 = 32 PPN bits: all of them");
+        assert_eq!(
+            d.ppn_field_mask,
+            u32::MAX,
+            "36 - 4 = 32 PPN bits: all of them"
+        );
         assert_eq!(d.must_be_zero, 0xF000, "PFN bits 12..=15");
     }
 
@@ -131,7 +135,10 @@ mod tests {
     #[test]
     fn att_ranges_follow_the_readme() {
         let ok = AttParams::new(&AttConfig::default()).unwrap();
-        assert_eq!((ok.objects, ok.timer_max, ok.threshold), (32, u32::MAX, 256));
+        assert_eq!(
+            (ok.objects, ok.timer_max, ok.threshold),
+            (32, u32::MAX, 256)
+        );
         assert_eq!(ok.slot_mask(), u32::MAX);
         let bad = |objects, timer_bits, profiling_threshold| {
             AttParams::new(&AttConfig {

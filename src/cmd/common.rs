@@ -12,12 +12,15 @@ pub const DEFAULT_HW_CONFIG: &str = "configs/hw.toml";
 /// `configs/hw.toml` if present, else the built-in defaults (the papers' values).
 pub fn load_hw_config(path: Option<&Path>) -> anyhow::Result<(HwConfig, String)> {
     match path {
-        Some(p) => Ok((HwConfig::load(p)?, p.display().to_string())),
+        Some(p) => Ok((super::configs::hw(p)?, p.display().to_string())),
         None if Path::new(DEFAULT_HW_CONFIG).is_file() => Ok((
             HwConfig::load(Path::new(DEFAULT_HW_CONFIG))?,
             DEFAULT_HW_CONFIG.to_string(),
         )),
-        None => Ok((HwConfig::default(), "built-in defaults".to_string())),
+        None => Ok((
+            super::configs::hw(Path::new(DEFAULT_HW_CONFIG))?,
+            "built-in hw".to_string(),
+        )),
     }
 }
 

@@ -8,8 +8,8 @@
 use anyhow::Context;
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
 use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{simulate, GpuConfig, RunSpec};
-use mcmvm_models::uvm::{self, UvmConfig, UvmPolicy};
+use mcmvm_models::gpu::{simulate, RunSpec};
+use mcmvm_models::uvm::{self, UvmPolicy};
 use mcmvm_models::workload;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -47,8 +47,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.rounds == 0 {
         anyhow::bail!("--rounds 0: expected at least 1");
     }
-    let gpu = GpuConfig::load(&args.config)?;
-    let ucfg = UvmConfig::load(&args.uvm_config, &[])?;
+    let gpu = super::configs::gpu(&args.config)?;
+    let ucfg = super::configs::uvm(&args.uvm_config, &[])?;
     let bfs = workload::by_name("bfs", args.scale, args.seed)?;
     let ls = workload::by_name("ls", args.scale, args.seed)?;
     let clap_run = |mode: HwMode| -> anyhow::Result<Outcome> {

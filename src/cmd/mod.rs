@@ -2,6 +2,7 @@
 //! returning the process exit code; an `Err` is printed on one line and exits with 2.
 
 pub mod common;
+pub mod configs;
 pub mod cosim;
 pub mod hil;
 pub mod hw;

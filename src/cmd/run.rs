@@ -8,7 +8,7 @@
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, GpuConfig, RunSpec};
-use mcmvm_models::uvm::{self, UvmConfig, UvmPolicy};
+use mcmvm_models::uvm::{self, UvmPolicy};
 use mcmvm_models::workload::{self, TraceWorkload, Workload};
 use std::path::PathBuf;
 
@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let uvm_config = args
         .config
         .as_deref()
-        .map(UvmConfig::is_uvm_file)
+        .map(super::configs::is_uvm)
         .transpose()?;
     if uvm != UvmPolicy::None {
         return if uvm_config.unwrap_or(args.policy.is_none()) {
@@ -115,7 +115,7 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         .clone()
         .or_else(|| args.uvm_config.clone())
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
-    let mut ucfg = UvmConfig::load(&config, &uvm_overrides(args)?)?;
+    let mut ucfg = super::configs::uvm(&config, &uvm_overrides(args)?)?;
     let mut hw = mcmvm_models::config::HwConfig::default();
     hw.access_time_tracker = ucfg.att.clone();
     ucfg.engines = args.hw.hardware(&hw)?;
@@ -193,7 +193,7 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         .uvm_config
         .clone()
         .unwrap_or_else(|| default_uvm_config(&config));
-    let mut ucfg = UvmConfig::load(&ucfg_path, &uvm_overrides(args)?)?;
+    let mut ucfg = super::configs::uvm(&ucfg_path, &uvm_overrides(args)?)?;
     // The factory elaborates each block for the parameters it is asked for.
     ucfg.engines = cfg.engines.clone();
     let source = Source::open(args)?;
@@ -245,7 +245,7 @@ fn gpu_config_and_policy(args: &Args) -> anyhow::Result<(PathBuf, GpuConfig, Pol
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
-    let mut cfg = GpuConfig::load(&config)?;
+    let mut cfg = super::configs::gpu(&config)?;
     cfg.engines = args.hw.hardware(&cfg.hw)?;
     let policy: PolicyKind = args
         .policy

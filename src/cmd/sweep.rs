@@ -8,7 +8,7 @@
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
+use mcmvm_models::gpu::{sweep, RunReport};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -63,7 +63,7 @@ fn run_clap(args: Args) -> anyhow::Result<u8> {
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
-    let mut cfg = GpuConfig::load(&config)?;
+    let mut cfg = super::configs::gpu(&config)?;
     cfg.engines = args.hw.hardware(&cfg.hw)?;
     let policies: Vec<PolicyKind> = args
         .policies
@@ -155,12 +155,12 @@ fn write_outputs(dir: &Path, runs: &[RunReport]) -> anyhow::Result<()> {
 }
 
 fn run_forest(args: Args) -> anyhow::Result<u8> {
-    use mcmvm_models::uvm::{sweep_forest, SweepOptions, UvmConfig};
+    use mcmvm_models::uvm::{sweep_forest, SweepOptions};
     let config = args
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
-    let mut cfg = UvmConfig::load(&config, &[])?;
+    let mut cfg = super::configs::uvm(&config, &[])?;
     let mut hw = mcmvm_models::config::HwConfig::default();
     hw.access_time_tracker = cfg.att.clone();
     cfg.engines = args.hw.hardware(&hw)?;

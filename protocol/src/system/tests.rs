@@ -10,7 +10,8 @@ struct Echo {
 
 impl SystemEngine<RtIn, RtOut> for Echo {
     fn step(&mut self, system_cycle: u64, input: &RtIn) -> Result<RtOut, BlockFault> {
-        self.log.push(format!("step {system_cycle} {}", input.drain_valid));
+        self.log
+            .push(format!("step {system_cycle} {}", input.drain_valid));
         let out = RtOut {
             drain_done: self.pending as u64,
             ..RtOut::default()
@@ -36,13 +37,32 @@ fn drain() -> RtIn {
 
 #[test]
 fn inputs_are_applied_at_their_cycle_after_two_idle_cycles_and_a_skip() {
-    let mut b = ClockedBlock::new(BlockKind::RemoteTracker, "chiplet 0".into(), Echo::default());
-    assert_eq!(b.step_at(10, &drain()).unwrap().0, 10, "power-on state is quiescent");
+    let mut b = ClockedBlock::new(
+        BlockKind::RemoteTracker,
+        "chiplet 0".into(),
+        Echo::default(),
+    );
+    assert_eq!(
+        b.step_at(10, &drain()).unwrap().0,
+        10,
+        "power-on state is quiescent"
+    );
     let (at, out) = b.step_at(100, &drain()).unwrap();
-    assert_eq!((at, out.drain_done), (100, 0), "the answer came in an idle cycle");
+    assert_eq!(
+        (at, out.drain_done),
+        (100, 0),
+        "the answer came in an idle cycle"
+    );
     assert_eq!(
         b.engine.log,
-        ["skip 0+10", "step 10 1", "step 11 0", "step 12 0", "skip 13+87", "step 100 1"]
+        [
+            "skip 0+10",
+            "step 10 1",
+            "step 11 0",
+            "step 12 0",
+            "skip 13+87",
+            "step 100 1"
+        ]
     );
     assert_eq!(b.next_cycle(), 101);
     let r = b.report();
@@ -51,12 +71,23 @@ fn inputs_are_applied_at_their_cycle_after_two_idle_cycles_and_a_skip() {
 
 #[test]
 fn two_inputs_of_one_cycle_queue_behind_each_other() {
-    let mut b = ClockedBlock::new(BlockKind::RemoteTracker, "chiplet 1".into(), Echo::default());
+    let mut b = ClockedBlock::new(
+        BlockKind::RemoteTracker,
+        "chiplet 1".into(),
+        Echo::default(),
+    );
     assert_eq!(b.step_at(5, &drain()).unwrap().0, 5);
     let (at, out) = b.step_at(5, &drain()).unwrap();
     assert_eq!(at, 6);
-    assert_eq!(out.drain_done, 1, "the first drain answers in the second's cycle");
-    assert_eq!(b.step_at(3, &RtIn::default()).unwrap().0, 7, "time never goes back");
+    assert_eq!(
+        out.drain_done, 1,
+        "the first drain answers in the second's cycle"
+    );
+    assert_eq!(
+        b.step_at(3, &RtIn::default()).unwrap().0,
+        7,
+        "time never goes back"
+    );
     let (at, _) = b.idle().unwrap();
     assert_eq!(at, 8);
 }

@@ -57,4 +57,3 @@ fn block_synthesises_and_drops_unused_flip_flops() {
         "flip-flops: {flops}\n{report}"
     );
 }
-

@@ -26,4 +26,3 @@ fn block_synthesises_with_yosys() {
     yosys(&script, true, "tlb_coalescer");
     remove_scratch(&v);
 }
-

@@ -153,7 +153,11 @@ impl Hardware {
     }
 
     /// The Access Time Tracker of `unit` ("UVM driver").
-    pub fn access_time_tracker(&self, cfg: &AttConfig, unit: String) -> Result<AttBlock, BlockFault> {
+    pub fn access_time_tracker(
+        &self,
+        cfg: &AttConfig,
+        unit: String,
+    ) -> Result<AttBlock, BlockFault> {
         let engine = if self.0.is_twin() {
             BlockEngine::Twin(Plain::new(AccessTimeTracker::new(cfg), "twin"))
         } else {

@@ -5,8 +5,8 @@
 pub mod access_time_tracker;
 mod att_ranges;
 mod att_recency;
+pub mod engine;
 pub mod remote_tracker;
 pub mod tlb_coalescer;
-pub mod engine;
 
 pub use engine::{Hardware, TwinFactory};

@@ -306,7 +306,6 @@ impl CycleModel for RemoteTracker {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

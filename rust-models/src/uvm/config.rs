@@ -250,7 +250,12 @@ impl UvmConfig {
             path: path.to_path_buf(),
             error,
         })?;
-        let tree: toml::Table = crate::config::parse_toml(&text, path)?;
+        Self::is_uvm_text(&text, path)
+    }
+
+    /// As [`UvmConfig::is_uvm_file`], on text already read.
+    pub fn is_uvm_text(text: &str, path: &Path) -> Result<bool, ConfigError> {
+        let tree: toml::Table = crate::config::parse_toml(text, path)?;
         Ok(tree.contains_key("host_link") || tree.contains_key("tbnp"))
     }
 
