@@ -151,3 +151,18 @@ fn without_reset_the_x_start_state_reaches_the_coalescer_outputs() {
     let text = simulate::<CoalIn, CoalOut>(BlockKind::TlbCoalescer, false);
     assert!(text.contains("X at cycle 0"), "{text}");
 }
+
+#[test]
+fn remote_tracker_outputs_never_go_x_after_reset() {
+    run::<RtIn, RtOut>(BlockKind::RemoteTracker);
+}
+
+#[test]
+fn tlb_coalescer_outputs_never_go_x_after_reset() {
+    run::<CoalIn, CoalOut>(BlockKind::TlbCoalescer);
+}
+
+#[test]
+fn access_time_tracker_outputs_never_go_x_after_reset() {
+    run::<AttIn, AttOut>(BlockKind::AccessTimeTracker);
+}
