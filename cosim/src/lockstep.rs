@@ -5,7 +5,8 @@
 //! Optionally the block's reference monitor (`mcmvm-refcheck`, written from the block's
 //! README alone) checks the first engine's outputs every cycle as well: engines that agree
 //! with each other can still share a misreading of the spec, the monitor cannot share it.
-//! A violation ends the run like a mismatch.
+//! A violation ends the run like a mismatch. The monitor's functional coverage (named bins
+//! of the README's behaviours the run exercised) comes back in the report.
 
 use crate::engine::{BoxedEngine, CosimBlock, EngineKind};
 use crate::error::CosimError;
@@ -13,7 +14,7 @@ use crate::scoreboard::{Mismatch, Scoreboard};
 use crate::wave::WaveRecorder;
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::Ports;
-use mcmvm_refcheck::{Monitor, Violation};
+use mcmvm_refcheck::{Coverage, Monitor, Violation};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -49,6 +50,9 @@ pub struct LockstepReport {
     pub mismatch: Option<Mismatch>,
     /// The reference monitor's violation, with the README rule, if one was found.
     pub violation: Option<Violation>,
+    /// The reference monitor's coverage bins over the cycles it observed (up to and
+    /// including a mismatching one); `None` when no monitor ran.
+    pub coverage: Option<Coverage>,
     /// Wall time of the whole loop (engines, scoreboard, VCD).
     pub wall: Duration,
     /// Per engine, time spent inside its `step`.
@@ -206,6 +210,7 @@ pub fn run_lockstep_monitored<I: Ports, O: Ports>(
         cycles: ran,
         mismatch,
         violation,
+        coverage: monitor.map(|m| m.coverage().clone()),
         wall,
         engine_time: names
             .into_iter()
@@ -257,7 +262,14 @@ mod tests {
             vcd: None,
         };
         let report = lockstep_with_reference::<Rt>(&cfg, &opts, true, traffic()).expect("runs");
+        let coverage = report.coverage.expect("the monitor's coverage is reported");
+        assert!(
+            coverage.count("walk_hit_remote").unwrap_or(0) > 0,
+            "{coverage}"
+        );
         assert_eq!((report.mismatch, report.violation), (None, None));
+        let plain = lockstep::<Rt>(&cfg, &opts, traffic()).expect("runs");
+        assert!(plain.coverage.is_none(), "no monitor, no coverage");
 
         let model = Rt::engine(EngineKind::Model, &cfg).expect("twin");
         let wrong: BoxedEngine<RtIn, RtOut> = Box::new(ShortDrain(model));

@@ -28,6 +28,7 @@
 //!
 //! Every output is predicted exactly.
 
+use crate::coverage::{bins, Coverage, Covered};
 use crate::{bits, compare, Monitor, Violation};
 use mcmvm_protocol::config::AttConfig;
 use mcmvm_protocol::protocol::{AttIn, AttOut};
@@ -58,6 +59,38 @@ struct Why {
     named: bool,
 }
 
+bins! {
+    /// What a cycle of the tracker did, per the README.
+    pub enum AttBin {
+        /// The interval wrapped, cease clear, no driver write named the slot: interrupt.
+        IrqAtThreshold = "irq_at_threshold",
+        /// The interval wrapped on a ceased slot: no interrupt.
+        CeaseSuppressesIrq = "cease_then_no_irq",
+        /// The interval wrapped while a driver write named the slot: no interrupt.
+        WriteSuppressesIrq = "driver_write_suppresses_irq",
+        /// An access hit a slot registered in the same cycle (record emitted, register after).
+        AccessRegisterSameSlot = "access_and_register_same_slot",
+        AccessRemoveSameSlot = "access_and_remove_same_slot",
+        AccessCeaseSameSlot = "access_and_cease_same_slot",
+        /// Register and remove of one slot in one cycle: remove wins.
+        RegisterRemoveSameSlot = "register_and_remove_same_slot",
+        /// An access that no valid range holds: nothing emitted.
+        RangeMiss = "range_miss",
+        /// An access held by two or more valid ranges: the lowest slot wins.
+        OverlapLowestWins = "overlap_lowest_slot_wins",
+        /// An access hit and a register of another slot in one cycle: the register is the
+        /// newer touch (the only way two touches meet, so the only recency "tie").
+        RegisterNewerThanAccess = "register_newer_than_access",
+        /// A cycle that starts with every slot valid.
+        TableFull = "table_full",
+        /// An access hit on a saturated timer (held, no interval step, no interrupt).
+        TimerSaturated = "timer_saturated",
+        /// A driver write naming an object number beyond the table (ignored).
+        ObjectBeyondTable = "object_beyond_table",
+        Reset = "reset",
+    }
+}
+
 /// Checks `AttOut` against the Access Time Tracker README.
 pub struct AttMonitor {
     timer_max: u64,
@@ -67,6 +100,7 @@ pub struct AttMonitor {
     /// `rec_*` / `irq_*` output registers.
     regs: AttOut,
     why: Option<Why>,
+    coverage: Coverage,
 }
 
 impl AttMonitor {
@@ -81,6 +115,7 @@ impl AttMonitor {
             touches: 0,
             regs: AttOut::default(),
             why: None,
+            coverage: Coverage::new("att", AttBin::NAMES),
         }
     }
 
@@ -112,6 +147,7 @@ impl AttMonitor {
             ..Why::default()
         };
         if bits(input.reset, 1) != 0 {
+            self.coverage.hit(AttBin::Reset);
             // Only the valid bits and the output registers are cleared.
             for s in &mut self.slots {
                 s.valid = false;
@@ -123,11 +159,21 @@ impl AttMonitor {
         }
         let mut rec = AttOut::default();
         let vpn = bits(input.acc_vpn, 32);
+        self.coverage
+            .hit_if(self.slots.iter().all(|s| s.valid), AttBin::TableFull);
         let hit = if bits(input.acc_valid, 1) != 0 {
             why.access = Some(vpn);
-            self.slots
+            let mut holders = self
+                .slots
                 .iter()
-                .position(|s| s.valid && s.start <= vpn && vpn <= s.end)
+                .enumerate()
+                .filter(|(_, s)| s.valid && s.start <= vpn && vpn <= s.end)
+                .map(|(i, _)| i);
+            let hit = holders.next();
+            self.coverage.hit_if(hit.is_none(), AttBin::RangeMiss);
+            self.coverage
+                .hit_if(holders.next().is_some(), AttBin::OverlapLowestWins);
+            hit
         } else {
             None
         };
@@ -136,6 +182,8 @@ impl AttMonitor {
         if let Some(h) = hit {
             let s = &mut self.slots[h];
             ceased_before = s.cease;
+            self.coverage
+                .hit_if(s.timer >= self.timer_max, AttBin::TimerSaturated);
             if s.timer < self.timer_max {
                 s.timer += 1;
                 s.interval += 1;
@@ -153,6 +201,7 @@ impl AttMonitor {
         let reg = self.slot_of(input.reg_valid, input.reg_obj);
         let cease = self.slot_of(input.cease_valid, input.cease_obj);
         let rm = self.slot_of(input.rm_valid, input.rm_obj);
+        self.cover_writes(input, hit, reg, cease, rm);
         if let Some(r) = reg {
             self.slots[r] = Slot {
                 valid: true,
@@ -178,7 +227,14 @@ impl AttMonitor {
             if wrapped && !ceased_before && !named {
                 rec.irq_valid = 1;
                 rec.irq_obj = h as u64;
+                self.coverage.hit(AttBin::IrqAtThreshold);
             }
+            let c = &mut self.coverage;
+            c.hit_if(wrapped && ceased_before, AttBin::CeaseSuppressesIrq);
+            c.hit_if(
+                wrapped && !ceased_before && named,
+                AttBin::WriteSuppressesIrq,
+            );
             why.named = named;
         }
         why.hit = hit;
@@ -186,6 +242,36 @@ impl AttMonitor {
         why.ceased = ceased_before;
         self.regs = rec;
         self.why = Some(why);
+    }
+
+    /// The bins of the cycle's driver writes (`reg`, `cease`, `rm`: the slots they name)
+    /// against its access hit `hit`.
+    fn cover_writes(
+        &mut self,
+        input: &AttIn,
+        hit: Option<usize>,
+        reg: Option<usize>,
+        cease: Option<usize>,
+        rm: Option<usize>,
+    ) {
+        let objects = self.slots.len() as u64;
+        let beyond = [
+            (input.reg_valid, input.reg_obj),
+            (input.rm_valid, input.rm_obj),
+            (input.cease_valid, input.cease_obj),
+        ]
+        .iter()
+        .any(|&(valid, obj)| bits(valid, 1) != 0 && bits(obj, 5) >= objects);
+        let c = &mut self.coverage;
+        c.hit_if(beyond, AttBin::ObjectBeyondTable);
+        c.hit_if(reg.is_some() && reg == rm, AttBin::RegisterRemoveSameSlot);
+        let Some(h) = hit else {
+            return;
+        };
+        c.hit_if(reg == Some(h), AttBin::AccessRegisterSameSlot);
+        c.hit_if(rm == Some(h), AttBin::AccessRemoveSameSlot);
+        c.hit_if(cease == Some(h), AttBin::AccessCeaseSameSlot);
+        c.hit_if(reg.is_some_and(|r| r != h), AttBin::RegisterNewerThanAccess);
     }
 
     fn explain(&self, signal: &'static str) -> String {
@@ -249,6 +335,12 @@ impl Monitor<AttIn, AttOut> for AttMonitor {
         let result = compare("att", cycle, &expected, output, |s| self.explain(s));
         self.clock_edge(cycle, input);
         result
+    }
+}
+
+impl Covered for AttMonitor {
+    fn coverage(&self) -> &Coverage {
+        &self.coverage
     }
 }
 

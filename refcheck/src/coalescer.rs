@@ -24,6 +24,7 @@
 //! `lookup_done` / `lookup_hit` are 1 only in the cycle after a request, and the data
 //! registers hold their last value otherwise (they are *not* zero when `*_done` is 0).
 
+use crate::coverage::{bins, Coverage, Covered};
 use crate::{bits, compare, Monitor, Violation};
 use mcmvm_protocol::config::CoalescerConfig;
 use mcmvm_protocol::protocol::{CoalIn, CoalOut};
@@ -83,6 +84,77 @@ pub fn lookup(vpn: u64, base_vpn: u64, base_ppn: u64, mask: u64) -> (bool, u64) 
     (hit, ppn)
 }
 
+bins! {
+    /// What a merge or lookup request was, per the README. The mask classes partition the
+    /// merges: empty, only the requested slot, all 16, one contiguous run (partial), holes.
+    pub enum CoalBin {
+        /// The requested slot is not coalescable: mask and base 0.
+        MaskEmpty = "mask_empty",
+        MaskOnlyRequested = "mask_only_requested_slot",
+        MaskAll16 = "mask_all_16",
+        MaskContiguousPartial = "mask_contiguous_partial",
+        MaskHoles = "mask_with_holes",
+        /// A coalescable slot with the requested slot's implied base but other permissions.
+        PermissionMismatch = "permission_mismatch_excluded",
+        /// A coalescable slot with the requested slot's permissions but another `PPN - i`.
+        OffsetMismatch = "offset_mismatch_excluded",
+        /// A valid slot whose PFN is not aligned to the coalesced page.
+        MisalignedFrame = "misaligned_frame",
+        /// A merged slot's PPN (`base + i`) wraps mod 2^32.
+        PpnWrap = "merge_ppn_wrap",
+        LookupHit = "lookup_hit",
+        /// Tag (`vpn[31:4]`) differs from the entry's.
+        LookupMissTag = "lookup_miss_tag",
+        /// Tag matches, the slot's mask bit is 0.
+        LookupMissMask = "lookup_miss_mask_bit",
+        /// A hit whose PPN (`base_ppn + vpn[3:0]`) wraps mod 2^32.
+        LookupPpnWrap = "lookup_ppn_wrap",
+        MergeAndLookup = "merge_and_lookup_same_cycle",
+        /// Reset with a merge or a lookup request in the same cycle (dropped).
+        ResetWithRequest = "reset_with_request",
+    }
+}
+
+/// The mask-shape and exclusion bins of the merge of `line` around `vpn`.
+fn cover_merge(c: &mut Coverage, line: &[u64; 16], vpn: u64, page_frames_log2: u32) {
+    let r = (vpn & 15) as usize;
+    let slots: [Slot; 16] = core::array::from_fn(|i| decode(line[i], i as u32, page_frames_log2));
+    let (mask, base) = merge(line, vpn, page_frames_log2);
+    let run = mask >> mask.trailing_zeros().min(63);
+    c.hit(match mask {
+        0 => CoalBin::MaskEmpty,
+        0xFFFF => CoalBin::MaskAll16,
+        m if m == 1 << r => CoalBin::MaskOnlyRequested,
+        _ if run & (run + 1) == 0 => CoalBin::MaskContiguousPartial,
+        _ => CoalBin::MaskHoles,
+    });
+    let req = slots[r];
+    let low = mcmvm_protocol::protocol::mask(page_frames_log2.min(PFN_BITS));
+    let misaligned = line
+        .iter()
+        .any(|&p| p & VALID != 0 && (p >> PFN_SHIFT) & low != 0);
+    c.hit_if(misaligned, CoalBin::MisalignedFrame);
+    if !req.coalescable {
+        return;
+    }
+    let others = slots
+        .iter()
+        .enumerate()
+        .filter(|&(i, s)| i != r && s.coalescable);
+    let (mut perms, mut offset) = (false, false);
+    for (_, s) in others {
+        let same_perms = s.permissions == req.permissions;
+        let same_base = s.implied_base == req.implied_base;
+        perms |= same_base && !same_perms;
+        offset |= same_perms && !same_base;
+    }
+    c.hit_if(perms, CoalBin::PermissionMismatch);
+    c.hit_if(offset, CoalBin::OffsetMismatch);
+    // The highest merged slot's PPN is the one that wraps first.
+    let top = 63 - u64::from(mask.leading_zeros());
+    c.hit_if(base + top > 0xFFFF_FFFF, CoalBin::PpnWrap);
+}
+
 /// Checks `CoalOut` against the coalescer README.
 pub struct CoalescerMonitor {
     page_frames_log2: u32,
@@ -93,6 +165,7 @@ pub struct CoalescerMonitor {
     /// Cycle and input of the last merge / lookup (the source of held data registers).
     last_merge: Option<(u64, CoalIn)>,
     last_lookup: Option<(u64, CoalIn)>,
+    coverage: Coverage,
 }
 
 impl CoalescerMonitor {
@@ -104,6 +177,7 @@ impl CoalescerMonitor {
             last: None,
             last_merge: None,
             last_lookup: None,
+            coverage: Coverage::new("coalescer", CoalBin::NAMES),
         }
     }
 
@@ -180,20 +254,27 @@ impl CoalescerMonitor {
     }
 
     fn clock_edge(&mut self, cycle: u64, input: &CoalIn) {
+        let merging = bits(input.merge_valid, 1) != 0;
+        let looking = bits(input.lookup_valid, 1) != 0;
         if bits(input.reset, 1) != 0 {
+            self.coverage
+                .hit_if(merging || looking, CoalBin::ResetWithRequest);
             // Clears all seven registers and blocks both units.
             self.regs = CoalOut::default();
             self.last_merge = None;
             self.last_lookup = None;
             return;
         }
-        if bits(input.merge_valid, 1) != 0 {
+        self.coverage
+            .hit_if(merging && looking, CoalBin::MergeAndLookup);
+        if merging {
             let mut line = input.ptes();
             for p in &mut line {
                 *p = bits(*p, 64);
             }
             let vpn = bits(input.merge_vpn, 32);
             let (mask, base) = merge(&line, vpn, self.page_frames_log2);
+            cover_merge(&mut self.coverage, &line, vpn, self.page_frames_log2);
             self.regs.merge_done = 1;
             self.regs.merge_base_vpn = vpn & !15;
             self.regs.merge_base_ppn = base;
@@ -203,12 +284,21 @@ impl CoalescerMonitor {
             // Data registers hold: a plain register enable.
             self.regs.merge_done = 0;
         }
-        if bits(input.lookup_valid, 1) != 0 {
-            let (hit, ppn) = lookup(
-                bits(input.lookup_vpn, 32),
-                bits(input.entry_base_vpn, 32),
-                bits(input.entry_base_ppn, 32),
-                bits(input.entry_mask, 16),
+        if looking {
+            let vpn = bits(input.lookup_vpn, 32);
+            let base_vpn = bits(input.entry_base_vpn, 32);
+            let base_ppn = bits(input.entry_base_ppn, 32);
+            let (hit, ppn) = lookup(vpn, base_vpn, base_ppn, bits(input.entry_mask, 16));
+            self.coverage.hit(if hit {
+                CoalBin::LookupHit
+            } else if vpn >> 4 != base_vpn >> 4 {
+                CoalBin::LookupMissTag
+            } else {
+                CoalBin::LookupMissMask
+            });
+            self.coverage.hit_if(
+                hit && base_ppn + (vpn & 15) > 0xFFFF_FFFF,
+                CoalBin::LookupPpnWrap,
             );
             self.regs.lookup_done = 1;
             self.regs.lookup_hit = u64::from(hit);
@@ -228,6 +318,12 @@ impl Monitor<CoalIn, CoalOut> for CoalescerMonitor {
         self.clock_edge(cycle, input);
         self.last = Some((cycle, *input));
         result
+    }
+}
+
+impl Covered for CoalescerMonitor {
+    fn coverage(&self) -> &Coverage {
+        &self.coverage
     }
 }
 

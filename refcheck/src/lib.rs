@@ -9,23 +9,29 @@
 //! state the README describes, predicts every output of every cycle and reports the first
 //! one that differs, naming the README rule behind the prediction.
 //!
+//! Each monitor also counts named functional-coverage bins ([`Coverage`], via [`Covered`]):
+//! the behaviours of its README that the observed cycles exercised.
+//!
 //! The crate depends on `mcmvm-protocol` only (port structs and configs), never on the
 //! twins or the RTL: sharing their code would defeat the point.
 
 pub mod att;
 pub mod coalescer;
+pub mod coverage;
 pub mod rt;
 
 pub use att::AttMonitor;
 pub use coalescer::CoalescerMonitor;
+pub use coverage::{Coverage, Covered};
 pub use rt::RtMonitor;
 
 use mcmvm_protocol::config::HwConfig;
 use mcmvm_protocol::protocol::{AttIn, AttOut, BlockKind, CoalIn, CoalOut, Ports, RtIn, RtOut};
 use std::any::Any;
 
-/// A port-level checker of one block.
-pub trait Monitor<I, O>: Send {
+/// A port-level checker of one block. Every monitor counts coverage ([`Covered`]), so code
+/// holding a `Box<dyn Monitor>` (the cosim lockstep) can report it.
+pub trait Monitor<I, O>: Send + Covered {
     /// Observe one cycle (inputs applied, outputs sampled, then the clock edge) and check
     /// the outputs. The monitor advances its own state from `input` whether or not the
     /// outputs were right, so it stays a reference after a violation.

@@ -25,6 +25,7 @@
 //!
 //! Every output is predicted exactly; nothing is checked only as a property.
 
+use crate::coverage::{bins, Coverage, Covered};
 use crate::{bits, compare, Monitor, Violation};
 use mcmvm_protocol::config::RtConfig;
 use mcmvm_protocol::protocol::{RtIn, RtOut};
@@ -63,6 +64,40 @@ struct Why {
     evicted: Option<u8>,
 }
 
+bins! {
+    /// What an update stage (or a reset) did, per the README. Walk bins: hit (row present),
+    /// miss (a free row is written) or evict (no free row: rank `entries - 1` is replaced),
+    /// each local or remote.
+    pub enum RtBin {
+        WalkHitLocal = "walk_hit_local",
+        WalkHitRemote = "walk_hit_remote",
+        WalkMissLocal = "walk_miss_local",
+        WalkMissRemote = "walk_miss_remote",
+        WalkEvictLocal = "walk_evict_local",
+        WalkEvictRemote = "walk_evict_remote",
+        DrainHit = "drain_hit",
+        DrainMiss = "drain_miss",
+        /// Full table, the walk misses, and the drain of the same update stage clears the
+        /// row at rank `entries - 1` it would have replaced: the walk takes that row, nothing
+        /// is evicted.
+        DrainOfVictimRow = "drain_of_victim_row",
+        /// A walk and a drain of one ID issued in the same cycle (the drain is first).
+        WalkDrainSameId = "walk_drain_same_id",
+        /// ... and the drain hit: the walk starts the drained row afresh.
+        WalkRestartsDrainedRow = "walk_restarts_drained_row",
+        /// A walk of an ID allocated by the walk of the cycle before (index forwarding).
+        BackToBackNewId = "back_to_back_new_id",
+        /// A walk hit on an access counter already at `2^counter_bits - 1` (held).
+        AccessSaturated = "access_counter_saturated",
+        /// A remote walk hit on a remote counter already saturated (held, row to rank 0).
+        RemoteSaturated = "remote_counter_saturated",
+        /// Reset while a walk or a drain is in the update stage (cancelled).
+        ResetInFlight = "reset_with_ops_in_flight",
+        /// An update stage that starts with every row valid.
+        TableFull = "table_full",
+    }
+}
+
 /// Checks `RtOut` against the Remote Tracker README.
 pub struct RtMonitor {
     entries: usize,
@@ -75,6 +110,9 @@ pub struct RtMonitor {
     /// Cycle of the last drain issued per ID since reset (for the violation text only).
     last_drain: [Option<u64>; 256],
     why: Why,
+    /// ID the previous cycle's walk allocated (for the back-to-back bin).
+    allocated: Option<u8>,
+    coverage: Coverage,
 }
 
 impl RtMonitor {
@@ -92,6 +130,8 @@ impl RtMonitor {
             drain: None,
             last_drain: [None; 256],
             why: Why::default(),
+            allocated: None,
+            coverage: Coverage::new("rt", RtBin::NAMES),
         }
     }
 
@@ -104,6 +144,11 @@ impl RtMonitor {
     /// Returns the cycle's outputs and applies the writes of the coming edge.
     fn update(&mut self) -> RtOut {
         let mut out = RtOut::default();
+        let full = self.entries > 0 && self.rows.len() >= self.entries;
+        self.coverage.hit_if(full, RtBin::TableFull);
+        let allocated_before = self.allocated.take();
+        // (ID, rank) of the row the drain cleared.
+        let mut drained = None;
         if let Some(d) = self.drain.take() {
             self.why.drain = Some(d);
             out.drain_done = 1;
@@ -113,12 +158,33 @@ impl RtMonitor {
                 out.drain_hit = 1;
                 out.drain_access = row.access;
                 out.drain_remote = row.remote;
+                drained = Some((d.id, rank));
+                self.coverage.hit(RtBin::DrainHit);
+            } else {
+                self.coverage.hit(RtBin::DrainMiss);
+            }
+            if self.walk.is_some_and(|w| w.id == d.id) {
+                self.coverage.hit(RtBin::WalkDrainSameId);
+                self.coverage
+                    .hit_if(drained.is_some(), RtBin::WalkRestartsDrainedRow);
             }
         }
         if let Some(w) = self.walk.take() {
             self.why.walk = Some(w);
             if let Some(rank) = self.rows.iter().position(|r| r.id == w.id) {
                 let mut row = self.rows[rank];
+                let c = &mut self.coverage;
+                c.hit(if w.remote {
+                    RtBin::WalkHitRemote
+                } else {
+                    RtBin::WalkHitLocal
+                });
+                c.hit_if(row.access == self.saturation, RtBin::AccessSaturated);
+                c.hit_if(
+                    w.remote && row.remote == self.saturation,
+                    RtBin::RemoteSaturated,
+                );
+                c.hit_if(allocated_before == Some(w.id), RtBin::BackToBackNewId);
                 row.access = self.bump(row.access);
                 if w.remote {
                     row.remote = self.bump(row.remote);
@@ -130,7 +196,16 @@ impl RtMonitor {
                     self.rows[rank] = row;
                 }
             } else if self.entries > 0 {
+                let victim_drained = full
+                    && drained.is_some_and(|(id, rank)| id != w.id && rank == self.entries - 1);
+                self.coverage
+                    .hit_if(victim_drained, RtBin::DrainOfVictimRow);
                 if self.rows.len() >= self.entries {
+                    self.coverage.hit(if w.remote {
+                        RtBin::WalkEvictRemote
+                    } else {
+                        RtBin::WalkEvictLocal
+                    });
                     // No free row: replace rank `entries - 1`, the oldest remote update.
                     if let Some(victim) = self.rows.pop() {
                         self.why.evicted = Some(victim.id);
@@ -141,6 +216,12 @@ impl RtMonitor {
                             out.evict_remote = victim.remote;
                         }
                     }
+                } else {
+                    self.coverage.hit(if w.remote {
+                        RtBin::WalkMissRemote
+                    } else {
+                        RtBin::WalkMissLocal
+                    });
                 }
                 let row = Row {
                     id: w.id,
@@ -148,6 +229,7 @@ impl RtMonitor {
                     remote: u64::from(w.remote),
                 };
                 self.rows.insert(0, row);
+                self.allocated = Some(w.id);
             }
         }
         out
@@ -205,6 +287,11 @@ impl Monitor<RtIn, RtOut> for RtMonitor {
         let expected = if bits(input.reset, 1) != 0 {
             // Ops in flight are cancelled, this cycle's inputs ignored, the table emptied.
             self.why.reset = true;
+            self.coverage.hit_if(
+                self.walk.is_some() || self.drain.is_some(),
+                RtBin::ResetInFlight,
+            );
+            self.allocated = None;
             self.rows.clear();
             self.walk = None;
             self.drain = None;
@@ -233,6 +320,12 @@ impl Monitor<RtIn, RtOut> for RtMonitor {
             out
         };
         compare("rt", cycle, &expected, output, |s| self.explain(s))
+    }
+}
+
+impl Covered for RtMonitor {
+    fn coverage(&self) -> &Coverage {
+        &self.coverage
     }
 }
 

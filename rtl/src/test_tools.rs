@@ -1,7 +1,8 @@
 //! What the blocks' unit tests share: writing a module's Verilog to a scratch file and
-//! running Verilator's lint and yosys on it (skipped, with the package to install, when
-//! the tool is missing). `mcmvm lint` / `mcmvm synth` run the full flows on the emitted
-//! blocks; these are the quick checks next to each module.
+//! running Verilator's lint and yosys on it. A missing tool fails the test with the command
+//! that installs it: a skipped check would pass silently on a machine without the tools and
+//! the Verilog would go unchecked. `mcmvm lint` / `mcmvm synth` run the full flows on the
+//! emitted blocks; these are the quick checks next to each module.
 
 use rust_hdl::prelude::*;
 use std::path::{Path, PathBuf};
@@ -24,13 +25,18 @@ pub(crate) fn remove_scratch(verilog: &Path) {
     }
 }
 
-/// Run `tool`; `None`, with a note naming the package, when it cannot be run.
-pub(crate) fn run_tool(tool: &str, args: &[&str]) -> Option<Output> {
+/// Run `tool` (the Debian package has the tool's name: yosys, verilator).
+///
+/// # Panics
+/// When the tool cannot be started, naming the install command.
+pub(crate) fn run_tool(tool: &str, args: &[&str]) -> Output {
     match Command::new(tool).args(args).output() {
-        Ok(out) => Some(out),
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            panic!("{tool} not found on PATH: apt-get install {tool} (or make deps)")
+        }
         Err(e) => {
-            eprintln!("SKIPPED: `{tool}` is not runnable ({e}); apt-get install {tool}");
-            None
+            panic!("{tool} could not be started ({e}): apt-get install {tool} (or make deps)")
         }
     }
 }
@@ -47,23 +53,26 @@ pub(crate) fn assert_lint_clean(verilog: &Path, what: &str) {
         "top",
         file,
     ];
-    if let Some(out) = run_tool("verilator", &args) {
-        let log = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success() && !log.contains("%Warning"),
-            "{what}: {log}"
-        );
-    }
+    let out = run_tool("verilator", &args);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !log.contains("%Warning"),
+        "{what}: {log}"
+    );
 }
 
-/// Run a yosys script (`-p`); stdout and stderr together, or `None` when yosys is missing.
-/// Panics with the log when yosys fails.
+/// Run a yosys script (`-p`); stdout and stderr together. Always `Some`: the `Option` is
+/// only kept so the callers written for the old skip-when-missing behaviour still compile
+/// (their `None` branches are now unreachable).
+///
+/// # Panics
+/// When yosys is missing (with the install command) or fails (with its log).
 pub(crate) fn yosys(script: &str, quiet: bool, what: &str) -> Option<String> {
     let mut args = vec!["-p", script];
     if quiet {
         args.insert(0, "-q");
     }
-    let out = run_tool("yosys", &args)?;
+    let out = run_tool("yosys", &args);
     let log =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{what}: yosys failed: {log}");

@@ -4,7 +4,8 @@
 //! naming what was wrong and the valid choices (clap's own errors span several lines).
 
 use anyhow::{bail, Context};
-use mcmvm_cosim::{lockstep, Att, Coalescer, CosimBlock, EngineKind, LockstepOptions, Rt};
+use mcmvm_cosim::lockstep::lockstep_with_reference;
+use mcmvm_cosim::{Att, Coalescer, CosimBlock, EngineKind, LockstepOptions, Rt};
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::BlockKind;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,10 @@ pub struct Args {
     /// Hardware parameters (built-in defaults if the default path does not exist).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Run the block's reference monitor (written from its README) on the first engine and
+    /// print its functional-coverage bins; a monitor violation counts as a mismatch.
+    #[arg(long)]
+    coverage: bool,
 }
 
 /// Which stimulus generator drives the block.
@@ -54,6 +59,8 @@ struct Plan {
     stimulus: Stimulus,
     seed: u64,
     options: LockstepOptions,
+    /// `--coverage`: monitor the run and print the bins.
+    coverage: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -119,7 +126,27 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(path) = &report.vcd {
         println!("vcd: {}", path.display());
     }
+    // Last, so `coverage: N of M bins hit` is the final line of the output.
+    if plan.coverage {
+        print_coverage(&report, names[0]);
+    }
     Ok(code)
+}
+
+/// `--coverage`: the monitor's violation (its README rule), every bin with its count, the
+/// bins never hit and the `coverage: N of M bins hit` line.
+fn print_coverage(report: &mcmvm_cosim::LockstepReport, first_engine: &str) {
+    if let Some(v) = &report.violation {
+        println!("reference violation: {v}");
+    }
+    match &report.coverage {
+        Some(c) => {
+            println!("coverage bins (reference monitor on {first_engine}, hit count):");
+            println!("{c}");
+        }
+        // `run_block` always asks for the monitor with --coverage; say so if it did not run.
+        None => println!("coverage: no reference monitor ran"),
+    }
 }
 
 /// The chosen stimulus as one boxed iterator.
@@ -147,9 +174,19 @@ fn run_block<B: CosimBlock>(
         let mut options = plan.options.clone();
         options.cycles = recorded.len() as u64;
         println!("recorded cycles: {}", recorded.len());
-        return Ok(lockstep::<B>(cfg, &options, recorded.into_iter())?);
+        return Ok(lockstep_with_reference::<B>(
+            cfg,
+            &options,
+            plan.coverage,
+            recorded.into_iter(),
+        )?);
     }
-    Ok(lockstep::<B>(cfg, &plan.options, stimulus)?)
+    Ok(lockstep_with_reference::<B>(
+        cfg,
+        &plan.options,
+        plan.coverage,
+        stimulus,
+    )?)
 }
 
 /// Every argument checked before anything runs; each error is one line with the choices.
@@ -199,6 +236,7 @@ fn validate(args: &Args) -> anyhow::Result<Plan> {
             cycles,
             vcd: args.vcd.clone(),
         },
+        coverage: args.coverage,
     })
 }
 
@@ -209,7 +247,7 @@ fn load_config(given: Option<&Path>) -> anyhow::Result<HwConfig> {
         println!("config: {DEFAULT_CONFIG} not found, using built-in defaults");
         return Ok(HwConfig::default());
     }
-    let cfg = HwConfig::load(path)?;
+    let cfg = super::configs::hw(path)?;
     println!("config: {}", path.display());
     Ok(cfg)
 }

@@ -1,5 +1,7 @@
-//! `mcmvm synth [--block rt|coalescer|att|all] [--json]`: yosys to osu018 standard cells;
-//! area, cells, flip-flops, transistors and a 28 nm estimate beside the paper's figures.
+//! `mcmvm synth [--block rt|coalescer|att|all] [--library osu018|sky130hd|all] [--json]`:
+//! yosys to osu018 (0.18 µm) and SkyWater sky130_fd_sc_hd (130 nm) standard cells; area,
+//! logic area, cells, flip-flops, NAND2-equivalents, transistors, the critical path and
+//! maximum clock from OpenSTA, and a 28 nm estimate beside the paper's figures.
 
 use super::common::{emit_verilog, load_hw_config, BlockChoice};
 use mcmvm_synth::AreaReport;
@@ -19,6 +21,9 @@ pub struct Args {
     /// Hardware parameters (default: configs/hw.toml if present, else the papers' values).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Standard-cell library: osu018, sky130hd or all.
+    #[arg(long, default_value = "all")]
+    pub library: String,
 }
 
 /// Synthesise the chosen blocks.
@@ -27,39 +32,66 @@ pub fn synthesize(args: &Args) -> anyhow::Result<Vec<AreaReport>> {
     let tools = mcmvm_synth::Tools::discover()?;
     let files = emit_verilog(&args.dir, &cfg, &args.block.blocks())?;
     let work = args.dir.join("synth");
-    files
-        .iter()
-        .map(|(b, path)| {
-            Ok(mcmvm_synth::synthesize(
+    let libs: Vec<_> = mcmvm_synth::area::libraries(&tools, &work)?
+        .into_iter()
+        .filter(|l| args.library == "all" || args.library == l.name)
+        .collect();
+    if libs.is_empty() {
+        anyhow::bail!(
+            "--library `{}`: expected osu018, sky130hd or all",
+            args.library
+        );
+    }
+    let mut out = Vec::new();
+    for lib in &libs {
+        for (b, path) in &files {
+            out.push(mcmvm_synth::area::synthesize_on(
                 &tools,
+                lib,
                 path,
                 b.module_name(),
                 &work,
-            )?)
-        })
-        .collect()
+            )?);
+        }
+    }
+    Ok(out)
 }
 
 pub fn print_table(reports: &[AreaReport]) {
     println!(
-        "{:<20} {:>12} {:>7} {:>6} {:>11} {:>12} {:>10}",
-        "block", "area µm²", "cells", "FFs", "transistors", "28nm mm²", "paper mm²"
+        "{:<20} {:<9} {:>10} {:>10} {:>7} {:>6} {:>8} {:>9} {:>8} {:>10} {:>9}",
+        "block",
+        "library",
+        "area µm²",
+        "logic µm²",
+        "cells",
+        "FFs",
+        "NAND2eq",
+        "path ns",
+        "max MHz",
+        "28nm mm²",
+        "paper mm²"
     );
     for r in reports {
         println!(
-            "{:<20} {:>12.0} {:>7} {:>6} {:>11} {:>12.5} {:>10}",
+            "{:<20} {:<9} {:>10.0} {:>10.0} {:>7} {:>6} {:>8.0} {:>9.3} {:>8.0} {:>10.5} {:>9}",
             r.block,
+            r.library,
             r.area_um2,
+            r.logic_area_um2,
             r.cells,
             r.flip_flops,
-            r.transistors,
+            r.nand2_equivalents,
+            r.min_period_ns,
+            r.max_clock_mhz,
             r.area_mm2_28nm,
             r.paper_mm2
                 .map(|p| format!("{p:.4}"))
                 .unwrap_or_else(|| "—".into())
         );
     }
-    println!("area at 0.18 µm (osu018, µm² = cell width × height); 28 nm estimate = A × (28/180)² (ideal shrink)");
+    println!("28 nm estimate = area × (28 / node)², an ideal shrink per library (180 nm osu018, 130 nm sky130hd), not a 28 nm synthesis");
+    println!("timing: OpenSTA, ideal clock, inputs and outputs at the clock edge; path = worst arrival + setup; paper clock 1132 MHz (CLAP's GPU)");
     println!("paper: CLAP RT 0.0124 mm², coalescing logic 0.0024 mm² (UMC 28 nm); Forest gives no ATT area");
 }
 

@@ -1,5 +1,6 @@
 //! Area, cell, flip-flop and transistor counts from yosys.
 
+use crate::library::Library;
 use crate::tools::{run_yosys_script, tail, SynthError, Tools};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -8,20 +9,34 @@ use std::path::{Path, PathBuf};
 const AREA_SCRIPT: &str = include_str!("../scripts/area.ys");
 const TRANSISTOR_SCRIPT: &str = include_str!("../scripts/transistors.ys");
 
-/// What one block costs. Field names are the `--json` keys.
+/// What one block costs on one library. Field names are the `--json` keys.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct AreaReport {
     /// Verilog module name of the block.
     pub block: String,
-    /// Area at 0.18 µm (osu018), µm².
+    /// `osu018` (0.18 µm) or `sky130hd` (130 nm).
+    pub library: String,
+    /// The library's node, nm.
+    pub node_nm: f64,
+    /// Area on the library, µm².
     pub area_um2: f64,
+    /// Area of every cell but the flip-flops, µm².
+    pub logic_area_um2: f64,
+    /// Area as NAND2-equivalents (area / the library's smallest NAND2's area).
+    pub nand2_equivalents: f64,
+    /// Minimum clock period from static timing (OpenSTA), ns.
+    pub min_period_ns: f64,
+    /// 1000 / min period.
+    pub max_clock_mhz: f64,
+    /// The papers' clock, MHz (CLAP's GPU runs at 1132 MHz), where it applies.
+    pub paper_clock_mhz: Option<f64>,
     /// Standard cells after mapping.
     pub cells: u64,
     /// Sequential cells (Liberty `ff` groups).
     pub flip_flops: u64,
     /// `stat -tech cmos` estimate after flip-flop legalisation.
     pub transistors: u64,
-    /// Ideal-shrink estimate at 28 nm, mm² (see the crate docs for the formula).
+    /// Ideal-shrink estimate at 28 nm, mm²: area × (28 / node)², an estimate only.
     pub area_mm2_28nm: f64,
     /// The paper's figure at 28 nm, mm², where it gives one.
     pub paper_mm2: Option<f64>,
@@ -66,10 +81,26 @@ fn run_yosys(
     std::fs::read_to_string(&stat).map_err(|source| SynthError::Io { path: stat, source })
 }
 
-/// Synthesise module `top` of `verilog` and report its cost. Intermediate scripts and
-/// statistics go to `work`.
+/// Synthesise module `top` of `verilog` to osu018 and report its cost.
 pub fn synthesize(
     tools: &Tools,
+    verilog: &Path,
+    top: &str,
+    work: &Path,
+) -> Result<AreaReport, SynthError> {
+    synthesize_on(tools, &Library::osu018(tools), verilog, top, work)
+}
+
+/// The libraries a block is reported on: osu018 and sky130hd (unpacked into `work`).
+pub fn libraries(tools: &Tools, work: &Path) -> Result<Vec<Library>, SynthError> {
+    Ok(vec![Library::osu018(tools), Library::sky130hd(work)?])
+}
+
+/// Synthesise module `top` of `verilog` to `lib`, time it, and report its cost.
+/// Intermediate scripts, statistics and the netlist go to `work`.
+pub fn synthesize_on(
+    tools: &Tools,
+    lib: &Library,
     verilog: &Path,
     top: &str,
     work: &Path,
@@ -83,15 +114,18 @@ pub fn synthesize(
         source,
     })?;
     let top_path = PathBuf::from(top);
-    let area_stat = work.join(format!("{top}_area.stat"));
-    let cmos_stat = work.join(format!("{top}_cmos.stat"));
+    let tag = format!("{top}_{}", lib.name);
+    let area_stat = work.join(format!("{tag}_area.stat"));
+    let netlist = work.join(format!("{tag}_netlist.v"));
+    let cmos_stat = work.join(format!("{tag}_cmos.stat"));
     let area_script = fill(
         AREA_SCRIPT,
         &[
             ("{VERILOG}", &verilog),
             ("{TOP}", &top_path),
-            ("{LIBERTY}", &tools.liberty),
+            ("{LIBERTY}", &lib.liberty),
             ("{STAT}", &area_stat),
+            ("{NETLIST}", &netlist),
         ],
     );
     let cmos_script = fill(
@@ -102,24 +136,51 @@ pub fn synthesize(
             ("{STAT}", &cmos_stat),
         ],
     );
-    let area_text = run_yosys(tools, &area_script, work, &format!("{top}_area"), &verilog)?;
-    let cmos_text = run_yosys(tools, &cmos_script, work, &format!("{top}_cmos"), &verilog)?;
-    let sequential = sequential_cells(&tools.liberty)?;
+    let area_text = run_yosys(tools, &area_script, work, &format!("{tag}_area"), &verilog)?;
+    let cmos_text = run_yosys(tools, &cmos_script, work, &format!("{tag}_cmos"), &verilog)?;
+    let cells = lib.cells()?;
     let parsed = parse_liberty_stat(&area_text, top)?;
     let transistors = parse_transistors(&cmos_text, top)?;
+    let info = |c: &str| cells.get(c).copied().unwrap_or_default();
     let flip_flops = parsed
         .cell_counts
         .iter()
-        .filter(|(c, _)| sequential.contains(*c))
+        .filter(|(c, _)| info(c).sequential)
         .map(|(_, n)| n)
         .sum();
+    let ff_area: f64 = parsed
+        .cell_counts
+        .iter()
+        .filter(|(c, _)| info(c).sequential)
+        .map(|(c, &n)| info(c).area * n as f64)
+        .sum();
+    // The smallest two-input NAND of the library is the gate-equivalent unit.
+    let nand2 = cells
+        .iter()
+        .filter(|(name, c)| {
+            name.to_ascii_lowercase().contains("nand2") && !c.sequential && c.area > 0.0
+        })
+        .map(|(_, c)| c.area)
+        .fold(f64::INFINITY, f64::min);
+    let timing = crate::timing::analyse(&lib.liberty, &netlist, top, work)?;
     Ok(AreaReport {
         block: top.to_string(),
+        library: lib.name.to_string(),
+        node_nm: lib.node_nm,
         area_um2: parsed.area_um2,
+        logic_area_um2: parsed.area_um2 - ff_area,
+        nand2_equivalents: if nand2.is_finite() {
+            parsed.area_um2 / nand2
+        } else {
+            0.0
+        },
+        min_period_ns: timing.min_period_ns,
+        max_clock_mhz: timing.max_clock_mhz,
+        paper_clock_mhz: paper_mm2(top).map(|_| 1132.0),
         cells: parsed.cells,
         flip_flops,
         transistors,
-        area_mm2_28nm: crate::scale_to_28nm_mm2(parsed.area_um2),
+        area_mm2_28nm: parsed.area_um2 * lib.shrink_to_28nm() * 1e-6,
         paper_mm2: paper_mm2(top),
         cell_counts: parsed.cell_counts,
     })

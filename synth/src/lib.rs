@@ -13,7 +13,9 @@
 //! replacement for synthesis at 28 nm.
 
 pub mod area;
+pub mod library;
 pub mod lint;
+pub mod timing;
 pub mod tools;
 
 pub use area::{synthesize, AreaReport};

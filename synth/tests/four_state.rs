@@ -102,7 +102,10 @@ fn run<I: Ports, O: Ports>(kind: BlockKind) {
 
 fn simulate<I: Ports, O: Ports>(kind: BlockKind, first_reset: bool) -> String {
     let module = kind.module_name();
-    let dir = std::env::temp_dir().join(format!("mcmvm-4state-{module}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "mcmvm-4state-{module}-{first_reset}-{}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let verilog = mcmvm_rtl::emit::verilog(kind, &HwConfig::default()).expect("Verilog emits");
     let (x_verilog, replaced) = x_initial(&verilog);

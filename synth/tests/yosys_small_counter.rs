@@ -14,6 +14,13 @@ always @(posedge clock) q <= b;
 endmodule
 ";
 
+/// yosys and the Liberty file, or a panic with the error's own text ("yosys not found on
+/// PATH: install it with apt-get install yosys (or make deps)"): `expect` would print the
+/// error's Debug form, which hides the install command in struct fields.
+fn tools() -> Tools {
+    Tools::discover().unwrap_or_else(|e| panic!("{e}"))
+}
+
 fn work(name: &str) -> std::path::PathBuf {
     let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../out/test-synth")
@@ -24,11 +31,11 @@ fn work(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn accumulator_maps_to_eight_flip_flops_with_area_and_transistors() {
-    let tools = Tools::discover().expect("yosys and the Liberty file (run `make deps`)");
+    let tools = tools();
     let dir = work("acc");
     let v = dir.join("acc.v");
     std::fs::write(&v, ACC).unwrap();
-    let r = synthesize(&tools, &v, "acc", &dir).unwrap();
+    let r = synthesize(&tools, &v, "acc", &dir).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r.flip_flops, 8, "{r:?}");
     assert!(r.area_um2 > 0.0 && r.cells > r.flip_flops, "{r:?}");
     // 8 DFFs at 16 transistors each plus the adder.
@@ -38,14 +45,42 @@ fn accumulator_maps_to_eight_flip_flops_with_area_and_transistors() {
 
 #[test]
 fn lint_is_clean_on_sized_logic_and_reports_width_warnings() {
-    let tools = Tools::discover().expect("yosys and the Liberty file (run `make deps`)");
+    let tools = tools();
     let dir = work("lint");
     let good = dir.join("acc.v");
     std::fs::write(&good, ACC).unwrap();
-    let r = lint(&tools, &good, "acc", &dir).unwrap();
+    // A missing Verilator is an error of `lint` naming its package: shown, not unwrapped.
+    let r = lint(&tools, &good, "acc", &dir).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.clean(), "{r:?}");
     let bad = dir.join("wide.v");
     std::fs::write(&bad, WIDE).unwrap();
-    let r = lint(&tools, &bad, "wide", &dir).unwrap();
+    let r = lint(&tools, &bad, "wide", &dir).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.verilator.iter().any(|m| m.contains("WIDTH")), "{r:?}");
+}
+
+#[test]
+fn accumulator_on_sky130_has_its_flip_flops_logic_area_and_a_timed_path() {
+    let tools = tools();
+    let dir = work("acc-sky130");
+    let v = dir.join("acc.v");
+    std::fs::write(&v, ACC).unwrap();
+    let lib = mcmvm_synth::library::Library::sky130hd(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let r = mcmvm_synth::area::synthesize_on(&tools, &lib, &v, "acc", &dir)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let osu = synthesize(&tools, &v, "acc", &work("acc")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((r.library.as_str(), r.flip_flops), ("sky130hd", 8), "{r:?}");
+    assert!(
+        r.logic_area_um2 > 0.0 && r.logic_area_um2 < r.area_um2,
+        "{r:?}"
+    );
+    // An 8-bit ripple adder: a few hundred ps to a few ns, never zero.
+    assert!(r.min_period_ns > 0.1 && r.min_period_ns < 10.0, "{r:?}");
+    assert!((r.max_clock_mhz * r.min_period_ns - 1000.0).abs() < 1e-6);
+    // Each node scales with its own factor: 130 nm here, 180 nm for osu018.
+    assert!((r.area_mm2_28nm - r.area_um2 * (28.0f64 / 130.0).powi(2) * 1e-6).abs() < 1e-12);
+    assert!((osu.area_mm2_28nm - osu.area_um2 * (28.0f64 / 180.0).powi(2) * 1e-6).abs() < 1e-12);
+    assert!(
+        r.area_um2 < osu.area_um2,
+        "sky130 cells are smaller: {r:?} vs {osu:?}"
+    );
 }

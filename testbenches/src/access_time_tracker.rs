@@ -216,6 +216,23 @@ pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<AttIn>)> {
         .idle(2);
     cases.push(("same_cycle_and_bounds", s.build()));
 
+    // Every slot registered (the table is full), then an access and a remove of one slot
+    // in the same cycle: the record is emitted, the slot is gone for the next access.
+    // 0 reset · 1..=n register slot i · n+1 access slot 0 · n+2 access slot 1 + remove 1
+    // · n+3 access slot 1 (miss) · 2 idle.
+    let mut s = Script::after_reset();
+    for i in 0..n {
+        s.register(i, base(i), base(i) + 0xF);
+    }
+    s.access(base(0));
+    s.push(AttIn {
+        rm_valid: 1,
+        rm_obj: slot(1),
+        ..access(base(slot(1)))
+    });
+    s.access(base(slot(1))).idle(2);
+    cases.push(("full_table", s.build()));
+
     // Synchronous reset in the middle of activity, with other inputs asserted.
     let mut s = Script::after_reset();
     s.register(0, base(0), base(0) + 0xF).access(base(0));

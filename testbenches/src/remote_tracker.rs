@@ -21,6 +21,7 @@ pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<RtIn>)> {
         ("back_to_back", back_to_back()),
         ("drain_vs_walk", drain_vs_walk()),
         ("replacement", replacement(rt)),
+        ("drain_of_victim", drain_of_victim(rt)),
         ("saturation", saturation(rt)),
         ("reset", reset_clears()),
     ]
@@ -104,6 +105,30 @@ pub fn replacement(rt: &RtConfig) -> Vec<RtIn> {
     s.extend((0..n).map(|i| RtIn::drain(100 + i)));
     s.extend([RtIn::drain(200), RtIn::drain(201)]);
     s.extend(idle(1));
+    s
+}
+
+/// A drain frees the very row a walk of the same cycle would replace. Fill the table with
+/// remote walks of `100..100+entries` (ID 100 ends at rank `entries - 1`), then walk a new
+/// ID 200 and drain ID 100 in one cycle: the drain is ordered first, so the walk takes the
+/// freed row and nothing is evicted; the next new ID (201) replaces ID 101, the new oldest.
+/// Layout (n = entries): 0 reset · 1..=n walks · n+1 walk(200, remote) + drain(100)
+/// · n+2 walk(201, local) · n+3 idle · n+4 drain(200) · n+5 drain(101) · n+6 drain(201)
+/// · n+7 idle. Responses: n+2 (1, 1) and no eviction; n+3 evicts 101 (with
+/// `report_evictions`); n+5 (1, 1); n+6 miss (n >= 2); n+7 (1, 0).
+pub fn drain_of_victim(rt: &RtConfig) -> Vec<RtIn> {
+    let n = rt.entries as u8;
+    let mut s = vec![RtIn::reset()];
+    s.extend((0..n).map(|i| RtIn::walk(100 + i, true)));
+    s.extend([
+        RtIn::walk(200, true).with_drain(100),
+        RtIn::walk(201, false),
+        RtIn::idle(),
+        RtIn::drain(200),
+        RtIn::drain(101),
+        RtIn::drain(201),
+        RtIn::idle(),
+    ]);
     s
 }
 

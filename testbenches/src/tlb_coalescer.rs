@@ -128,6 +128,15 @@ pub fn directed_cases(cfg: &HwConfig) -> Vec<DirectedCase> {
     ignored_fields[8] |= 0x3 << 7; // FRAG = 3
     ignored_fields[14] |= 1 << PTE_PFN_SHIFT; // misaligned frame: excluded
 
+    // Only the requested slot 6 keeps its offset: the mask is that one bit.
+    let mut alone = contiguous_line(cfg, 0x900, PERM_RW);
+    alone[6] = pte(cfg, 0x4446, PERM_RW);
+    // Slots 4..=11 contiguous, the rest invalid: one run that is not the whole line.
+    let mut run = contiguous_line(cfg, 0xA00, PERM_RW);
+    for slot in (0..4).chain(12..SLOTS) {
+        run[slot] = 0;
+    }
+
     // Requested slot 7 maps PPN 2: base PPN 2 - 7 wraps to 0xFFFF_FFFB.
     let wrap = contiguous_line(cfg, 0xFFFF_FFFB, PERM_RW);
 
@@ -137,6 +146,11 @@ pub fn directed_cases(cfg: &HwConfig) -> Vec<DirectedCase> {
         case("partial_contiguity", vec![merge(0x5_0030, &holes)]),
         case("permission_mismatch", vec![merge(0x20, &permissions)]),
         case("offset_mismatch", vec![merge(0x7_0F04, &offsets)]),
+        // Masks 0x0040 (slot 6 alone, base 0x4440) and 0x0FF0 (base 0xA00).
+        case(
+            "mask_shapes",
+            vec![merge(0x3_0016, &alone), merge(0x3_0028, &run)],
+        ),
         case(
             "invalid_requested",
             vec![
@@ -210,8 +224,9 @@ pub fn directed(cfg: &HwConfig) -> Vec<CoalIn> {
         .collect()
 }
 
-/// Endless seeded stimulus (ChaCha8): random gaps, a reset about every 500 cycles, lines
-/// that are contiguous except for a few broken slots, lookups around recent entries.
+/// Endless seeded stimulus (ChaCha8): random gaps, a reset about every 500 cycles (half of
+/// them with requests, which the reset must drop), lines that are contiguous except for a
+/// few broken slots, lookups around recent entries.
 pub fn random(cfg: &HwConfig, seed: u64) -> impl Iterator<Item = CoalIn> {
     let cfg = cfg.clone();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -219,43 +234,58 @@ pub fn random(cfg: &HwConfig, seed: u64) -> impl Iterator<Item = CoalIn> {
     let mut recent: Vec<(u64, u64, u64)> = vec![(0, 0, 0xFFFF)];
     let mut first = true;
     std::iter::from_fn(move || {
-        if std::mem::take(&mut first) || rng.gen_ratio(1, 500) {
+        if std::mem::take(&mut first) {
             return Some(RESET);
         }
-        let mut input = CoalIn::default();
-        if rng.gen_bool(0.25) {
-            return Some(input); // gap
+        let reset = rng.gen_ratio(1, 500);
+        if reset && rng.gen_bool(0.5) {
+            return Some(RESET);
         }
-        if rng.gen_bool(0.6) {
-            let (vpn, line, base_ppn) = random_line(&cfg, &mut rng);
-            input = merge(vpn, &line);
-            let mask = if rng.gen_bool(0.5) {
-                0xFFFF
-            } else {
-                rng.gen::<u16>() as u64
-            };
-            recent.push((vpn & !0xF, base_ppn, mask));
-            if recent.len() > 8 {
-                recent.remove(0);
-            }
-        }
-        if rng.gen_bool(0.6) {
-            let (base_vpn, base_ppn, mask) = recent[rng.gen_range(0..recent.len())];
-            let vpn = match rng.gen_range(0..10) {
-                0 => base_vpn.wrapping_sub(1) & 0xFFFF_FFFF,
-                1 => (base_vpn + 16) & 0xFFFF_FFFF,
-                2 => rng.gen::<u32>() as u64,
-                3 => base_vpn ^ (1 << rng.gen_range(4..32)),
-                _ => base_vpn + rng.gen_range(0..16),
-            };
-            input.lookup_valid = 1;
-            input.lookup_vpn = vpn;
-            input.entry_base_vpn = base_vpn | rng.gen_range(0..16); // low bits must not matter
-            input.entry_base_ppn = base_ppn;
-            input.entry_mask = mask;
-        }
+        let mut input = random_request(&cfg, &mut rng, &mut recent);
+        input.reset = u64::from(reset);
         Some(input)
     })
+}
+
+/// One cycle of requests: a gap, a merge, a lookup aimed at a recent entry, or both.
+fn random_request(
+    cfg: &HwConfig,
+    rng: &mut ChaCha8Rng,
+    recent: &mut Vec<(u64, u64, u64)>,
+) -> CoalIn {
+    let mut input = CoalIn::default();
+    if rng.gen_bool(0.25) {
+        return input; // gap
+    }
+    if rng.gen_bool(0.6) {
+        let (vpn, line, base_ppn) = random_line(cfg, rng);
+        input = merge(vpn, &line);
+        let mask = if rng.gen_bool(0.5) {
+            0xFFFF
+        } else {
+            rng.gen::<u16>() as u64
+        };
+        recent.push((vpn & !0xF, base_ppn, mask));
+        if recent.len() > 8 {
+            recent.remove(0);
+        }
+    }
+    if rng.gen_bool(0.6) {
+        let (base_vpn, base_ppn, mask) = recent[rng.gen_range(0..recent.len())];
+        let vpn = match rng.gen_range(0..10) {
+            0 => base_vpn.wrapping_sub(1) & 0xFFFF_FFFF,
+            1 => (base_vpn + 16) & 0xFFFF_FFFF,
+            2 => rng.gen::<u32>() as u64,
+            3 => base_vpn ^ (1 << rng.gen_range(4..32)),
+            _ => base_vpn + rng.gen_range(0..16),
+        };
+        input.lookup_valid = 1;
+        input.lookup_vpn = vpn;
+        input.entry_base_vpn = base_vpn | rng.gen_range(0..16); // low bits must not matter
+        input.entry_base_ppn = base_ppn;
+        input.entry_mask = mask;
+    }
+    input
 }
 
 /// A requested VPN, a line around it, and the line's intended base PPN.

@@ -129,6 +129,21 @@ fn reregistering_clears_timer_interval_and_cease() {
 }
 
 #[test]
+fn an_access_and_a_remove_of_one_slot_in_a_full_table() {
+    let cfg = HwConfig::default();
+    let n = cfg.access_time_tracker.objects;
+    let out = twin_outputs(&cfg, &case(&cfg, "full_table"));
+    // Slots 0..n registered in cycles 1..=n; the access of cycle n+2 still records slot 1
+    // (the match uses the table before the remove), the one of cycle n+3 misses.
+    assert_eq!(
+        records(&out),
+        vec![(n + 2, 0, base(0), 1), (n + 3, 1, base(1), 1)]
+    );
+    let o = oldest(&out);
+    assert_eq!(&o[n + 1..n + 4], &[Some(0), Some(1), Some(2)], "{o:?}");
+}
+
+#[test]
 fn recency_order_follows_accesses_registers_and_removals() {
     let cfg = HwConfig::default();
     let inputs = case(&cfg, "recency");

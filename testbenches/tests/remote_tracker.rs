@@ -157,6 +157,26 @@ fn a_full_table_replaces_the_oldest_remote_update() {
 }
 
 #[test]
+fn a_drain_frees_the_row_a_same_cycle_walk_would_replace() {
+    let cfg = with_reports();
+    let out = twin_outputs(&cfg, &case(&cfg, "drain_of_victim"));
+    let n = cfg.remote_tracker.entries;
+    // Cycle n+1: walk(200) misses the full table while drain(100) clears rank entries-1;
+    // the drain goes first, so 200 takes that row and nothing is evicted then. Walk 201
+    // (cycle n+2) then replaces 101, the new oldest.
+    assert_eq!(
+        responses(&out),
+        vec![
+            (n + 2, true, 1, 1),
+            (n + 5, true, 1, 1),
+            (n + 6, false, 0, 0),
+            (n + 7, true, 1, 0)
+        ]
+    );
+    assert_eq!(evictions(&out), vec![(n + 3, 101, 1, 1)]);
+}
+
+#[test]
 fn counters_saturate_at_counter_bits_and_count_exactly_below() {
     let narrow = small();
     let out = twin_outputs(&narrow, &case(&narrow, "saturation"));

@@ -96,6 +96,14 @@ fn different_offset_drops_only_that_slot() {
 }
 
 #[test]
+fn a_lone_slot_and_a_partial_run_give_their_own_masks() {
+    let out = outputs("mask_shapes");
+    // Slot 6 alone keeps its offset (PPN 0x4446 - 6); slots 4..=11 form one run.
+    assert_eq!(out[2], merged(0x3_0010, 0x4440, 0x0040));
+    assert_eq!(out[3], merged(0x3_0020, 0xA00, 0x0FF0));
+}
+
+#[test]
 fn invalid_or_misaligned_requested_pte_gives_mask_zero() {
     let out = outputs("invalid_requested");
     assert_eq!(out[2], merged(0x90, 0, 0), "requested PTE invalid");

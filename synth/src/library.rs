@@ -1,0 +1,155 @@
+//! The standard-cell libraries a block is synthesised to: osu018 (0.18 µm, from Debian's
+//! `qflow-tech-osu018`, unpacked by `make deps`) and SkyWater sky130_fd_sc_hd (130 nm,
+//! typical corner, vendored gzip-compressed in `synth/liberty/` under Apache-2.0).
+
+use crate::tools::{SynthError, Tools};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The vendored sky130 high-density library (typical, 25 °C, 1.8 V).
+const SKY130_HD_GZ: &[u8] = include_bytes!("../liberty/sky130_fd_sc_hd__tt_025C_1v80.lib.gz");
+
+/// One Liberty library and its process node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Library {
+    /// `osu018` or `sky130hd`.
+    pub name: &'static str,
+    pub liberty: PathBuf,
+    /// Drawn feature size in nm: the node the 28 nm estimate scales from.
+    pub node_nm: f64,
+}
+
+impl Library {
+    /// osu018 at the path `Tools::discover` found.
+    pub fn osu018(tools: &Tools) -> Library {
+        Library {
+            name: "osu018",
+            liberty: tools.liberty.clone(),
+            node_nm: 180.0,
+        }
+    }
+
+    /// sky130_fd_sc_hd, unpacked into `work` on first use.
+    pub fn sky130hd(work: &Path) -> Result<Library, SynthError> {
+        let path = work.join("sky130_fd_sc_hd__tt_025C_1v80.lib");
+        if !path.is_file() {
+            std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
+                path: work.to_path_buf(),
+                source,
+            })?;
+            let mut text = Vec::new();
+            flate2::read::GzDecoder::new(SKY130_HD_GZ)
+                .read_to_end(&mut text)
+                .map_err(|source| SynthError::Io {
+                    path: PathBuf::from("synth/liberty/sky130_fd_sc_hd__tt_025C_1v80.lib.gz"),
+                    source,
+                })?;
+            // Written whole, then renamed: parallel tests may unpack it at once.
+            let tmp = work.join(format!("sky130.{}.tmp", std::process::id()));
+            std::fs::write(&tmp, text).map_err(|source| SynthError::Io {
+                path: tmp.clone(),
+                source,
+            })?;
+            std::fs::rename(&tmp, &path).map_err(|source| SynthError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Ok(Library {
+            name: "sky130hd",
+            liberty: path,
+            node_nm: 130.0,
+        })
+    }
+
+    /// Ideal-shrink factor of an area to 28 nm: (28 / node)².
+    pub fn shrink_to_28nm(&self) -> f64 {
+        (crate::TARGET_NM / self.node_nm).powi(2)
+    }
+
+    /// Per cell: its area and whether it holds a flip-flop (a Liberty `ff` group).
+    pub fn cells(&self) -> Result<BTreeMap<String, CellInfo>, SynthError> {
+        let text = std::fs::read_to_string(&self.liberty).map_err(|source| SynthError::Io {
+            path: self.liberty.clone(),
+            source,
+        })?;
+        Ok(parse_cells(&text))
+    }
+}
+
+/// What the report needs of a Liberty cell.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CellInfo {
+    pub area: f64,
+    pub sequential: bool,
+}
+
+/// Cell groups of a Liberty text: `cell (NAME) { area : A; ... ff (...) ... }`.
+pub fn parse_cells(text: &str) -> BTreeMap<String, CellInfo> {
+    let mut out = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("cell") {
+            let rest = rest.trim_start();
+            if let Some(name) = rest.strip_prefix('(').and_then(|r| r.split(')').next()) {
+                let name = name.trim().trim_matches('"').to_string();
+                out.insert(name.clone(), CellInfo::default());
+                current = Some(name);
+            }
+            continue;
+        }
+        let Some(c) = current.as_ref().and_then(|c| out.get_mut(c)) else {
+            continue;
+        };
+        if let Some(rest) = t.strip_prefix("area") {
+            let v = rest.trim_start().trim_start_matches(':').trim();
+            if let Ok(a) = v.trim_end_matches(';').trim().parse::<f64>() {
+                if c.area == 0.0 {
+                    c.area = a;
+                }
+            }
+        } else if t.starts_with("ff ") || t.starts_with("ff(") {
+            c.sequential = true;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_give_area_and_flip_flops() {
+        let lib = "library (x) {\n cell (NAND2X1) {\n  area : 32;\n }\n cell (\"DFFPOSX1\") {\n  area : 192.5 ;\n  ff (DS0000,P0000) {\n  }\n }\n}\n";
+        let c = parse_cells(lib);
+        assert_eq!(
+            c["NAND2X1"],
+            CellInfo {
+                area: 32.0,
+                sequential: false
+            }
+        );
+        assert_eq!(
+            c["DFFPOSX1"],
+            CellInfo {
+                area: 192.5,
+                sequential: true
+            }
+        );
+    }
+
+    #[test]
+    fn the_vendored_sky130_library_unpacks_and_has_its_flip_flops() {
+        let dir = std::env::temp_dir().join(format!("mcmvm-sky130-{}", std::process::id()));
+        let lib = Library::sky130hd(&dir).unwrap();
+        let cells = lib.cells().unwrap();
+        let dff = &cells["sky130_fd_sc_hd__dfxtp_1"];
+        assert!(dff.sequential && dff.area > 15.0, "{dff:?}");
+        assert!(!cells["sky130_fd_sc_hd__nand2_1"].sequential);
+        assert!((lib.shrink_to_28nm() - (28.0f64 / 130.0).powi(2)).abs() < 1e-12);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,89 @@
+//! Static timing of a synthesised netlist with OpenSTA (Debian's `opensta`, binary `sta`):
+//! one ideal clock on `clock`, inputs arriving and outputs required at the clock edge, the
+//! worst register-to-register / input-to-register / register-to-output path. The minimum
+//! period is the path's arrival time plus the capturing flip-flop's setup time.
+
+use crate::tools::{require, SynthError};
+use std::path::Path;
+use std::process::Command;
+
+/// The worst path of a design.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    /// Minimum clock period, ns.
+    pub min_period_ns: f64,
+    /// 1000 / min period.
+    pub max_clock_mhz: f64,
+}
+
+/// Period the check is run at; the slack then gives the minimum period exactly.
+const PROBE_PERIOD_NS: f64 = 1.0;
+
+pub fn analyse(
+    liberty: &Path,
+    netlist: &Path,
+    top: &str,
+    work: &Path,
+) -> Result<Timing, SynthError> {
+    let sta = require("sta", "opensta")?;
+    let script = work.join(format!("{top}_sta.tcl"));
+    let text = format!(
+        "read_liberty {lib}\nread_verilog {net}\nlink_design {top}\n\
+         create_clock -name clk -period {PROBE_PERIOD_NS} [get_ports clock]\n\
+         set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clock]]\n\
+         set_output_delay 0 -clock clk [all_outputs]\n\
+         report_checks -path_delay max -digits 4\nexit\n",
+        lib = liberty.display(),
+        net = netlist.display()
+    );
+    std::fs::write(&script, text).map_err(|source| SynthError::Io {
+        path: script.clone(),
+        source,
+    })?;
+    let out = Command::new(&sta)
+        .arg("-no_init")
+        .arg("-exit")
+        .arg(&script)
+        .output()
+        .map_err(|source| SynthError::Io {
+            path: sta.clone(),
+            source,
+        })?;
+    let report = String::from_utf8_lossy(&out.stdout);
+    let slack = parse_slack(&report).ok_or_else(|| SynthError::ToolFailed {
+        tool: "sta".into(),
+        input: netlist.to_path_buf(),
+        detail: format!(
+            "no slack in the report: {}{}",
+            report.lines().rev().take(6).collect::<Vec<_>>().join(" | "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+    })?;
+    let min_period_ns = PROBE_PERIOD_NS - slack;
+    Ok(Timing {
+        min_period_ns,
+        max_clock_mhz: 1000.0 / min_period_ns,
+    })
+}
+
+/// The slack of the first (worst) path: `  -10.1340   slack (VIOLATED)`.
+pub fn parse_slack(report: &str) -> Option<f64> {
+    report
+        .lines()
+        .find(|l| l.contains("slack (VIOLATED)") || l.contains("slack (MET)"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slack_is_read_from_the_worst_path() {
+        let r = "  0.9290   data required time\n-----\n -10.1340   slack (VIOLATED)\n\n 0.5 slack (MET)\n";
+        assert_eq!(parse_slack(r), Some(-10.134));
+        assert_eq!(parse_slack("  0.2500   slack (MET)"), Some(0.25));
+        assert_eq!(parse_slack("nothing"), None);
+    }
+}
