@@ -1,7 +1,8 @@
 //! `mcmvm workloads`: list the built-in workloads with their allocations, kernels and size,
-//! or write one of them as a trace file.
+//! or write one of them as a trace (mcmvm's format, or an Accel-Sim trace directory).
 
 use anyhow::Context;
+use mcmvm_models::workload::trace::write_accelsim_trace;
 use mcmvm_models::workload::{by_name, catalog, footprint_bytes, write_trace, Workload};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -24,6 +25,10 @@ pub struct Args {
     /// Write workload NAME (at --scale and --seed) to FILE in the trace format, then exit.
     #[arg(long, num_args = 2, value_names = ["NAME", "FILE"])]
     write_trace: Option<Vec<String>>,
+    /// Format of --write-trace: `mcmvm` (one file, docs/trace-format.md) or `accelsim` (FILE
+    /// is a directory: kernelslist.g and kernel-N.traceg, docs/trace-formats-external.md).
+    #[arg(long, default_value = "mcmvm", value_parser = ["mcmvm", "accelsim"], requires = "write_trace")]
+    format: String,
 }
 
 /// Kernel launches with the same name and shape, counted.
@@ -50,7 +55,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(v) = &args.write_trace {
         let (name, file) = (&v[0], PathBuf::from(&v[1]));
         let w = by_name(name, args.scale, args.seed)?;
-        write_trace(w.as_ref(), &file)?;
+        match args.format.as_str() {
+            "accelsim" => write_accelsim_trace(w.as_ref(), &file)?,
+            _ => write_trace(w.as_ref(), &file)?,
+        }
         eprintln!(
             "wrote {} ({} warp instructions, scale {}, seed {}) to {}",
             name,

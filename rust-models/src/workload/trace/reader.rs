@@ -24,7 +24,7 @@ struct WarpSpan {
 }
 
 /// A trace file as a [`Workload`]. Opening validates every line; streams read the file again.
-pub struct TraceWorkload {
+pub(crate) struct McmvmTrace {
     path: PathBuf,
     name: String,
     allocations: Vec<Allocation>,
@@ -38,9 +38,9 @@ pub struct TraceWorkload {
     stream_error: Mutex<Option<String>>,
 }
 
-impl TraceWorkload {
+impl McmvmTrace {
     /// Open and validate a trace. Any malformed record is an error naming the file and line.
-    pub fn open(path: &Path) -> Result<TraceWorkload, WorkloadError> {
+    pub fn open(path: &Path) -> Result<McmvmTrace, WorkloadError> {
         let io = |source| WorkloadError::Io {
             path: path.to_path_buf(),
             source,
@@ -52,7 +52,7 @@ impl TraceWorkload {
             line,
             message,
         };
-        let mut t = TraceWorkload {
+        let mut t = McmvmTrace {
             path: path.to_path_buf(),
             name: path
                 .file_stem()
@@ -182,7 +182,7 @@ impl TraceWorkload {
 /// Streams one warp's records with positioned reads on the shared file handle: no file
 /// descriptor per warp, and a small buffer.
 struct TraceStream<'a> {
-    trace: &'a TraceWorkload,
+    trace: &'a McmvmTrace,
     pos: u64,
     left: u64,
     buf: Vec<u8>,
@@ -268,7 +268,7 @@ impl Iterator for TraceStream<'_> {
     }
 }
 
-impl Workload for TraceWorkload {
+impl Workload for McmvmTrace {
     fn name(&self) -> &str {
         &self.name
     }
