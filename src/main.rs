@@ -47,6 +47,8 @@ enum Command {
     Config(cmd::configs::Args),
     /// Explain one prefetch decision of a UVM prefetcher on a 2 MB block.
     Prefetch(cmd::prefetch::Args),
+    /// SVG figures and out/report.html from the files the studies wrote.
+    Report(cmd::report::Args),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Hil(a) => cmd::hil::run(a),
         Command::Config(a) => cmd::configs::run(a),
         Command::Prefetch(a) => cmd::prefetch::run(a),
+        Command::Report(a) => cmd::report::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

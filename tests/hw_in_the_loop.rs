@@ -312,8 +312,10 @@ fn a_wrong_twin_is_caught_at_the_exact_system_cycle_and_signal() {
     opts.mismatch_dir = dir.clone();
     let err = run(Hardware(Arc::new(RtOnly(
         move |cfg: &RtConfig, unit: &str| {
-            let mut hw = mcmvm_models::config::HwConfig::default();
-            hw.remote_tracker = cfg.clone();
+            let hw = mcmvm_models::config::HwConfig {
+                remote_tracker: cfg.clone(),
+                ..Default::default()
+            };
             let rtl = mcmvm_cosim::verilator::VerilatorModel::<RtIn, RtOut>::new(
                 BlockKind::RemoteTracker,
                 &hw,

@@ -116,8 +116,10 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         .or_else(|| args.uvm_config.clone())
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
     let mut ucfg = super::configs::uvm(&config, &uvm_overrides(args)?)?;
-    let mut hw = mcmvm_models::config::HwConfig::default();
-    hw.access_time_tracker = ucfg.att.clone();
+    let hw = mcmvm_models::config::HwConfig {
+        access_time_tracker: ucfg.att.clone(),
+        ..Default::default()
+    };
     ucfg.engines = args.hw.hardware(&hw)?;
     let name = args
         .workload

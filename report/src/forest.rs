@@ -1,0 +1,322 @@
+//! The Forest study from `forest.csv` (one row per workload × oversubscription, written by
+//! `mcmvm_models::uvm::SweepReport::write`): speed-up over TBNp of Forest and SpecForest,
+//! and their profiling steps, one panel per oversubscription ratio.
+
+use crate::chart::{self, Bars};
+use crate::csv::{distinct, Table};
+use crate::{Figure, HtmlTable, Outcome, ReportError, Section};
+use std::path::Path;
+
+/// One row of `forest.csv`, the columns the page uses.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub workload: String,
+    /// As written (the panel's name), and as a number.
+    pub oversub: String,
+    pub forest_speedup: f64,
+    pub specforest_speedup: f64,
+    /// [tbnp, forest, specforest]
+    pub far_faults: [f64; 3],
+    pub unused_pct: [f64; 3],
+    pub thrash_x: [f64; 3],
+    pub steps_forest: f64,
+    pub steps_specforest: f64,
+    pub classes: String,
+}
+
+pub fn rows(t: &Table) -> Result<Vec<Row>, ReportError> {
+    let col = |n: &str| t.column(n);
+    let (w, o) = (col("workload")?, col("oversub")?);
+    let (fs, ss) = (col("forest_speedup")?, col("specforest_speedup")?);
+    let three = |p: &str| -> Result<[usize; 3], ReportError> {
+        Ok([
+            col(&format!("{p}_tbnp"))?,
+            col(&format!("{p}_forest"))?,
+            col(&format!("{p}_specforest"))?,
+        ])
+    };
+    let (ff, un, th) = (
+        three("far_faults")?,
+        three("unused_pct")?,
+        three("thrash_x")?,
+    );
+    let (pf, ps) = (
+        col("profiling_steps_forest")?,
+        col("profiling_steps_specforest")?,
+    );
+    let cl = col("classes")?;
+    t.rows
+        .iter()
+        .map(|r| {
+            let tri = |c: [usize; 3]| -> Result<[f64; 3], ReportError> {
+                Ok([t.num(r, c[0])?, t.num(r, c[1])?, t.num(r, c[2])?])
+            };
+            t.num(r, o)?;
+            Ok(Row {
+                workload: t.text(r, w).to_string(),
+                oversub: t.text(r, o).to_string(),
+                forest_speedup: t.num(r, fs)?,
+                specforest_speedup: t.num(r, ss)?,
+                far_faults: tri(ff)?,
+                unused_pct: tri(un)?,
+                thrash_x: tri(th)?,
+                steps_forest: t.num(r, pf)?,
+                steps_specforest: t.num(r, ps)?,
+                classes: t.text(r, cl).to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Geometric mean of speed-ups, as the sweep computes it (a 0 counts as 1e-12).
+pub fn geomean(xs: &[f64]) -> f64 {
+    let n = xs.len().max(1) as f64;
+    (xs.iter().map(|s| s.max(1e-12).ln()).sum::<f64>() / n).exp()
+}
+
+/// The two policies drawn, and their colours.
+pub fn series() -> Vec<(String, plotters::style::RGBColor)> {
+    vec![
+        ("Forest".to_string(), chart::color(0)),
+        ("SpecForest".to_string(), chart::color(1)),
+    ]
+}
+
+/// The oversubscription ratios present, in file order.
+pub fn oversubs(rows: &[Row]) -> Vec<String> {
+    distinct(rows.iter().map(|r| r.oversub.as_str()))
+}
+
+pub fn section(out: &Path, done: &mut Outcome) -> Result<Section, ReportError> {
+    let mut s = Section {
+        title: "Forest: UVM prefetching and eviction under oversubscription".into(),
+        ..Section::default()
+    };
+    let path = out.join("forest/forest.csv");
+    let Some(t) = Table::load(&path)? else {
+        s.notes.push(crate::missing(
+            "forest/fig-speedup.svg and forest/fig-profiling.svg",
+            &path,
+            "mcmvm sweep --suite forest",
+        ));
+        return Ok(s);
+    };
+    let rs = rows(&t)?;
+    if rs.is_empty() {
+        s.notes.push(format!(
+            "skipped the Forest figures: {} has no rows",
+            path.display()
+        ));
+        return Ok(s);
+    }
+    panels(out, "forest/fig-speedup.svg", &rs, Kind::Speedup, done)?;
+    panels(out, "forest/fig-profiling.svg", &rs, Kind::Profiling, done)?;
+    s.figures.push(Figure {
+        rel: "forest/fig-speedup.svg".into(),
+        caption: "Speed-up of Forest and SpecForest over TBNp per workload, geometric mean at \
+                  the right; one panel per oversubscription ratio."
+            .into(),
+    });
+    s.figures.push(Figure {
+        rel: "forest/fig-profiling.svg".into(),
+        caption: "Profiling steps per workload, Forest vs SpecForest (SpecForest speculates \
+                  instead of profiling); one panel per oversubscription ratio."
+            .into(),
+    });
+    s.tables.push(table(&rs));
+    s.tables.push(crate::clap::raw(
+        &t,
+        "forest.csv: every workload × oversubscription",
+    ));
+    Ok(s)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Speedup,
+    Profiling,
+}
+
+impl Kind {
+    /// Forest's and SpecForest's values in one row.
+    fn pair(self, r: &Row) -> [f64; 2] {
+        match self {
+            Kind::Speedup => [r.forest_speedup, r.specforest_speedup],
+            Kind::Profiling => [r.steps_forest, r.steps_specforest],
+        }
+    }
+
+    /// The summary group: geometric mean of speed-ups, mean of steps.
+    fn summary(self, xs: &[f64]) -> (&'static str, f64) {
+        match self {
+            Kind::Speedup => ("geomean", geomean(xs)),
+            Kind::Profiling => ("mean", xs.iter().sum::<f64>() / xs.len().max(1) as f64),
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Kind::Speedup => "Forest study: speed-up over TBNp (higher is better)",
+            Kind::Profiling => "Forest study: profiling steps (fewer is cheaper)",
+        }
+    }
+
+    fn y_desc(self) -> &'static str {
+        match self {
+            Kind::Speedup => "speed-up over TBNp",
+            Kind::Profiling => "profiling steps",
+        }
+    }
+
+    fn fmt(self) -> fn(f64) -> String {
+        match self {
+            Kind::Speedup => |v| format!("{v:.2}"),
+            Kind::Profiling => |v| {
+                let s = format!("{v:.1}");
+                s.strip_suffix(".0").map_or(s.clone(), str::to_string)
+            },
+        }
+    }
+}
+
+/// One panel per oversubscription: a group per workload and the summary group.
+fn panels(
+    out: &Path,
+    rel: &str,
+    rs: &[Row],
+    kind: Kind,
+    done: &mut Outcome,
+) -> Result<(), ReportError> {
+    let os = oversubs(rs);
+    let series = series();
+    let ws = distinct(rs.iter().map(|r| r.workload.as_str()));
+    let panel_h = 380u32;
+    let width = (220 + 100 * (ws.len() as u32 + 1)).max(900);
+    let height = 60 + panel_h * os.len() as u32;
+    let pairs = |rows: &[&Row]| -> Vec<Vec<Option<f64>>> {
+        rows.iter()
+            .map(|r| kind.pair(r).map(Some).to_vec())
+            .collect()
+    };
+    // One scale for every panel: log if the speed-ups span more than 20×.
+    let log = kind == Kind::Speedup && chart::wide_spread(&pairs(&rs.iter().collect::<Vec<_>>()));
+    crate::write_svg(
+        out,
+        rel,
+        (width, height),
+        |root| {
+            let mut rest = chart::title_and_legend(root, kind.title(), &series)?;
+            for o in &os {
+                let (panel, below) = rest.split_vertically(panel_h);
+                rest = below;
+                let mine: Vec<&Row> = rs.iter().filter(|r| &r.oversub == o).collect();
+                let mut groups: Vec<String> = mine.iter().map(|r| r.workload.clone()).collect();
+                let mut values = pairs(&mine);
+                let mut summary = vec![];
+                for i in 0..2 {
+                    let xs: Vec<f64> = mine.iter().map(|r| kind.pair(r)[i]).collect();
+                    let (label, v) = kind.summary(&xs);
+                    summary.push(Some(v));
+                    if i == 0 {
+                        groups.push(label.to_string());
+                    }
+                }
+                values.push(summary);
+                let all: Vec<usize> = (0..groups.len()).collect();
+                chart::bars(
+                    &panel,
+                    &Bars {
+                        title: &format!("oversubscription {o}"),
+                        y_desc: kind.y_desc(),
+                        groups: &groups,
+                        series: &series,
+                        values: &values,
+                        reference: (kind == Kind::Speedup).then_some(1.0),
+                        y_max: None,
+                        log,
+                        // Speed-ups: the geomean's value; steps: every bar's.
+                        value_labels: if kind == Kind::Speedup {
+                            &all[all.len() - 1..]
+                        } else {
+                            &all
+                        },
+                        fmt: kind.fmt(),
+                    },
+                )?;
+            }
+            Ok(())
+        },
+        done,
+    )
+}
+
+/// The terminal table of `mcmvm sweep --suite forest`, as HTML, with a geomean row per
+/// oversubscription.
+fn table(rs: &[Row]) -> HtmlTable {
+    let tri = |v: [f64; 3], p: usize| v.map(|x| format!("{x:.p$}")).to_vec();
+    let mut rows = Vec::new();
+    for o in oversubs(rs) {
+        let mine: Vec<&Row> = rs.iter().filter(|r| r.oversub == o).collect();
+        for r in &mine {
+            let mut row = vec![r.workload.clone(), r.oversub.clone()];
+            row.push(format!("{:.2}×", r.forest_speedup));
+            row.push(format!("{:.2}×", r.specforest_speedup));
+            row.extend(tri(r.far_faults, 0));
+            row.extend(tri(r.unused_pct, 1));
+            row.extend(tri(r.thrash_x, 2));
+            row.push(format!("{:.0}", r.steps_forest));
+            row.push(format!("{:.0}", r.steps_specforest));
+            row.push(short_classes(&r.classes));
+            rows.push(row);
+        }
+        let f: Vec<f64> = mine.iter().map(|r| r.forest_speedup).collect();
+        let s: Vec<f64> = mine.iter().map(|r| r.specforest_speedup).collect();
+        let mut g = vec!["geomean".to_string(), o.clone()];
+        g.push(format!("{:.3}×", geomean(&f)));
+        g.push(format!("{:.3}×", geomean(&s)));
+        g.resize(16, String::new());
+        rows.push(g);
+    }
+    let header = [
+        "workload",
+        "oversub",
+        "Forest",
+        "SpecForest",
+        "far faults T",
+        "F",
+        "S",
+        "unused % T",
+        "F",
+        "S",
+        "thrash × T",
+        "F",
+        "S",
+        "steps F",
+        "steps S",
+        "classes (Forest)",
+    ];
+    HtmlTable {
+        caption: "Speed-up over TBNp, far faults, unused prefetches, thrashing and profiling \
+                  steps (T = TBNp, F = Forest, S = SpecForest)"
+            .into(),
+        header: header.map(String::from).to_vec(),
+        rows,
+        folded: false,
+    }
+}
+
+/// Classified objects, and only a count of the rest (a DL network has hundreds).
+fn short_classes(classes: &str) -> String {
+    let (named, rest): (Vec<&str>, Vec<&str>) = classes
+        .split(' ')
+        .filter(|c| !c.is_empty())
+        .partition(|c| !c.ends_with(":-"));
+    let mut out = named.join(" ");
+    if !rest.is_empty() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&format!("+{} unclassified", rest.len()));
+    }
+    out
+}
