@@ -121,6 +121,23 @@ fn a_16_object_access_time_tracker_builds_and_agrees_with_the_twin() {
     assert_agrees_with_twin::<Att>(&att16(), att_stimulus(12));
 }
 
+#[test]
+fn a_16_entry_remote_tracker_with_4_bit_counters_saturates_and_agrees_with_the_twin() {
+    let mut cfg = HwConfig::default();
+    cfg.remote_tracker.entries = 16;
+    cfg.remote_tracker.counter_bits = 4;
+    assert_agrees_with_twin::<Rt>(&cfg, rt_stimulus(13));
+}
+
+#[test]
+fn an_att_with_a_non_power_of_two_threshold_and_narrow_timers_agrees_with_the_twin() {
+    let mut cfg = att16();
+    cfg.access_time_tracker.objects = 8;
+    cfg.access_time_tracker.timer_bits = 8;
+    cfg.access_time_tracker.profiling_threshold = 100;
+    assert_agrees_with_twin::<Att>(&cfg, att_stimulus(14));
+}
+
 /// The model directories under `root` (the cache's own temporary directories excluded).
 fn model_dirs(root: &Path, module: &str) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
