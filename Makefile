@@ -1,5 +1,5 @@
 # mcmvm — first commands on a fresh Debian/Ubuntu machine with Rust: `make run`, `make test`.
-# The Makefile installs what it needs: yosys, verilator, iverilog from Debian, and the
+# The Makefile installs what it needs: yosys, verilator, iverilog, opensta from Debian, and the
 # osu018 Liberty file (package qflow-tech-osu018, unpacked locally, without all of qflow).
 
 SHELL := /bin/bash
@@ -12,21 +12,51 @@ MCMVM := target/release/mcmvm
 PGO := target/pgo
 MCMVM_FAST := $(PGO)/mcmvm
 # What the binary is built from: a change retrains and rebuilds it.
-SOURCES := Cargo.toml Cargo.lock $(shell find src protocol rust-models rtl cosim synth testbenches refcheck configs \
+SOURCES := Cargo.toml Cargo.lock $(shell find src protocol rust-models rtl cosim synth testbenches refcheck report configs \
 	-name '*.rs' -o -name '*.toml' -o -name '*.ys' -o -name '*.cpp' -o -name '*.h' 2>/dev/null)
 export MCMVM_LIBERTY := $(abspath $(LIBERTY))
 
-.PHONY: run test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive bench fmt clippy clean
+.PHONY: run test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive bench fmt clippy clean sweep-slurm test-slurm
 
 run: deps build
 	$(MCMVM) hw --out out
 	$(MCMVM) sweep --suite clap --out out/clap
 	$(MCMVM) sweep --suite forest --out out/forest
 	$(MCMVM) hil
+	$(MCMVM) report --out out
 
 # Forest's thresholds one at a time (~190 runs; minutes on 2 cores), not part of `make run`.
 sensitivity: deps build
 	$(MCMVM) sweep --suite forest-sensitivity --out out/forest-sensitivity
+
+# Both studies beyond one machine (docs/cluster.md): each suite's plan (one command a run)
+# submitted as a Slurm job array whose task i runs plan line i+1, each run writing
+# $(SWEEP_OUT)/<suite>/runs/; `mcmvm sweep merge` builds the tables when squeue is empty.
+# SLURM_DIR holds plans, batch scripts and logs; CLAP_ARGS / FOREST_ARGS narrow a suite.
+SLURM_DIR ?= out/slurm
+SWEEP_OUT ?= out
+sweep-slurm: build
+	@command -v sbatch >/dev/null || { echo "sweep-slurm: no sbatch here (a Slurm client is needed)"; exit 1; }
+	@set -e; dir=$(abspath $(SLURM_DIR)); mkdir -p $$dir; for s in clap forest; do \
+		if [ $$s = clap ]; then extra='$(CLAP_ARGS)'; else extra='$(FOREST_ARGS)'; fi; \
+		$(MCMVM) sweep --suite $$s $$extra --out $(abspath $(SWEEP_OUT))/$$s --plan $$dir/$$s.plan; \
+		n=$$(wc -l < $$dir/$$s.plan); \
+		printf '%s\n' '#!/bin/sh' "#SBATCH --job-name=mcmvm-$$s" "#SBATCH --array=0-$$((n - 1))" \
+			"#SBATCH --output=$$dir/$$s-%a.log" \
+			'line=$$(sed -n "$$((SLURM_ARRAY_TASK_ID + 1))p" '"$$dir/$$s.plan"')' \
+			'[ -n "$$line" ] || { echo "no plan line for task $$SLURM_ARRAY_TASK_ID" >&2; exit 2; }' \
+			'exec sh -c "$$line"' > $$dir/$$s.sbatch; \
+		job=$$(sbatch --parsable $$dir/$$s.sbatch); \
+		echo "sweep-slurm: $$s: $$n runs as Slurm array job $${job%%;*} (logs $$dir/$$s-<task>.log)"; \
+	done; \
+	echo "sweep-slurm: when squeue shows them done:"; \
+	echo "  $(MCMVM) sweep merge $(SWEEP_OUT)/clap && $(MCMVM) sweep merge $(SWEEP_OUT)/forest"
+
+# Opt-in: a one-node Slurm cluster on localhost (slurm-wlm and munge from Debian when
+# missing) runs a small `make sweep-slurm`; the merged files must equal the in-process
+# sweep's. Daemons and temporary files are gone afterwards.
+test-slurm: build
+	MCMVM=$(abspath $(MCMVM)) tests/slurm/run.sh
 
 test: deps
 	$(CARGO) test --release --workspace
@@ -106,12 +136,14 @@ deps: .deps-stamp $(LIBERTY)
 # apt-get update runs once, and only when something is missing.
 .deps-stamp:
 	@missing=""; \
-	for t in yosys verilator iverilog; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	for tp in yosys:yosys verilator:verilator iverilog:iverilog sta:opensta; do \
+		command -v $${tp%%:*} >/dev/null || missing="$$missing $${tp#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
-	@for t in yosys verilator iverilog; do command -v $$t >/dev/null || { echo "$$t is still missing: apt-get install $$t"; exit 1; }; done
+	@for tp in yosys:yosys verilator:verilator iverilog:iverilog sta:opensta; do \
+		command -v $${tp%%:*} >/dev/null || { echo "$${tp%%:*} is still missing: apt-get install $${tp#*:}"; exit 1; }; done
 	@touch $@
 
 $(LIBERTY):

@@ -12,6 +12,7 @@ pub mod prefetch;
 pub mod report;
 pub mod run;
 pub mod sweep;
+pub mod sweep_plan;
 pub mod synth;
 pub mod verilog;
 pub mod workloads;

@@ -4,20 +4,33 @@
 //! indicatif progress bar), then Figure 18 (speed-up over s64k, remote ratio, geometric
 //! means; CLAP against s64k and s2m) and Table 4 (page size per structure), with CSV and
 //! JSON written to `--out`. `forest`: the UVM study, run by `mcmvm_models::uvm`.
+//!
+//! Beyond one machine (clap and forest; `sweep_plan`): `--plan FILE` writes one shell
+//! command per run, `--task-id N` runs one job of the fixed job list into `OUT/runs/`, and
+//! `mcmvm sweep merge OUT` builds the same tables and files from those runs.
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{sweep, RunReport};
+use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
+use mcmvm_models::uvm::sweep::{forest_jobs, ForestJob};
+use mcmvm_models::uvm::{sweep_forest, SweepOptions};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    disable_help_subcommand = true
+)]
 pub struct Args {
+    #[command(subcommand)]
+    pub merge: Option<Merge>,
     /// Study: `clap` (MCM page placement), `forest` (UVM oversubscription) or
     /// `forest-sensitivity` (Forest's thresholds, one at a time).
-    #[arg(long)]
-    pub suite: String,
+    #[arg(long, required = true)]
+    pub suite: Option<String>,
     /// Configuration (default: configs/mcm-4chiplet.toml for clap, configs/uvm-turing.toml
     /// for forest).
     #[arg(long)]
@@ -34,7 +47,7 @@ pub struct Args {
     /// clap: comma-separated policies (the first one that is s64k is the baseline).
     #[arg(long, default_value = "s64k,s2m,olp,clap,ideal,s4k")]
     pub policies: String,
-    /// clap: only these workloads (comma-separated; default: the whole suite).
+    /// clap, forest: only these workloads (comma-separated; default: the whole suite).
     #[arg(long)]
     pub workloads: Option<String>,
     /// forest: oversubscription ratios, comma-separated (default: the config's).
@@ -42,23 +55,81 @@ pub struct Args {
     pub oversub: Option<String>,
     #[command(flatten)]
     pub hw: super::common::HwArgs,
+    /// clap, forest: write one shell command per run into FILE instead of running (GNU
+    /// parallel, a Slurm array or HTCondor can run the lines), then `mcmvm sweep merge OUT`.
+    #[arg(long, value_name = "FILE", conflicts_with = "task_id")]
+    pub plan: Option<PathBuf>,
+    /// clap, forest: run only job N (0-based) of the sweep's fixed job list, into
+    /// OUT/runs/; a result already there is kept. Default: $SLURM_ARRAY_TASK_ID, if set.
+    #[arg(long, value_name = "N")]
+    pub task_id: Option<String>,
+}
+
+#[derive(clap::Subcommand)]
+pub enum Merge {
+    /// Build a sweep's tables, CSVs and JSON from the runs `--task-id` wrote into DIR/runs.
+    Merge(super::sweep_plan::MergeArgs),
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if let Some(Merge::Merge(m)) = args.merge {
+        return super::sweep_plan::merge(m);
+    }
     if args.hw.record_ports.is_some() {
         anyhow::bail!(
             "--record-ports goes with `mcmvm run` (a sweep's runs would write the same files)"
         );
     }
-    match args.suite.as_str() {
-        "clap" => run_clap(args),
-        "forest" => run_forest(args),
+    let suite = args.suite.clone().unwrap_or_default();
+    let split = matches!(suite.as_str(), "clap" | "forest");
+    // A plan lists every job, even inside a Slurm array task.
+    let task = if split && args.plan.is_none() {
+        super::sweep_plan::task_id(args.task_id.as_deref())?
+    } else {
+        None
+    };
+    if !split && (args.plan.is_some() || args.task_id.is_some()) {
+        anyhow::bail!("--plan and --task-id go with --suite clap or forest");
+    }
+    match suite.as_str() {
+        "clap" | "forest" if args.plan.is_some() || task.is_some() => {
+            super::sweep_plan::run(&args, &suite, task)
+        }
+        "clap" => run_clap(&args, clap_sweep(&args)?),
+        "forest" => run_forest(&args, forest_sweep(&args)?),
         "forest-sensitivity" => run_sensitivity(args),
         other => anyhow::bail!("unknown suite `{other}` (valid: clap, forest, forest-sensitivity)"),
     }
 }
 
-fn run_clap(args: Args) -> anyhow::Result<u8> {
+/// `--workloads`, checked against a suite (None: not given).
+fn workload_filter(args: &Args, suite: &[&str]) -> anyhow::Result<Option<Vec<String>>> {
+    let Some(ws) = &args.workloads else {
+        return Ok(None);
+    };
+    let keep: Vec<String> = ws.split(',').map(|w| w.trim().to_string()).collect();
+    for k in &keep {
+        if !suite.contains(&k.as_str()) {
+            anyhow::bail!(
+                "--workloads: `{k}` is not in the {} suite ({})",
+                args.suite.as_deref().unwrap_or_default(),
+                suite.join(", ")
+            );
+        }
+    }
+    Ok(Some(keep))
+}
+
+/// A CLAP sweep: its configuration and its fixed job list.
+pub(super) struct ClapSweep {
+    pub cfg: GpuConfig,
+    pub config: PathBuf,
+    pub policies: Vec<PolicyKind>,
+    pub jobs: Vec<sweep::Job>,
+    pub out: PathBuf,
+}
+
+pub(super) fn clap_sweep(args: &Args) -> anyhow::Result<ClapSweep> {
     let config = args
         .config
         .clone()
@@ -74,30 +145,32 @@ fn run_clap(args: Args) -> anyhow::Result<u8> {
         anyhow::bail!("--policies must include s64k, the baseline of Figure 18");
     }
     let mut jobs = sweep::clap_jobs(&policies);
-    if let Some(ws) = &args.workloads {
-        let keep: Vec<&str> = ws.split(',').map(str::trim).collect();
-        for k in &keep {
-            if !mcmvm_models::workload::clap_suite().iter().any(|s| s == k) {
-                anyhow::bail!(
-                    "--workloads: `{k}` is not in the clap suite ({})",
-                    mcmvm_models::workload::clap_suite().join(", ")
-                );
-            }
-        }
-        jobs.retain(|j| keep.contains(&j.workload.as_str()));
+    if let Some(keep) = workload_filter(args, mcmvm_models::workload::clap_suite())? {
+        jobs.retain(|j| keep.contains(&j.workload));
     }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out/clap"));
+    Ok(ClapSweep {
+        cfg,
+        config,
+        policies,
+        jobs,
+        out,
+    })
+}
+
+fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
+    let (cfg, jobs) = (&s.cfg, &s.jobs);
     println!(
         "sweep clap: {} runs ({} workloads x {} policies), scale {}, seed {}, config {}, {} threads",
         jobs.len(),
-        jobs.len() / policies.len().max(1),
-        policies.len(),
+        jobs.len() / s.policies.len().max(1),
+        s.policies.len(),
         args.scale,
         args.seed,
-        config.display(),
+        s.config.display(),
         rayon::current_num_threads()
     );
     let bar = ProgressBar::new(jobs.len() as u64);
@@ -108,7 +181,7 @@ fn run_clap(args: Args) -> anyhow::Result<u8> {
     let results: Vec<(sweep::Job, Result<RunReport, String>)> = jobs
         .par_iter()
         .map(|job| {
-            let r = sweep::run_job(&cfg, job, args.scale, args.seed).map_err(|e| e.to_string());
+            let r = sweep::run_job(cfg, job, args.scale, args.seed).map_err(|e| e.to_string());
             bar.set_message(format!("{} {}", job.workload, job.policy));
             bar.inc(1);
             (job.clone(), r)
@@ -126,52 +199,68 @@ fn run_clap(args: Args) -> anyhow::Result<u8> {
             }
         }
     }
-    print!("{}", sweep::figure18(&runs));
-    println!();
-    print!("{}", sweep::table4(&runs));
-    let speed: f64 = runs.iter().map(|r| r.speed).sum::<f64>() / runs.len().max(1) as f64;
-    println!(
-        "mean speed: {speed:.0} warp mem-instr/s per run (seed {})",
-        args.seed
-    );
-    write_outputs(&out, &runs)?;
-    println!(
-        "wrote {}/clap.csv, clap_structures.csv, clap.json",
-        out.display()
-    );
+    let reports = runs
+        .iter()
+        .map(serde_json::to_string_pretty)
+        .collect::<Result<Vec<_>, _>>()?;
+    clap_outputs(&s.out, &sweep::summaries(&runs), &reports, args.seed)?;
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
-fn write_outputs(dir: &Path, runs: &[RunReport]) -> anyhow::Result<()> {
+/// Figure 18, Table 4 and the mean speed on the terminal; `clap.csv`,
+/// `clap_structures.csv` and `clap.json` (from each run's pretty JSON) in `dir`. The
+/// in-process sweep and `mcmvm sweep merge` both end here.
+pub(super) fn clap_outputs(
+    dir: &Path,
+    runs: &[sweep::RunSummary],
+    reports: &[String],
+    seed: u64,
+) -> anyhow::Result<()> {
+    print!("{}", sweep::figure18_of(runs));
+    println!();
+    print!("{}", sweep::table4_of(runs));
+    let speed: f64 = runs.iter().map(|r| r.speed).sum::<f64>() / runs.len().max(1) as f64;
+    println!("mean speed: {speed:.0} warp mem-instr/s per run (seed {seed})");
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let write = |name: &str, text: String| {
         let p = dir.join(name);
         std::fs::write(&p, text).with_context(|| format!("{}: cannot write", p.display()))
     };
-    write("clap.csv", sweep::csv(runs))?;
-    write("clap_structures.csv", sweep::alloc_csv(runs))?;
-    write("clap.json", serde_json::to_string_pretty(runs)?)?;
+    write("clap.csv", sweep::csv_of(runs))?;
+    write("clap_structures.csv", sweep::alloc_csv_of(runs))?;
+    write("clap.json", sweep::runs_json(reports))?;
+    println!(
+        "wrote {}/clap.csv, clap_structures.csv, clap.json",
+        dir.display()
+    );
     Ok(())
 }
 
-fn run_forest(args: Args) -> anyhow::Result<u8> {
-    use mcmvm_models::uvm::{sweep_forest, SweepOptions};
+/// A Forest sweep: its options and its fixed job list.
+pub(super) struct ForestSweep {
+    pub opts: SweepOptions,
+    pub config: PathBuf,
+    pub jobs: Vec<ForestJob>,
+    pub out: PathBuf,
+}
+
+pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
     let config = args
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
     let mut cfg = super::configs::uvm(&config, &[])?;
-    let mut hw = mcmvm_models::config::HwConfig::default();
-    hw.access_time_tracker = cfg.att.clone();
+    let hw = mcmvm_models::config::HwConfig {
+        access_time_tracker: cfg.att.clone(),
+        ..Default::default()
+    };
     cfg.engines = args.hw.hardware(&hw)?;
     let mut opts = SweepOptions::new(cfg);
     opts.scale = args.scale;
     opts.seed = args.seed;
-    opts.out_dir = Some(
-        args.out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("out/forest")),
-    );
+    if let Some(keep) = workload_filter(args, mcmvm_models::workload::forest_suite())? {
+        opts.workloads.retain(|w| keep.contains(w));
+    }
     if let Some(list) = &args.oversub {
         opts.oversubs = list
             .split(',')
@@ -182,11 +271,27 @@ fn run_forest(args: Args) -> anyhow::Result<u8> {
             })
             .collect::<Result<_, _>>()?;
     }
+    let jobs = forest_jobs(&opts)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out/forest"));
+    Ok(ForestSweep {
+        opts,
+        config,
+        jobs,
+        out,
+    })
+}
+
+fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
+    let mut opts = s.opts;
+    opts.out_dir = Some(s.out);
     println!(
         "sweep forest: scale {}, seed {}, config {}",
         args.scale,
         args.seed,
-        config.display()
+        s.config.display()
     );
     let report = sweep_forest(&opts)?;
     print!("{}", report.table());

@@ -2,12 +2,14 @@
 //! tables the paper reports — Figure 18 (speed-up over S-64KB and remote-access ratio, with
 //! geometric means) and Table 4 (the page size CLAP chose for each workload's largest data
 //! structures). The parallel loop and the progress bar live in the CLI; this module runs
-//! one job and formats results.
+//! one job and formats results. The tables are built from [`RunSummary`]s, so a sweep run
+//! as separate jobs (one per process, `mcmvm sweep --task-id`) merges into the same text.
 
 use super::metrics::RunReport;
 use super::simulate::{simulate, RunSpec};
 use super::{GpuConfig, GpuError};
 use crate::driver::PolicyKind;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
 /// The policies of Figure 18, baseline first.
@@ -53,11 +55,111 @@ pub fn run_job(cfg: &GpuConfig, job: &Job, scale: f64, seed: u64) -> Result<RunR
     )
 }
 
-fn find<'a>(runs: &'a [RunReport], w: &str, p: &str) -> Option<&'a RunReport> {
+/// What the tables of the study need from one run: Figure 18, Table 4 and the two CSVs,
+/// without the rest of the report. A sweep run as separate jobs (`--task-id`) stores it
+/// next to the full report, and the merge builds the tables from it alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub workload: String,
+    pub policy: String,
+    pub cycles: u64,
+    #[serde(with = "exact_f64")]
+    pub remote_ratio: f64,
+    /// Warp memory instructions per wall-clock second (varies from run to run).
+    #[serde(with = "exact_f64")]
+    pub speed: f64,
+    pub allocs: Vec<AllocSummary>,
+    /// The run's row of `clap.csv`.
+    pub csv_row: String,
+    /// The run's rows of `clap_structures.csv`.
+    pub structure_rows: Vec<String>,
+}
+
+/// One data structure of a [`RunSummary`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllocSummary {
+    pub name: String,
+    pub bytes: u64,
+    pub page_size: String,
+}
+
+impl RunSummary {
+    /// The summary of a finished run.
+    pub fn of(r: &RunReport) -> RunSummary {
+        RunSummary {
+            workload: r.workload.clone(),
+            policy: r.policy.clone(),
+            cycles: r.cycles,
+            remote_ratio: r.remote_ratio,
+            speed: r.speed,
+            allocs: r
+                .allocs
+                .iter()
+                .map(|a| AllocSummary {
+                    name: a.name.clone(),
+                    bytes: a.bytes,
+                    page_size: a.page_size.clone(),
+                })
+                .collect(),
+            csv_row: r.csv_row(),
+            structure_rows: structure_rows(r),
+        }
+    }
+}
+
+/// Summaries of runs, in order.
+pub fn summaries(runs: &[RunReport]) -> Vec<RunSummary> {
+    runs.iter().map(RunSummary::of).collect()
+}
+
+/// Serde for `f64` fields that must survive a JSON round trip bit for bit: written as a
+/// string of Rust's shortest round-trip text (`"0.1"`, `"NaN"`), read back with
+/// `str::parse`, which is exact. (serde_json's own float parsing is best-effort unless its
+/// `float_roundtrip` feature is on, so the last digit of a 17-digit number may move.)
+pub mod exact_f64 {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{x:?}"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse()
+            .map_err(|_| D::Error::custom(format!("`{s}` is not a number")))
+    }
+}
+
+/// Pretty JSON of an array whose elements are already pretty JSON texts (each as
+/// `serde_json::to_string_pretty` writes it), placed at nesting `level`: byte for byte what
+/// `to_string_pretty` writes for the array of the elements themselves.
+pub fn pretty_array(items: &[String], level: usize) -> String {
+    if items.is_empty() {
+        return "[]".to_string();
+    }
+    let pad = "  ".repeat(level + 1);
+    let body: Vec<String> = items
+        .iter()
+        .map(|t| {
+            t.lines()
+                .map(|l| format!("{pad}{l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    format!("[\n{}\n{}]", body.join(",\n"), "  ".repeat(level))
+}
+
+/// `clap.json`: every run's full report, from each run's pretty JSON (see [`pretty_array`]).
+pub fn runs_json(reports: &[String]) -> String {
+    pretty_array(reports, 0)
+}
+
+fn find<'a>(runs: &'a [RunSummary], w: &str, p: &str) -> Option<&'a RunSummary> {
     runs.iter().find(|r| r.workload == w && r.policy == p)
 }
 
-fn workloads_in_order(runs: &[RunReport]) -> Vec<String> {
+fn workloads_in_order(runs: &[RunSummary]) -> Vec<String> {
     let mut ws: Vec<String> = Vec::new();
     for r in runs {
         if !ws.contains(&r.workload) {
@@ -67,7 +169,7 @@ fn workloads_in_order(runs: &[RunReport]) -> Vec<String> {
     ws
 }
 
-fn policies_in_order(runs: &[RunReport]) -> Vec<String> {
+fn policies_in_order(runs: &[RunSummary]) -> Vec<String> {
     let mut ps: Vec<String> = Vec::new();
     for r in runs {
         if !ps.contains(&r.policy) {
@@ -84,7 +186,7 @@ pub fn geomean(xs: &[f64]) -> Option<f64> {
 }
 
 /// Speed-up of `policy` over `base` on workload `w`: base cycles / policy cycles.
-pub fn speedup(runs: &[RunReport], w: &str, policy: &str, base: &str) -> Option<f64> {
+pub fn speedup(runs: &[RunSummary], w: &str, policy: &str, base: &str) -> Option<f64> {
     let b = find(runs, w, base)?;
     let p = find(runs, w, policy)?;
     (p.cycles > 0).then(|| b.cycles as f64 / p.cycles as f64)
@@ -93,6 +195,11 @@ pub fn speedup(runs: &[RunReport], w: &str, policy: &str, base: &str) -> Option<
 /// Figure 18 as text: per workload, each policy's speed-up over s64k and its remote ratio;
 /// then the geometric means, and CLAP's geometric mean against s64k and against s2m.
 pub fn figure18(runs: &[RunReport]) -> String {
+    figure18_of(&summaries(runs))
+}
+
+/// [`figure18`] from run summaries.
+pub fn figure18_of(runs: &[RunSummary]) -> String {
     let ws = workloads_in_order(runs);
     let ps = policies_in_order(runs);
     let mut s = String::new();
@@ -143,6 +250,11 @@ pub fn figure18(runs: &[RunReport]) -> String {
 
 /// Table 4 as text: the page size CLAP gave each workload's three largest structures.
 pub fn table4(runs: &[RunReport]) -> String {
+    table4_of(&summaries(runs))
+}
+
+/// [`table4`] from run summaries.
+pub fn table4_of(runs: &[RunSummary]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -173,10 +285,15 @@ pub fn table4(runs: &[RunReport]) -> String {
 
 /// CSV of every run (header + rows).
 pub fn csv(runs: &[RunReport]) -> String {
+    csv_of(&summaries(runs))
+}
+
+/// [`csv`] from run summaries.
+pub fn csv_of(runs: &[RunSummary]) -> String {
     let mut s = String::from(RunReport::CSV_HEADER);
     s.push('\n');
     for r in runs {
-        s.push_str(&r.csv_row());
+        s.push_str(&r.csv_row);
         s.push('\n');
     }
     s
@@ -184,13 +301,29 @@ pub fn csv(runs: &[RunReport]) -> String {
 
 /// CSV of every structure of every run: the per-structure view behind Table 4.
 pub fn alloc_csv(runs: &[RunReport]) -> String {
+    alloc_csv_of(&summaries(runs))
+}
+
+/// [`alloc_csv`] from run summaries.
+pub fn alloc_csv_of(runs: &[RunSummary]) -> String {
     let mut s = String::from(
         "workload,policy,structure,bytes,page_size,lines,remote_ratio,rt_remote_ratio,walks\n",
     );
     for r in runs {
-        for a in &r.allocs {
-            let _ = writeln!(
-                s,
+        for row in &r.structure_rows {
+            s.push_str(row);
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// A run's rows of [`alloc_csv`] (no newlines).
+fn structure_rows(r: &RunReport) -> Vec<String> {
+    r.allocs
+        .iter()
+        .map(|a| {
+            format!(
                 "{},{},{},{},{},{},{:.6},{},{}",
                 r.workload,
                 r.policy,
@@ -203,8 +336,74 @@ pub fn alloc_csv(runs: &[RunReport]) -> String {
                     .map(|x| format!("{x:.6}"))
                     .unwrap_or_default(),
                 a.walks
-            );
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{exact_f64, pretty_array};
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize)]
+    struct Item {
+        name: String,
+        xs: Vec<f64>,
+        empty: Vec<u8>,
+        nested: Vec<Vec<u32>>,
+        none: Option<u8>,
+    }
+
+    fn item(i: u32) -> Item {
+        Item {
+            name: format!("item \"{i}\"\nsecond line"),
+            xs: vec![0.1 * i as f64, 1.0 / 3.0],
+            empty: vec![],
+            nested: vec![vec![i], vec![]],
+            none: None,
         }
     }
-    s
+
+    #[test]
+    fn pretty_array_is_what_serde_json_writes() {
+        for n in 0..3 {
+            let items: Vec<Item> = (0..n).map(item).collect();
+            let texts: Vec<String> = items
+                .iter()
+                .map(|i| serde_json::to_string_pretty(i).unwrap())
+                .collect();
+            assert_eq!(
+                pretty_array(&texts, 0),
+                serde_json::to_string_pretty(&items).unwrap()
+            );
+            #[derive(Serialize)]
+            struct Outer<'a> {
+                a: u8,
+                runs: &'a [Item],
+            }
+            let outer = serde_json::to_string_pretty(&Outer { a: 1, runs: &items }).unwrap();
+            let composed = format!(
+                "{{\n  \"a\": 1,\n  \"runs\": {}\n}}",
+                pretty_array(&texts, 1)
+            );
+            assert_eq!(composed, outer);
+        }
+    }
+
+    #[test]
+    fn exact_f64_round_trips_every_bit() {
+        #[derive(Serialize, Deserialize)]
+        struct X(#[serde(with = "exact_f64")] f64);
+        let mut x = 0.123_456_789_012_345_67_f64;
+        for _ in 0..10_000 {
+            x = (x * 7.77 + 0.000_123).fract() + 1e-300 * x;
+            let text = serde_json::to_string(&X(x)).unwrap();
+            let back: X = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.0.to_bits(), x.to_bits(), "{text}");
+        }
+        let back: X = serde_json::from_str("\"NaN\"").unwrap();
+        assert!(back.0.is_nan());
+        assert!(serde_json::from_str::<X>("\"zz\"").is_err());
+    }
 }
