@@ -16,6 +16,9 @@ mod host_pages;
     about = "GPU virtual-memory co-simulation: CLAP, Forest, amdgpu fragments"
 )]
 struct Cli {
+    /// No progress bars or informational lines on stderr (results and errors only).
+    #[arg(long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
     // Before anything is allocated in earnest (the model's state is hit at random).
     host_pages::heap_on_huge_pages();
     let cli = Cli::parse();
+    cmd::progress::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Verilog(a) => cmd::verilog::run(a),
         Command::Lint(a) => cmd::lint::run(a),

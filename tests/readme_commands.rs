@@ -55,9 +55,61 @@ fn every_readme_example_runs_as_written() {
 fn a_run_works_in_an_empty_directory() {
     let dir = std::env::temp_dir().join(format!("mcmvm-empty-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let out = mcmvm(&["run", "--workload", "bfs", "--policy", "clap", "--scale", "0.05"], &dir);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = mcmvm(
+        &[
+            "run",
+            "--workload",
+            "bfs",
+            "--policy",
+            "clap",
+            "--scale",
+            "0.05",
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = mcmvm(&["config", "show", "uvm-turing"], &dir);
     assert!(String::from_utf8_lossy(&out.stdout).contains("[host_link]"));
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn quiet_runs_write_nothing_to_stderr_and_json_goes_to_its_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let json = std::env::temp_dir().join(format!("mcmvm-quiet-{}.json", std::process::id()));
+    let json_arg = json.to_string_lossy().into_owned();
+    let args = [
+        "--quiet",
+        "run",
+        "--workload",
+        "bfs",
+        "--policy",
+        "clap",
+        "--scale",
+        "0.05",
+        "--hw",
+        "verilator",
+        "--json",
+        &json_arg,
+    ];
+    let out = mcmvm(&args, root);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hardware (--hw verilator)"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json written")).expect("json");
+    assert_eq!(v["hardware"]["engine"], "verilator");
+    let _ = std::fs::remove_file(json);
 }

@@ -9,6 +9,16 @@
 //! directory's rename is atomic, so a cache directory either holds a finished build or does
 //! not exist; the loser of a race deletes its own copy and uses the winner's.
 
+/// A progress line about a model build on stderr, unless `MCMVM_QUIET` is set (the CLI's
+/// `--quiet`). Verilator's warnings are printed regardless.
+macro_rules! announce {
+    ($($arg:tt)*) => {
+        if std::env::var_os("MCMVM_QUIET").is_none() {
+            eprintln!($($arg)*);
+        }
+    };
+}
+
 use crate::error::CosimError;
 use crate::verilator_build::{
     build_runtime, compile, library_name, verilate, Sources, Tools, CXX_FLAGS, LINK_FLAGS,
@@ -109,7 +119,7 @@ pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached,
         });
     }
     create_root(root)?;
-    eprintln!(
+    announce!(
         "verilator: building {} for {} (first use; cached in {})",
         src.module,
         src.params,
@@ -121,7 +131,7 @@ pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached,
         let _ = std::fs::remove_dir_all(&tmp);
     })?;
     let built = publish(&tmp, &dir, &library)?;
-    eprintln!(
+    announce!(
         "verilator: built {} in {:.1} s ({} warning(s){})",
         src.module,
         start.elapsed().as_secs_f64(),
@@ -180,7 +190,7 @@ fn runtime(
     if objects.iter().all(|o| o.is_file()) {
         return Ok(objects);
     }
-    eprintln!(
+    announce!(
         "verilator: compiling Verilator's runtime (once per Verilator version; cached in {})",
         dir.display()
     );
@@ -190,7 +200,7 @@ fn runtime(
         let _ = std::fs::remove_dir_all(&tmp);
     })?;
     publish(&tmp, &dir, &objects[0])?;
-    eprintln!(
+    announce!(
         "verilator: compiled Verilator's runtime in {:.1} s",
         start.elapsed().as_secs_f64()
     );

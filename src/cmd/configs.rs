@@ -135,7 +135,9 @@ mod tests {
         hw(Path::new("/nowhere/configs/hw.toml")).unwrap();
         assert!(is_uvm(Path::new("uvm-turing")).unwrap());
         assert!(!is_uvm(Path::new("mcm-4chiplet")).unwrap());
-        let e = gpu(Path::new("/nowhere/mcm-9chiplet.toml")).unwrap_err().to_string();
+        let e = gpu(Path::new("/nowhere/mcm-9chiplet.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot read"), "{e}");
         // A directory other than `configs` does not alias a built-in.
         assert!(gpu(Path::new("/elsewhere/mcm-4chiplet.toml")).is_err());

@@ -102,6 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         args.scale, args.seed, args.rounds
     );
     // Build (or load) every Verilator model before timing anything.
+    super::progress::note("hil: loading (or building) the Verilator models, one untimed run each");
     clap_run(HwMode::Verilator)?;
     forest_run(HwMode::Verilator)?;
     println!(
@@ -109,6 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         "run", "--hw", "wall s", "÷ twin", "compared", "ref-checked", "figures"
     );
     let mut same = true;
+    let bar = super::progress::bar((2 * args.rounds * MODES.len()) as u64, "runs");
     for (name, run) in [
         (
             "bfs / clap (MCM GPU)",
@@ -120,7 +122,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         let mut last: Vec<Option<Outcome>> = (0..MODES.len()).map(|_| None).collect();
         for _ in 0..args.rounds {
             for (i, &m) in MODES.iter().enumerate() {
+                bar.set_message(format!("{name}, --hw {}", m.name()));
                 let o = run(m)?;
+                bar.inc(1);
                 times[i].push(o.seconds);
                 last[i] = Some(o);
             }

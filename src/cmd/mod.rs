@@ -9,6 +9,7 @@ pub mod hw;
 pub mod lint;
 pub mod pagetable;
 pub mod prefetch;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod sweep;

@@ -93,8 +93,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         scale: args.scale,
         seed: args.seed,
     };
-    let report = simulate(&cfg, w, spec)
-        .with_context(|| format!("workload {}, policy {}", w.name(), policy))?;
+    let spin = super::progress::spinner(format!("simulating {} under {policy}", w.name()));
+    let report = simulate(&cfg, w, spec);
+    spin.finish_and_clear();
+    let report = report.with_context(|| format!("workload {}, policy {}", w.name(), policy))?;
     source.check_complete()?;
     print!("{}", report.table());
     print!("{}", report.hardware.table());
@@ -133,8 +135,10 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         w.name(),
         policy.name()
     );
-    let m = uvm::run_workload(w.as_ref(), &ucfg, policy, false)
-        .with_context(|| format!("workload {}, uvm {}", w.name(), policy.name()))?;
+    let spin = super::progress::spinner(format!("simulating {} under {}", w.name(), policy.name()));
+    let m = uvm::run_workload(w.as_ref(), &ucfg, policy, false);
+    spin.finish_and_clear();
+    let m = m.with_context(|| format!("workload {}, uvm {}", w.name(), policy.name()))?;
     print!("{}", m.table());
     print!("{}", m.hardware.table());
     println!(
@@ -216,7 +220,14 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         scale: args.scale,
         seed: args.seed,
     };
-    let r = uvm::run_on_gpu(&cfg, &ucfg, w, spec, policy, false).with_context(|| {
+    let spin = super::progress::spinner(format!(
+        "simulating {} under {placement} with UVM {}",
+        w.name(),
+        policy.name()
+    ));
+    let r = uvm::run_on_gpu(&cfg, &ucfg, w, spec, policy, false);
+    spin.finish_and_clear();
+    let r = r.with_context(|| {
         format!(
             "workload {}, policy {}, uvm {}",
             w.name(),

@@ -10,7 +10,6 @@
 //! `mcmvm sweep merge OUT` builds the same tables and files from those runs.
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
 use mcmvm_models::uvm::sweep::{forest_jobs, ForestJob};
@@ -173,11 +172,7 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
         s.config.display(),
         rayon::current_num_threads()
     );
-    let bar = ProgressBar::new(jobs.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed_precise} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let bar = super::progress::bar(jobs.len() as u64, "runs");
     let results: Vec<(sweep::Job, Result<RunReport, String>)> = jobs
         .par_iter()
         .map(|job| {
@@ -293,7 +288,14 @@ fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
         args.seed,
         s.config.display()
     );
-    let report = sweep_forest(&opts)?;
+    let runs = opts.workloads.len() * opts.oversubs.len() * 3;
+    let bar = super::progress::bar(runs as u64, "runs");
+    let tick = bar.clone();
+    opts.progress =
+        mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move || tick.inc(1))));
+    let report = sweep_forest(&opts);
+    bar.finish_and_clear();
+    let report = report?;
     print!("{}", report.table());
     // sweep_forest writes its CSV and JSON into out_dir itself.
     if let Some(dir) = &opts.out_dir {

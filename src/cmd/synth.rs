@@ -43,8 +43,11 @@ pub fn synthesize(args: &Args) -> anyhow::Result<Vec<AreaReport>> {
         );
     }
     let mut out = Vec::new();
+    let bar = super::progress::bar((libs.len() * files.len()) as u64, "blocks synthesised");
     for lib in &libs {
         for (b, path) in &files {
+            bar.set_message(format!("{} on {}", b.module_name(), lib.name));
+            bar.inc(1);
             out.push(mcmvm_synth::area::synthesize_on(
                 &tools,
                 lib,

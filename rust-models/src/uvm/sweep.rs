@@ -29,6 +29,22 @@ pub struct SweepOptions {
     pub seed: u64,
     /// Where `forest.csv` and `forest.json` go (None: not written).
     pub out_dir: Option<PathBuf>,
+    /// Called after each run (the CLI's progress bar).
+    pub progress: Progress,
+}
+
+/// A callback per finished run; none by default.
+#[derive(Clone, Default)]
+pub struct Progress(pub Option<std::sync::Arc<dyn Fn() + Send + Sync>>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Progress(on)"
+        } else {
+            "Progress(off)"
+        })
+    }
 }
 
 impl SweepOptions {
@@ -44,6 +60,7 @@ impl SweepOptions {
             scale: 1.0,
             seed: 1,
             out_dir: None,
+            progress: Progress::default(),
         }
     }
 }
@@ -265,7 +282,13 @@ pub fn summaries_of(oversubs: &[f64], rows: &[SweepRow]) -> Vec<SweepSummary> {
 /// Run the sweep, runs spread over the machine's cores (`MCMVM_THREADS` caps them).
 pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
     let jobs = forest_jobs(opts)?;
-    let runs = run_parallel(&jobs, |job| run_forest_job(opts, job))?;
+    let runs = run_parallel(&jobs, |job| {
+        let r = run_forest_job(opts, job);
+        if let Some(p) = &opts.progress.0 {
+            p();
+        }
+        r
+    })?;
     let parts: Vec<RunPart> = runs.iter().map(RunPart::of).collect();
     let rows: Vec<SweepRow> = parts
         .chunks(3)
