@@ -6,6 +6,7 @@ use super::common::{emit_verilog, load_hw_config};
 use mcmvm_cosim::{lockstep, CosimBlock, EngineKind, LockstepOptions, LockstepReport};
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::BlockKind;
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -61,44 +62,55 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     );
     let files = emit_verilog(&vdir, &cfg, &BlockKind::ALL)?;
     let tools = mcmvm_synth::Tools::discover()?;
-    let mut rows = Vec::new();
-    for (b, path) in &files {
-        let lint = match mcmvm_synth::lint(&tools, path, b.module_name(), &vdir.join("lint")) {
-            Ok(r) if r.clean() => "clean".to_string(),
-            Ok(r) => format!("{} msg", r.verilator.len() + r.yosys.len()),
-            Err(e) => format!("error: {e}"),
-        };
-        let area = mcmvm_synth::synthesize(&tools, path, b.module_name(), &vdir.join("synth")).ok();
-        let wave = wdir.join(format!("{}.vcd", b.short_name()));
-        let n = args.cycles;
-        let lockstep = match b {
-            BlockKind::RemoteTracker => cosim::<mcmvm_cosim::Rt>(
-                &cfg,
-                n,
-                &wave,
-                mcmvm_testbenches::remote_tracker::random(&cfg, args.seed),
-            ),
-            BlockKind::TlbCoalescer => cosim::<mcmvm_cosim::Coalescer>(
-                &cfg,
-                n,
-                &wave,
-                mcmvm_testbenches::tlb_coalescer::random(&cfg, args.seed),
-            ),
-            BlockKind::AccessTimeTracker => cosim::<mcmvm_cosim::Att>(
-                &cfg,
-                n,
-                &wave,
-                mcmvm_testbenches::access_time_tracker::random(&cfg, args.seed),
-            ),
-        };
-        rows.push(Row {
-            block: *b,
-            lint,
-            area,
-            lockstep,
-            wave,
-        });
-    }
+    // The blocks are independent: lint, synthesis and lockstep of each run on their own
+    // thread (rows come back in block order).
+    let bar = super::progress::bar(
+        files.len() as u64,
+        "blocks linted, synthesised and run in lockstep",
+    );
+    let rows: Vec<Row> = files
+        .par_iter()
+        .map(|(b, path)| {
+            let lint = match mcmvm_synth::lint(&tools, path, b.module_name(), &vdir.join("lint")) {
+                Ok(r) if r.clean() => "clean".to_string(),
+                Ok(r) => format!("{} msg", r.verilator.len() + r.yosys.len()),
+                Err(e) => format!("error: {e}"),
+            };
+            let area =
+                mcmvm_synth::synthesize(&tools, path, b.module_name(), &vdir.join("synth")).ok();
+            let wave = wdir.join(format!("{}.vcd", b.short_name()));
+            let n = args.cycles;
+            let lockstep = match b {
+                BlockKind::RemoteTracker => cosim::<mcmvm_cosim::Rt>(
+                    &cfg,
+                    n,
+                    &wave,
+                    mcmvm_testbenches::remote_tracker::random(&cfg, args.seed),
+                ),
+                BlockKind::TlbCoalescer => cosim::<mcmvm_cosim::Coalescer>(
+                    &cfg,
+                    n,
+                    &wave,
+                    mcmvm_testbenches::tlb_coalescer::random(&cfg, args.seed),
+                ),
+                BlockKind::AccessTimeTracker => cosim::<mcmvm_cosim::Att>(
+                    &cfg,
+                    n,
+                    &wave,
+                    mcmvm_testbenches::access_time_tracker::random(&cfg, args.seed),
+                ),
+            };
+            bar.inc(1);
+            Row {
+                block: *b,
+                lint,
+                area,
+                lockstep,
+                wave,
+            }
+        })
+        .collect();
+    bar.finish_and_clear();
     let reports: Vec<_> = rows.iter().filter_map(|r| r.area.clone()).collect();
     super::synth::print_table(&reports);
     println!();
