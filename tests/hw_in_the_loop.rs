@@ -40,34 +40,7 @@ fn mode(m: HwMode, cfg: &GpuConfig) -> Hardware {
 
 /// A report as JSON without what may differ between engines: host timing and engine names.
 fn simulated(v: &impl serde::Serialize) -> serde_json::Value {
-    let mut v = serde_json::to_value(v).expect("reports serialise");
-    strip(&mut v);
-    v
-}
-
-fn strip(v: &mut serde_json::Value) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for k in [
-                "sim_seconds",
-                "speed",
-                "wall_s",
-                "service_wall_s",
-                "instr_per_s",
-                "engine",
-                "stepped",
-                "compared",
-                "att_engine",
-            ] {
-                m.remove(k);
-            }
-            for (_, x) in m.iter_mut() {
-                strip(x);
-            }
-        }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-        _ => {}
-    }
+    mcmvm_models::figures::simulated_figures(v)
 }
 
 fn clap_run(

@@ -13,6 +13,7 @@ pub mod addr;
 pub mod blocks;
 pub mod config;
 pub mod driver;
+pub mod figures;
 pub mod gpu;
 pub mod pagetable;
 pub mod pte;

@@ -165,34 +165,7 @@ fn median(xs: &[f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// The simulated figures of a report: its JSON without host timing and engine names.
+/// The simulated figures of a report (host timing and engine names removed).
 fn figures(v: &impl serde::Serialize) -> String {
-    let mut v = serde_json::to_value(v).unwrap_or_default();
-    strip(&mut v);
-    v.to_string()
-}
-
-fn strip(v: &mut serde_json::Value) {
-    const HOST: [&str; 9] = [
-        "sim_seconds",
-        "speed",
-        "wall_s",
-        "service_wall_s",
-        "instr_per_s",
-        "engine",
-        "stepped",
-        "compared",
-        "att_engine",
-    ];
-    match v {
-        serde_json::Value::Object(m) => {
-            for k in HOST {
-                m.remove(k);
-            }
-            m.remove("reference_checked");
-            m.values_mut().for_each(strip);
-        }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-        _ => {}
-    }
+    mcmvm_models::figures::simulated_figures(v).to_string()
 }

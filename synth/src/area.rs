@@ -266,30 +266,6 @@ pub fn parse_transistors(text: &str, top: &str) -> Result<u64, SynthError> {
     })
 }
 
-/// Names of the Liberty cells that hold a flip-flop (`ff (...)` group).
-pub fn sequential_cells(liberty: &Path) -> Result<Vec<String>, SynthError> {
-    let text = std::fs::read_to_string(liberty).map_err(|source| SynthError::Io {
-        path: liberty.to_path_buf(),
-        source,
-    })?;
-    let mut out = Vec::new();
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        let t = line.trim_start();
-        if let Some(rest) = t.strip_prefix("cell") {
-            let rest = rest.trim_start();
-            if let Some(name) = rest.strip_prefix('(').and_then(|r| r.split(')').next()) {
-                current = Some(name.trim().trim_matches('"').to_string());
-            }
-        } else if t.starts_with("ff ") || t.starts_with("ff(") {
-            if let Some(c) = current.take() {
-                out.push(c);
-            }
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
