@@ -1,3 +1,8 @@
+// STATUS: not yet run to completion. With yosys 0.23 (`prep; flatten; async2sync;
+// dffunmap; write_smt2`) and yosys-smtbmc, z3 4.8.12 did not finish step 0 in 2 minutes even
+// for a 2-entry, 2-bit RT (a trivial counter design passes in 0.07 s), and Debian's
+// boolector 1.5 rejects the generated SMT2; the cause is not found yet. No test runs this.
+//
 // Bounded model check of the Remote Tracker's port properties (rtl/src/remote_tracker.md),
 // written from the README alone. The inputs are free every cycle; `k` is one symbolic
 // allocation ID (any value, fixed for the run). Shadow counters follow the README's
