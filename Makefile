@@ -16,7 +16,7 @@ SOURCES := Cargo.toml Cargo.lock $(shell find src protocol rust-models rtl cosim
 	-name '*.rs' -o -name '*.toml' -o -name '*.ys' -o -name '*.cpp' -o -name '*.h' 2>/dev/null)
 export MCMVM_LIBERTY := $(abspath $(LIBERTY))
 
-.PHONY: run test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive bench fmt clippy clean sweep-slurm test-slurm
+.PHONY: run paper test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive bench fmt clippy clean sweep-slurm test-slurm
 
 run: deps build
 	$(MCMVM) hw --out out
@@ -24,6 +24,22 @@ run: deps build
 	$(MCMVM) sweep --suite forest --out out/forest
 	$(MCMVM) hil
 	$(MCMVM) report --out out
+
+# The full studies beyond `make run`: every workload and policy of CLAP, the Forest
+# oversubscription curve (110-200 %), run as sweep plans sharded over this machine's cores
+# (the same plans go to a cluster with `make sweep-slurm`; docs/cluster.md), then merged
+# into the usual tables and figures under $(PAPER_OUT). PAPER_SCALE multiplies the inputs.
+PAPER_OUT ?= out/paper
+PAPER_SCALE ?= 1
+PAPER_OVERSUB ?= 1.1,1.25,1.5,1.75,2.0
+paper: build
+	@mkdir -p $(PAPER_OUT)
+	$(MCMVM) sweep --suite clap --scale $(PAPER_SCALE) --out $(PAPER_OUT)/clap --plan $(PAPER_OUT)/clap.plan
+	$(MCMVM) sweep --suite forest --scale $(PAPER_SCALE) --oversub $(PAPER_OVERSUB) --out $(PAPER_OUT)/forest --plan $(PAPER_OUT)/forest.plan
+	cat $(PAPER_OUT)/clap.plan $(PAPER_OUT)/forest.plan | xargs -P $$(nproc) -d '\n' -I CMD sh -c 'CMD --quiet > /dev/null'
+	$(MCMVM) sweep merge $(PAPER_OUT)/clap
+	$(MCMVM) sweep merge $(PAPER_OUT)/forest
+	$(MCMVM) report --out $(PAPER_OUT)
 
 # Forest's thresholds one at a time (~190 runs; minutes on 2 cores), not part of `make run`.
 sensitivity: deps build
