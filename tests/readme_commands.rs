@@ -49,6 +49,14 @@ fn every_readme_example_runs_as_written() {
             );
         }
     }
+    // Each sweep draws its own figures beside its CSV.
+    for fig in [
+        "out/clap-quick/fig-speedup.svg",
+        "out/forest-quick/fig-profiling.svg",
+    ] {
+        let text = std::fs::read_to_string(root.join(fig)).unwrap_or_else(|e| panic!("{fig}: {e}"));
+        assert!(text.contains("<svg"), "{fig} is not an SVG");
+    }
 }
 
 #[test]

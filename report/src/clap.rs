@@ -70,22 +70,27 @@ fn geomeans(runs: &[Run], ws: &[String], p: &str, base: &str) -> Option<f64> {
 
 /// The page's CLAP section; writes `clap/fig-speedup.svg` and `clap/fig-page-sizes.svg`.
 pub fn section(out: &Path, done: &mut Outcome) -> Result<Section, ReportError> {
+    section_in(out, "clap", done)
+}
+
+/// The same for a sweep written to `out/sub` (`mcmvm sweep --suite clap --out DIR`).
+pub fn section_in(out: &Path, sub: &str, done: &mut Outcome) -> Result<Section, ReportError> {
     let mut s = Section {
         title: "CLAP: page placement on a multi-chip-module GPU".into(),
         ..Section::default()
     };
-    let csv_path = out.join("clap/clap.csv");
+    let csv_path = out.join(format!("{sub}/clap.csv"));
     match Table::load(&csv_path)? {
         None => s.notes.push(crate::missing(
-            "clap/fig-speedup.svg",
+            &format!("{sub}/fig-speedup.svg"),
             &csv_path,
             "mcmvm sweep --suite clap",
         )),
         Some(t) => {
             let rs = runs(&t)?;
-            speedup_figure(out, &rs, done)?;
+            speedup_figure(out, sub, &rs, done)?;
             s.figures.push(Figure {
-                rel: "clap/fig-speedup.svg".into(),
+                rel: format!("{sub}/fig-speedup.svg"),
                 caption: format!(
                     "Speed-up over {BASELINE} per workload and policy, with the geometric mean \
                      (CLAP's Figure 18); below, each run's remote-access ratio."
@@ -95,10 +100,10 @@ pub fn section(out: &Path, done: &mut Outcome) -> Result<Section, ReportError> {
             s.tables.push(raw(&t, "clap.csv: every run"));
         }
     }
-    let st_path = out.join("clap/clap_structures.csv");
+    let st_path = out.join(format!("{sub}/clap_structures.csv"));
     match Table::load(&st_path)? {
         None => s.notes.push(crate::missing(
-            "clap/fig-page-sizes.svg",
+            &format!("{sub}/fig-page-sizes.svg"),
             &st_path,
             "mcmvm sweep --suite clap",
         )),
@@ -106,13 +111,13 @@ pub fn section(out: &Path, done: &mut Outcome) -> Result<Section, ReportError> {
             let structs = structures(&t)?;
             if structs.is_empty() {
                 s.notes.push(format!(
-                    "skipped clap/fig-page-sizes.svg: {} has no rows of policy clap",
+                    "skipped {sub}/fig-page-sizes.svg: {} has no rows of policy clap",
                     st_path.display()
                 ));
             } else {
-                page_size_figure(out, &structs, done)?;
+                page_size_figure(out, sub, &structs, done)?;
                 s.figures.push(Figure {
-                    rel: "clap/fig-page-sizes.svg".into(),
+                    rel: format!("{sub}/fig-page-sizes.svg"),
                     caption: "Page size CLAP chose for each data structure: one bar per \
                               workload, one segment per structure, as wide as its share of \
                               the workload's bytes (largest first)."
@@ -137,7 +142,12 @@ pub fn raw(t: &Table, caption: &str) -> HtmlTable {
     }
 }
 
-fn speedup_figure(out: &Path, rs: &[Run], done: &mut Outcome) -> Result<(), ReportError> {
+fn speedup_figure(
+    out: &Path,
+    sub: &str,
+    rs: &[Run],
+    done: &mut Outcome,
+) -> Result<(), ReportError> {
     let (ws, ps) = axes(rs);
     let series: Vec<_> = ps
         .iter()
@@ -172,7 +182,7 @@ fn speedup_figure(out: &Path, rs: &[Run], done: &mut Outcome) -> Result<(), Repo
     let width = (220 + 95 * groups.len() as u32).max(900);
     crate::write_svg(
         out,
-        "clap/fig-speedup.svg",
+        &format!("{sub}/fig-speedup.svg"),
         (width, 840),
         |root| {
             let title = format!("CLAP study: speed-up over {BASELINE} (higher is better)");
@@ -313,6 +323,7 @@ fn mb(bytes: f64) -> String {
 
 fn page_size_figure(
     out: &Path,
+    sub: &str,
     structs: &[Structure],
     done: &mut Outcome,
 ) -> Result<(), ReportError> {
@@ -348,7 +359,7 @@ fn page_size_figure(
     let height = 150 + 44 * ws.len() as u32;
     crate::write_svg(
         out,
-        "clap/fig-page-sizes.svg",
+        &format!("{sub}/fig-page-sizes.svg"),
         (1200, height),
         |root| {
             let title = "CLAP study: page size chosen per data structure under clap";

@@ -88,14 +88,19 @@ pub fn oversubs(rows: &[Row]) -> Vec<String> {
 }
 
 pub fn section(out: &Path, done: &mut Outcome) -> Result<Section, ReportError> {
+    section_in(out, "forest", done)
+}
+
+/// The same for a sweep written to `out/sub` (`mcmvm sweep --suite forest --out DIR`).
+pub fn section_in(out: &Path, sub: &str, done: &mut Outcome) -> Result<Section, ReportError> {
     let mut s = Section {
         title: "Forest: UVM prefetching and eviction under oversubscription".into(),
         ..Section::default()
     };
-    let path = out.join("forest/forest.csv");
+    let path = out.join(format!("{sub}/forest.csv"));
     let Some(t) = Table::load(&path)? else {
         s.notes.push(crate::missing(
-            "forest/fig-speedup.svg and forest/fig-profiling.svg",
+            &format!("{sub}/fig-speedup.svg and {sub}/fig-profiling.svg"),
             &path,
             "mcmvm sweep --suite forest",
         ));
@@ -109,16 +114,28 @@ pub fn section(out: &Path, done: &mut Outcome) -> Result<Section, ReportError> {
         ));
         return Ok(s);
     }
-    panels(out, "forest/fig-speedup.svg", &rs, Kind::Speedup, done)?;
-    panels(out, "forest/fig-profiling.svg", &rs, Kind::Profiling, done)?;
+    panels(
+        out,
+        &format!("{sub}/fig-speedup.svg"),
+        &rs,
+        Kind::Speedup,
+        done,
+    )?;
+    panels(
+        out,
+        &format!("{sub}/fig-profiling.svg"),
+        &rs,
+        Kind::Profiling,
+        done,
+    )?;
     s.figures.push(Figure {
-        rel: "forest/fig-speedup.svg".into(),
+        rel: format!("{sub}/fig-speedup.svg"),
         caption: "Speed-up of Forest and SpecForest over TBNp per workload, geometric mean at \
                   the right; one panel per oversubscription ratio."
             .into(),
     });
     s.figures.push(Figure {
-        rel: "forest/fig-profiling.svg".into(),
+        rel: format!("{sub}/fig-profiling.svg"),
         caption: "Profiling steps per workload, Forest vs SpecForest (SpecForest speculates \
                   instead of profiling); one panel per oversubscription ratio."
             .into(),

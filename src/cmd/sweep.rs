@@ -228,6 +228,30 @@ pub(super) fn clap_outputs(
         "wrote {}/clap.csv, clap_structures.csv, clap.json",
         dir.display()
     );
+    sweep_figures(dir, "clap")
+}
+
+/// The suite's SVG figures beside its CSV in `dir` (the same as `mcmvm report` draws).
+pub(super) fn sweep_figures(dir: &Path, suite: &str) -> anyhow::Result<()> {
+    let dir = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(dir)
+    };
+    let (Some(root), Some(sub)) = (dir.parent(), dir.file_name().and_then(|s| s.to_str())) else {
+        return Ok(());
+    };
+    let mut done = mcmvm_report::Outcome::default();
+    let section = match suite {
+        "clap" => mcmvm_report::clap::section_in(root, sub, &mut done)?,
+        _ => mcmvm_report::forest::section_in(root, sub, &mut done)?,
+    };
+    for n in &section.notes {
+        println!("note: {n}");
+    }
+    for f in &done.written {
+        println!("wrote {}", f.display());
+    }
     Ok(())
 }
 
@@ -300,6 +324,7 @@ fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
     // sweep_forest writes its CSV and JSON into out_dir itself.
     if let Some(dir) = &opts.out_dir {
         println!("wrote {}", dir.display());
+        sweep_figures(dir, "forest")?;
     }
     Ok(0)
 }

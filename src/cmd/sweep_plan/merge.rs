@@ -93,6 +93,7 @@ pub fn merge(m: MergeArgs) -> anyhow::Result<u8> {
         print!("{}", tables.table());
         tables.write(&out, &reports)?;
         println!("wrote {}", out.display());
+        super::super::sweep::sweep_figures(&out, "forest")?;
     }
     Ok(0)
 }
