@@ -31,9 +31,8 @@ fn uvm_cfg() -> UvmConfig {
     UvmConfig::load(&root().join("configs/uvm-turing.toml"), &[]).expect("UVM config loads")
 }
 
-fn mode(m: HwMode, cfg: &GpuConfig) -> Hardware {
+fn mode(m: HwMode) -> Hardware {
     let mut o = HwOptions::new(m);
-    o.hw = cfg.hw.clone();
     o.mismatch_dir = std::env::temp_dir().join("mcmvm-hw-check");
     hardware(o)
 }
@@ -71,7 +70,7 @@ fn verilator_gives_the_twins_answers_on_every_clap_workload() {
     println!("scale {scale}, seed {SEED}");
     let twin = gpu_cfg("mcm-4chiplet.toml");
     let mut rtl = twin.clone();
-    rtl.engines = mode(HwMode::Verilator, &twin);
+    rtl.engines = mode(HwMode::Verilator);
     for &w in workload::clap_suite() {
         let a = clap_run(&twin, w, PolicyKind::Clap, scale).expect("twin run");
         let b = clap_run(&rtl, w, PolicyKind::Clap, scale).expect("verilator run");
@@ -88,9 +87,7 @@ fn verilator_gives_the_twins_answers_on_every_forest_workload() {
     println!("scale {scale}, seed {SEED}");
     let twin = uvm_cfg();
     let mut rtl = twin.clone();
-    let mut o = HwOptions::new(HwMode::Verilator);
-    o.hw.access_time_tracker = twin.att.clone();
-    rtl.engines = hardware(o);
+    rtl.engines = hardware(HwOptions::new(HwMode::Verilator));
     for &w in workload::forest_suite() {
         for policy in [UvmPolicy::Forest, UvmPolicy::SpecForest] {
             let wl = workload::by_name(w, scale, SEED).expect("built-in workload");
@@ -114,7 +111,7 @@ fn rusthdl_and_check_serve_a_small_clap_run_and_an_8_chiplet_one() {
         let want = clap_run(&twin, "bfs", PolicyKind::Clap, scale).expect("twin run");
         for m in [HwMode::RustHdl, HwMode::Check] {
             let mut cfg = twin.clone();
-            cfg.engines = mode(m, &twin);
+            cfg.engines = mode(m);
             let got = clap_run(&cfg, "bfs", PolicyKind::Clap, scale).expect("RTL run");
             assert_eq!(want, got, "{cfg_name}, --hw {}", m.name());
         }
@@ -132,7 +129,7 @@ fn check_runs_non_default_block_parameters_on_the_emitted_verilog() {
         ..cfg.hw.remote_tracker.clone()
     };
     let twin = clap_run(&cfg, "bfs", PolicyKind::Clap, scale).expect("twin run");
-    cfg.engines = mode(HwMode::Check, &cfg);
+    cfg.engines = mode(HwMode::Check);
     let wl = workload::by_name("bfs", scale, SEED).expect("bfs");
     let spec = RunSpec {
         policy: PolicyKind::Clap,
@@ -148,9 +145,7 @@ fn check_runs_non_default_block_parameters_on_the_emitted_verilog() {
         objects: 16,
         ..ucfg.att.clone()
     };
-    let mut o = HwOptions::new(HwMode::Check);
-    o.hw.access_time_tracker = ucfg.att.clone();
-    ucfg.engines = hardware(o);
+    ucfg.engines = hardware(HwOptions::new(HwMode::Check));
     let wl = workload::by_name("ls", 0.05, SEED).expect("ls");
     let m = uvm::run_workload(wl.as_ref(), &ucfg, UvmPolicy::Forest, false).expect("ATT check");
     assert!(m.hardware.compared() > 0);
@@ -162,7 +157,6 @@ fn skipped_idle_cycles_change_no_output_when_stepped() {
     let mut cfg = gpu_cfg("mcm-4chiplet.toml");
     let want = clap_run(&cfg, "ste", PolicyKind::Clap, scale).expect("twin run");
     let mut o = HwOptions::new(HwMode::Check);
-    o.hw = cfg.hw.clone();
     o.every_cycle = true;
     cfg.engines = hardware(o);
     let got = clap_run(&cfg, "ste", PolicyKind::Clap, scale).expect("every cycle stepped");
@@ -299,6 +293,7 @@ fn a_wrong_twin_is_caught_at_the_exact_system_cycle_and_signal() {
                 unit,
                 ("twin", Box::new(OffByOne(RemoteTracker::new(cfg)))),
                 ("verilator", Box::new(rtl)),
+                &hw,
                 &opts,
             )) as BoxedSystemEngine<RtIn, RtOut>
         },
@@ -340,6 +335,10 @@ fn a_rule_broken_in_both_engines_alike_is_caught_by_the_readme_reference() {
                 unit,
                 ("twin", Box::new(OffByOne(RemoteTracker::new(c)))),
                 ("mutant", Box::new(OffByOne(RemoteTracker::new(c)))),
+                &mcmvm_models::config::HwConfig {
+                    remote_tracker: c.clone(),
+                    ..Default::default()
+                },
                 &opts,
             )) as BoxedSystemEngine<RtIn, RtOut>
         },

@@ -80,8 +80,6 @@ pub struct HwOptions {
     pub every_cycle: bool,
     /// Write every block instance's port traffic here (`--record-ports`).
     pub record_dir: Option<PathBuf>,
-    /// The block parameters (for the engines' elaboration).
-    pub hw: HwConfig,
 }
 
 impl HwOptions {
@@ -92,7 +90,6 @@ impl HwOptions {
             history: 1000,
             every_cycle: false,
             record_dir: None,
-            hw: HwConfig::default(),
         }
     }
 }
@@ -113,6 +110,16 @@ pub struct RtlFactory {
 /// A single engine of a block, `Send` so a system run can own it.
 type SendModel<I, O> = Box<dyn CycleModel<In = I, Out = O> + Send>;
 
+/// The emitted Verilog of `kind` for `hw` under Verilator.
+fn verilator<I: Ports, O: Ports>(
+    kind: BlockKind,
+    hw: &HwConfig,
+) -> Result<SendModel<I, O>, BlockFault> {
+    VerilatorModel::<I, O>::new(kind, hw)
+        .map(|m| Box::new(m) as SendModel<I, O>)
+        .map_err(|e| unavailable(kind, e))
+}
+
 fn unavailable(block: BlockKind, e: CosimError) -> BlockFault {
     BlockFault::Unavailable {
         block: block.module_name(),
@@ -126,6 +133,7 @@ impl RtlFactory {
         &self,
         kind: BlockKind,
         unit: &str,
+        hw: &HwConfig,
         twin: SendModel<I, O>,
         rtl: impl FnOnce() -> Result<(SendModel<I, O>, &'static str), BlockFault>,
     ) -> Result<BoxedSystemEngine<I, O>, BlockFault> {
@@ -142,6 +150,7 @@ impl RtlFactory {
                     unit,
                     ("twin", twin),
                     (name, model),
+                    hw,
                     &self.opts,
                 ))
             }
@@ -158,15 +167,6 @@ impl RtlFactory {
                 Ok(Box::new(rec))
             }
         }
-    }
-
-    fn verilator<I: Ports, O: Ports>(
-        &self,
-        kind: BlockKind,
-    ) -> Result<SendModel<I, O>, BlockFault> {
-        VerilatorModel::<I, O>::new(kind, &self.opts.hw)
-            .map(|m| Box::new(m) as SendModel<I, O>)
-            .map_err(|e| unavailable(kind, e))
     }
 
     fn rtl_mode(&self) -> HwMode {
@@ -188,16 +188,19 @@ impl BlockFactory for RtlFactory {
         unit: &str,
     ) -> Result<BoxedSystemEngine<RtIn, RtOut>, BlockFault> {
         let kind = BlockKind::RemoteTracker;
-        let mut hw = self.opts.hw.clone();
-        hw.remote_tracker = cfg.clone();
+        // The instance's own parameters: they elaborate its Verilog and its reference.
+        let hw = HwConfig {
+            remote_tracker: cfg.clone(),
+            ..HwConfig::default()
+        };
         let twin = Box::new(remote_tracker::RemoteTracker::new(cfg));
-        self.assemble(kind, unit, twin, || match self.rtl_mode() {
+        self.assemble(kind, unit, &hw, twin, || match self.rtl_mode() {
             HwMode::RustHdl => Ok((
                 Box::new(mcmvm_rtl::remote_tracker::RemoteTrackerHdlSim::new(cfg))
                     as SendModel<_, _>,
                 "rusthdl",
             )),
-            _ => Ok((with_hw(self, hw).verilator(kind)?, "verilator")),
+            _ => Ok((verilator(kind, &hw)?, "verilator")),
         })
     }
 
@@ -207,15 +210,18 @@ impl BlockFactory for RtlFactory {
         unit: &str,
     ) -> Result<BoxedSystemEngine<CoalIn, CoalOut>, BlockFault> {
         let kind = BlockKind::TlbCoalescer;
-        let mut hw = self.opts.hw.clone();
-        hw.tlb_coalescer = cfg.clone();
+        // The instance's own parameters: they elaborate its Verilog and its reference.
+        let hw = HwConfig {
+            tlb_coalescer: cfg.clone(),
+            ..HwConfig::default()
+        };
         let twin = Box::new(tlb_coalescer::TlbCoalescer::new(cfg));
-        self.assemble(kind, unit, twin, || match self.rtl_mode() {
+        self.assemble(kind, unit, &hw, twin, || match self.rtl_mode() {
             HwMode::RustHdl => Ok((
                 Box::new(mcmvm_rtl::tlb_coalescer::TlbCoalescerHdlSim::new(cfg)) as SendModel<_, _>,
                 "rusthdl",
             )),
-            _ => Ok((with_hw(self, hw).verilator(kind)?, "verilator")),
+            _ => Ok((verilator(kind, &hw)?, "verilator")),
         })
     }
 
@@ -225,25 +231,21 @@ impl BlockFactory for RtlFactory {
         unit: &str,
     ) -> Result<BoxedSystemEngine<AttIn, AttOut>, BlockFault> {
         let kind = BlockKind::AccessTimeTracker;
-        let mut hw = self.opts.hw.clone();
-        hw.access_time_tracker = cfg.clone();
+        // The instance's own parameters: they elaborate its Verilog and its reference.
+        let hw = HwConfig {
+            access_time_tracker: cfg.clone(),
+            ..HwConfig::default()
+        };
         let twin = Box::new(access_time_tracker::AccessTimeTracker::new(cfg));
-        self.assemble(kind, unit, twin, || match self.rtl_mode() {
+        self.assemble(kind, unit, &hw, twin, || match self.rtl_mode() {
             HwMode::RustHdl => Ok((
                 Box::new(mcmvm_rtl::access_time_tracker::AccessTimeTrackerHdlSim::new(cfg))
                     as SendModel<_, _>,
                 "rusthdl",
             )),
-            _ => Ok((with_hw(self, hw).verilator(kind)?, "verilator")),
+            _ => Ok((verilator(kind, &hw)?, "verilator")),
         })
     }
-}
-
-/// The factory's options with the block parameters of the instance being built.
-fn with_hw(f: &RtlFactory, hw: HwConfig) -> RtlFactory {
-    let mut opts = f.opts.clone();
-    opts.hw = hw;
-    RtlFactory { opts }
 }
 
 #[cfg(test)]

@@ -359,6 +359,11 @@ impl HardwareReport {
         self.blocks.iter().map(|b| b.engine.compared).sum()
     }
 
+    /// Cycles checked by the README reference monitors, over every instance.
+    pub fn reference_checked(&self) -> u64 {
+        self.blocks.iter().map(|b| b.engine.reference_checked).sum()
+    }
+
     /// The text section: one line per block instance.
     pub fn table(&self) -> String {
         use std::fmt::Write;
@@ -394,10 +399,7 @@ impl HardwareReport {
                 s,
                 "  block cycles compared: {}, checked by the README references: {}, mismatches: 0",
                 self.compared(),
-                self.blocks
-                    .iter()
-                    .map(|b| b.engine.reference_checked)
-                    .sum::<u64>()
+                self.reference_checked()
             );
         }
         s

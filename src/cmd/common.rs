@@ -85,8 +85,8 @@ pub struct HwArgs {
 }
 
 impl HwArgs {
-    /// The engines for a run with block parameters `hw`.
-    pub fn hardware(&self, hw: &HwConfig) -> anyhow::Result<mcmvm_models::blocks::Hardware> {
+    /// The engines for a run (each block instance is elaborated for its own parameters).
+    pub fn hardware(&self) -> anyhow::Result<mcmvm_models::blocks::Hardware> {
         use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
         let mode: HwMode = self.hw.parse()?;
         if self.hw_every_cycle && mode != HwMode::Check {
@@ -100,7 +100,6 @@ impl HwArgs {
         opts.record_dir = self.record_ports.clone();
         opts.every_cycle = self.hw_every_cycle;
         opts.mismatch_dir = self.hw_check_dir.clone();
-        opts.hw = hw.clone();
         Ok(hardware(opts))
     }
 }

@@ -53,9 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let ls = workload::by_name("ls", args.scale, args.seed)?;
     let clap_run = |mode: HwMode| -> anyhow::Result<Outcome> {
         let mut cfg = gpu.clone();
-        let mut o = HwOptions::new(mode);
-        o.hw = cfg.hw.clone();
-        cfg.engines = hardware(o);
+        cfg.engines = hardware(HwOptions::new(mode));
         let spec = RunSpec {
             policy: PolicyKind::Clap,
             scale: args.scale,
@@ -68,19 +66,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             seconds,
             figures: figures(&r),
             compared: r.hardware.compared(),
-            checked: r
-                .hardware
-                .blocks
-                .iter()
-                .map(|b| b.engine.reference_checked)
-                .sum(),
+            checked: r.hardware.reference_checked(),
         })
     };
     let forest_run = |mode: HwMode| -> anyhow::Result<Outcome> {
         let mut cfg = ucfg.clone();
-        let mut o = HwOptions::new(mode);
-        o.hw.access_time_tracker = cfg.att.clone();
-        cfg.engines = hardware(o);
+        cfg.engines = hardware(HwOptions::new(mode));
         let t = Instant::now();
         let m = uvm::run_workload(ls.as_ref(), &cfg, UvmPolicy::Forest, false)
             .context("ls under forest")?;
@@ -89,12 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             seconds,
             figures: figures(&m),
             compared: m.hardware.compared(),
-            checked: m
-                .hardware
-                .blocks
-                .iter()
-                .map(|b| b.engine.reference_checked)
-                .sum(),
+            checked: m.hardware.reference_checked(),
         })
     };
     println!(

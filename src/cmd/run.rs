@@ -118,11 +118,7 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         .or_else(|| args.uvm_config.clone())
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
     let mut ucfg = super::configs::uvm(&config, &uvm_overrides(args)?)?;
-    let hw = mcmvm_models::config::HwConfig {
-        access_time_tracker: ucfg.att.clone(),
-        ..Default::default()
-    };
-    ucfg.engines = args.hw.hardware(&hw)?;
+    ucfg.engines = args.hw.hardware()?;
     let name = args
         .workload
         .as_deref()
@@ -255,7 +251,7 @@ fn gpu_config_and_policy(args: &Args) -> anyhow::Result<(PathBuf, GpuConfig, Pol
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
     let mut cfg = super::configs::gpu(&config)?;
-    cfg.engines = args.hw.hardware(&cfg.hw)?;
+    cfg.engines = args.hw.hardware()?;
     let policy: PolicyKind = args
         .policy
         .as_deref()

@@ -134,7 +134,7 @@ pub(super) fn clap_sweep(args: &Args) -> anyhow::Result<ClapSweep> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
     let mut cfg = super::configs::gpu(&config)?;
-    cfg.engines = args.hw.hardware(&cfg.hw)?;
+    cfg.engines = args.hw.hardware()?;
     let policies: Vec<PolicyKind> = args
         .policies
         .split(',')
@@ -269,11 +269,7 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
     let mut cfg = super::configs::uvm(&config, &[])?;
-    let hw = mcmvm_models::config::HwConfig {
-        access_time_tracker: cfg.att.clone(),
-        ..Default::default()
-    };
-    cfg.engines = args.hw.hardware(&hw)?;
+    cfg.engines = args.hw.hardware()?;
     let mut opts = SweepOptions::new(cfg);
     opts.scale = args.scale;
     opts.seed = args.seed;

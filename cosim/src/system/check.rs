@@ -8,6 +8,7 @@
 
 use super::{HwOptions, SendModel};
 use crate::wave::WaveRecorder;
+use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::{BlockKind, Ports};
 use mcmvm_protocol::system::{BlockFault, EngineCycles, EngineReport, SystemEngine};
 use mcmvm_refcheck::Monitor;
@@ -45,6 +46,7 @@ impl<I: Ports, O: Ports> CheckEngine<I, O> {
         unit: &str,
         a: (&'static str, SendModel<I, O>),
         b: (&'static str, SendModel<I, O>),
+        hw: &HwConfig,
         opts: &HwOptions,
     ) -> CheckEngine<I, O> {
         let file = format!(
@@ -63,7 +65,7 @@ impl<I: Ports, O: Ports> CheckEngine<I, O> {
             every_cycle: opts.every_cycle,
             cycles: 0,
             compared: 0,
-            reference: mcmvm_refcheck::monitor_for::<I, O>(kind, &opts.hw),
+            reference: mcmvm_refcheck::monitor_for::<I, O>(kind, hw),
             reference_checked: 0,
         }
     }
