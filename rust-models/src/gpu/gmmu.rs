@@ -27,7 +27,7 @@ use super::config::GpuConfig;
 use super::memory::MemSystem;
 use crate::blocks::engine::{CoalescerBlock, RtBlock};
 use crate::pagetable::{Level, PageTable};
-use crate::protocol::{CoalIn, RtIn};
+use crate::protocol::{CoalIn, CoalOut, RtIn};
 use crate::pte::Pte;
 use mcmvm_protocol::system::{BlockFault, BlockReport};
 use std::cmp::Reverse;
@@ -260,17 +260,7 @@ impl Gmmu {
             ..CoalIn::default()
         };
         req.set_ptes(line);
-        let (issued, _) = block.step_at(at, &req)?;
-        let (_, out) = block.idle()?;
-        if out.merge_done == 0 {
-            return Err(BlockFault::NoAnswer {
-                block: "tlb_coalescer",
-                unit: block.unit().to_string(),
-                system_cycle: issued,
-                port: "merge_done",
-                latency: ANSWER_LATENCY,
-            });
-        }
+        let out = ask_coalescer(block, at, &req, "merge_done", |o| o.merge_done)?;
         if out.merge_mask == 0 {
             return Ok(None);
         }
@@ -307,17 +297,7 @@ impl Gmmu {
             entry_mask: mask as u64,
             ..CoalIn::default()
         };
-        let (issued, _) = block.step_at(at, &req)?;
-        let (_, out) = block.idle()?;
-        if out.lookup_done == 0 {
-            return Err(BlockFault::NoAnswer {
-                block: "tlb_coalescer",
-                unit: block.unit().to_string(),
-                system_cycle: issued,
-                port: "lookup_done",
-                latency: ANSWER_LATENCY,
-            });
-        }
+        let out = ask_coalescer(block, at, &req, "lookup_done", |o| o.lookup_done)?;
         // The PPN port is 32 bits: restore the bits above from the entry's base.
         Ok((out.lookup_hit == 1).then_some((base_ppn64 & !0xffff_ffff) | out.lookup_ppn))
     }
@@ -333,6 +313,29 @@ impl Gmmu {
         r.extend(self.coalescer.as_ref().map(|c| c.report()));
         r
     }
+}
+
+/// Apply `req` to the coalescer at cycle `at` and return the outputs of its answer cycle,
+/// one cycle later; `NoAnswer` naming `port` when `done` is not set there.
+fn ask_coalescer(
+    block: &mut CoalescerBlock,
+    at: u64,
+    req: &CoalIn,
+    port: &'static str,
+    done: impl Fn(&CoalOut) -> u64,
+) -> Result<CoalOut, BlockFault> {
+    let (issued, _) = block.step_at(at, req)?;
+    let (_, out) = block.idle()?;
+    if done(&out) == 0 {
+        return Err(BlockFault::NoAnswer {
+            block: "tlb_coalescer",
+            unit: block.unit().to_string(),
+            system_cycle: issued,
+            port,
+            latency: ANSWER_LATENCY,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
