@@ -27,6 +27,7 @@ pub mod system;
 pub mod verilator;
 mod verilator_build;
 mod verilator_cache;
+mod verilator_memo;
 mod verilator_shim;
 pub mod wave;
 

@@ -60,14 +60,35 @@ pub(crate) fn load(
         let table = LOADED.get_or_init(Mutex::default);
         // A panic elsewhere cannot leave the map half-updated: take it as it is.
         let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
-        table.entry(key).or_default().clone()
+        table.entry(key.clone()).or_default().clone()
     };
     let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(loaded) = *slot {
         return Ok(loaded);
     }
-    let src = Sources::generate(block, cfg)?;
-    let cached = verilator_cache::model(&src, tools, root)?;
+    // A model this executable loaded before is found without emitting the Verilog again.
+    let version = crate::verilator_memo::verilator_version(tools, root, block.module)?;
+    let memo_key = crate::verilator_memo::emission_key(&key, &version);
+    let remembered = memo_key
+        .as_deref()
+        .and_then(|k| crate::verilator_memo::library_for(root, k));
+    let cached = match remembered {
+        Some(library) => Cached {
+            dir: library
+                .parent()
+                .map_or_else(|| root.to_path_buf(), Path::to_path_buf),
+            library,
+            built: false,
+        },
+        None => {
+            let src = Sources::generate(block, cfg)?;
+            let cached = verilator_cache::model(&src, tools, root)?;
+            if let Some(k) = &memo_key {
+                crate::verilator_memo::remember_library(root, k, &cached.library);
+            }
+            cached
+        }
+    };
     let loaded = open(block, &cached)?;
     *slot = Some(loaded);
     Ok(loaded)

@@ -85,6 +85,11 @@ impl Fnv {
     }
 }
 
+/// The FNV-1a hash of `parts` (length-prefixed, as every cache key).
+pub(crate) fn fnv(parts: &[&str]) -> u64 {
+    Fnv::new().parts(parts).0
+}
+
 /// Where a model is and whether this call built it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Cached {
@@ -98,7 +103,7 @@ pub(crate) struct Cached {
 
 /// The cache directory of `src`'s model under `root`, building it on first use.
 pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached, CosimError> {
-    let version = tools.verilator_version(src.module)?;
+    let version = crate::verilator_memo::verilator_version(tools, root, src.module)?;
     let hash = Fnv::new()
         .part(FORMAT)
         .part(&src.verilog)
