@@ -151,6 +151,27 @@ fn check_runs_non_default_block_parameters_on_the_emitted_verilog() {
     assert!(m.hardware.compared() > 0);
 }
 
+/// The Verilator models' own registers keep the blocks' invariants under system traffic:
+/// bfs under clap on 4 chiplets (RT and coalescer) and ls under Forest (the ATT, where the
+/// driver's objects must also occupy disjoint ranges).
+#[test]
+fn system_traffic_keeps_the_blocks_state_invariants() {
+    let mut o = HwOptions::new(HwMode::Check);
+    o.invariants = true;
+    o.mismatch_dir = std::env::temp_dir().join("mcmvm-hw-check");
+    let mut cfg = gpu_cfg("mcm-4chiplet.toml");
+    cfg.engines = hardware(o.clone());
+    let scale = 0.05;
+    println!("bfs / clap at scale {scale}, seed {SEED}");
+    clap_run(&cfg, "bfs", PolicyKind::Clap, scale).unwrap_or_else(|e| panic!("{e}"));
+    let mut ucfg = uvm_cfg();
+    ucfg.engines = hardware(o);
+    let wl = workload::by_name("ls", 0.05, SEED).expect("ls");
+    let m = uvm::run_workload(wl.as_ref(), &ucfg, UvmPolicy::Forest, false)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.hardware.compared() > 0);
+}
+
 #[test]
 fn skipped_idle_cycles_change_no_output_when_stepped() {
     let scale = 0.02;

@@ -111,7 +111,11 @@ impl CosimBlock for Rt {
             EngineKind::RustHdl => Box::new(mcmvm_rtl::remote_tracker::RemoteTrackerHdlSim::new(
                 &cfg.remote_tracker,
             )),
-            EngineKind::Verilator => Box::new(VerilatorModel::<RtIn, RtOut>::new(Self::KIND, cfg)?),
+            EngineKind::Verilator => Box::new(VerilatorModel::<RtIn, RtOut>::checked(
+                Self::KIND,
+                cfg,
+                false,
+            )?),
         })
     }
 }
@@ -129,9 +133,11 @@ impl CosimBlock for Coalescer {
             EngineKind::RustHdl => Box::new(mcmvm_rtl::tlb_coalescer::TlbCoalescerHdlSim::new(
                 &cfg.tlb_coalescer,
             )),
-            EngineKind::Verilator => {
-                Box::new(VerilatorModel::<CoalIn, CoalOut>::new(Self::KIND, cfg)?)
-            }
+            EngineKind::Verilator => Box::new(VerilatorModel::<CoalIn, CoalOut>::checked(
+                Self::KIND,
+                cfg,
+                false,
+            )?),
         })
     }
 }
@@ -150,9 +156,11 @@ impl CosimBlock for Att {
                     &cfg.access_time_tracker,
                 ),
             ),
-            EngineKind::Verilator => {
-                Box::new(VerilatorModel::<AttIn, AttOut>::new(Self::KIND, cfg)?)
-            }
+            EngineKind::Verilator => Box::new(VerilatorModel::<AttIn, AttOut>::checked(
+                Self::KIND,
+                cfg,
+                false,
+            )?),
         })
     }
 }

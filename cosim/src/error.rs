@@ -32,6 +32,9 @@ pub enum CosimError {
     // does not print it twice.
     #[error("Verilog emission failed: {0}")]
     Emit(mcmvm_rtl::emit::EmitError),
+    /// A state invariant reads a register the emitted Verilog does not declare.
+    #[error("{0}")]
+    Invariants(String),
     /// Verilator or g++ failed while building a block's model.
     #[error("building the Verilator model of {module}: `{command}` failed ({status}):\n{stderr}")]
     ToolFailed {

@@ -27,12 +27,16 @@ pub mod system;
 pub mod verilator;
 mod verilator_build;
 mod verilator_cache;
+pub mod verilator_invariants;
 mod verilator_memo;
 mod verilator_shim;
 pub mod wave;
 
 pub use engine::{Att, BoxedEngine, Coalescer, CosimBlock, EngineKind, Rt};
 pub use error::CosimError;
-pub use lockstep::{lockstep, run_lockstep, EngineTime, LockstepOptions, LockstepReport};
+pub use lockstep::{
+    lockstep, run_lockstep, EngineTime, LockstepOptions, LockstepReport, StateViolation,
+    STATE_INVARIANT,
+};
 pub use scoreboard::{Mismatch, Scoreboard};
 pub use wave::WaveRecorder;

@@ -38,6 +38,30 @@ pub struct EngineTime {
     pub time: Duration,
 }
 
+/// The `signal` of a [`Mismatch`] that reports a broken state invariant.
+pub const STATE_INVARIANT: &str = "state invariant";
+
+/// An engine's internal state broke one of the block's invariants after a cycle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateViolation {
+    /// The engine (its name in the lockstep).
+    pub engine: String,
+    /// The cycle after whose edge the state was wrong.
+    pub cycle: u64,
+    /// The invariant, as its check names it.
+    pub invariant: String,
+}
+
+impl std::fmt::Display for StateViolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cycle {}: {}'s internal state breaks `{}`",
+            self.cycle, self.engine, self.invariant
+        )
+    }
+}
+
 /// The outcome of a lockstep run.
 #[derive(Debug, Clone)]
 pub struct LockstepReport {
@@ -50,6 +74,9 @@ pub struct LockstepReport {
     pub mismatch: Option<Mismatch>,
     /// The reference monitor's violation, with the README rule, if one was found.
     pub violation: Option<Violation>,
+    /// An engine's broken state invariant (a checked Verilator model's own registers), if
+    /// one was found; also reported as the `mismatch` on the signal `state invariant`.
+    pub invariant: Option<StateViolation>,
     /// The reference monitor's coverage bins over the cycles it observed (up to and
     /// including a mismatching one); `None` when no monitor ran.
     pub coverage: Option<Coverage>,
@@ -166,6 +193,7 @@ pub fn run_lockstep_monitored<I: Ports, O: Ports>(
     let mut inside = vec![Duration::ZERO; engines.len()];
     let mut mismatch = None;
     let mut violation = None;
+    let mut invariant = None;
     let mut ran = 0u64;
     let start = Instant::now();
     for (cycle, input) in (0..cycles).zip(stimulus) {
@@ -182,6 +210,20 @@ pub fn run_lockstep_monitored<I: Ports, O: Ports>(
             w.record(cycle, &input, &outputs)?;
         }
         let mut found = scoreboard.check(cycle, &outputs);
+        if let Some(v) = engines.iter().find_map(|(name, e)| {
+            e.state_violation().map(|inv| StateViolation {
+                engine: name.clone(),
+                cycle,
+                invariant: inv,
+            })
+        }) {
+            found.get_or_insert_with(|| Mismatch {
+                cycle,
+                signal: STATE_INVARIANT,
+                values: vec![(v.engine.clone(), 1)],
+            });
+            invariant = Some(v);
+        }
         if let Some(monitor) = monitor.as_mut() {
             if let Err(v) = monitor.observe(cycle, &input, &outputs[0]) {
                 // An engine disagreement in the same cycle is the more direct report.
@@ -210,6 +252,7 @@ pub fn run_lockstep_monitored<I: Ports, O: Ports>(
         cycles: ran,
         mismatch,
         violation,
+        invariant,
         coverage: monitor.map(|m| m.coverage().clone()),
         wall,
         engine_time: names

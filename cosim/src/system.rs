@@ -80,6 +80,10 @@ pub struct HwOptions {
     pub every_cycle: bool,
     /// Write every block instance's port traffic here (`--record-ports`).
     pub record_dir: Option<PathBuf>,
+    /// `check` also checks the Verilator models' state invariants after every block cycle
+    /// (`--hw-invariants`; `verilator_invariants`): their O(n²) pair checks cost more than
+    /// the block itself, so a system run asks for them.
+    pub invariants: bool,
 }
 
 impl HwOptions {
@@ -90,6 +94,7 @@ impl HwOptions {
             history: 1000,
             every_cycle: false,
             record_dir: None,
+            invariants: false,
         }
     }
 }
@@ -111,11 +116,18 @@ pub struct RtlFactory {
 type SendModel<I, O> = Box<dyn CycleModel<In = I, Out = O> + Send>;
 
 /// The emitted Verilog of `kind` for `hw` under Verilator.
+/// With `invariants` the model also checks the block's state invariants every cycle.
 fn verilator<I: Ports, O: Ports>(
     kind: BlockKind,
     hw: &HwConfig,
+    invariants: bool,
 ) -> Result<SendModel<I, O>, BlockFault> {
-    VerilatorModel::<I, O>::new(kind, hw)
+    let model = if invariants {
+        VerilatorModel::<I, O>::checked(kind, hw, true)
+    } else {
+        VerilatorModel::<I, O>::new(kind, hw)
+    };
+    model
         .map(|m| Box::new(m) as SendModel<I, O>)
         .map_err(|e| unavailable(kind, e))
 }
@@ -200,7 +212,7 @@ impl BlockFactory for RtlFactory {
                     as SendModel<_, _>,
                 "rusthdl",
             )),
-            _ => Ok((verilator(kind, &hw)?, "verilator")),
+            _ => Ok((verilator(kind, &hw, self.opts.invariants)?, "verilator")),
         })
     }
 
@@ -221,7 +233,7 @@ impl BlockFactory for RtlFactory {
                 Box::new(mcmvm_rtl::tlb_coalescer::TlbCoalescerHdlSim::new(cfg)) as SendModel<_, _>,
                 "rusthdl",
             )),
-            _ => Ok((verilator(kind, &hw)?, "verilator")),
+            _ => Ok((verilator(kind, &hw, self.opts.invariants)?, "verilator")),
         })
     }
 
@@ -243,7 +255,7 @@ impl BlockFactory for RtlFactory {
                     as SendModel<_, _>,
                 "rusthdl",
             )),
-            _ => Ok((verilator(kind, &hw)?, "verilator")),
+            _ => Ok((verilator(kind, &hw, self.opts.invariants)?, "verilator")),
         })
     }
 }

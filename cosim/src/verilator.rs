@@ -26,10 +26,20 @@ pub(crate) struct Loaded {
     new: unsafe extern "C" fn() -> *mut c_void,
     step: unsafe extern "C" fn(*mut c_void, *const u64, *mut u64),
     free: unsafe extern "C" fn(*mut c_void),
+    /// The state invariants its harness checks, in bit order (empty: an unchecked model).
+    invariants: Vec<LoadedInvariant>,
     /// Where it was loaded from (its cache directory holds the sources and warnings).
     path: PathBuf,
     /// Kept so the entry points stay valid; never unloaded (see [`load`]).
     _library: libloading::Library,
+}
+
+/// A state invariant of a loaded model: its name and whether only a system run's driver
+/// guarantees it.
+#[derive(Debug, Clone)]
+struct LoadedInvariant {
+    name: String,
+    system_only: bool,
 }
 
 /// One entry of the in-process table: filled by whichever thread builds it first.
@@ -48,9 +58,10 @@ pub(crate) fn load(
     cfg: &HwConfig,
     root: &Path,
     tools: &Tools,
+    checked: bool,
 ) -> Result<&'static Loaded, CosimError> {
     let key = format!(
-        "{}|{}|{}|{}",
+        "{}|{}|{}|{}|checked={checked}",
         root.display(),
         block.module,
         crate::verilator_build::params_of(block, cfg),
@@ -81,7 +92,7 @@ pub(crate) fn load(
             built: false,
         },
         None => {
-            let src = Sources::generate(block, cfg)?;
+            let src = Sources::generate(block, cfg, checked)?;
             let cached = verilator_cache::model(&src, tools, root)?;
             if let Some(k) = &memo_key {
                 crate::verilator_memo::remember_library(root, k, &cached.library);
@@ -94,8 +105,29 @@ pub(crate) fn load(
     Ok(loaded)
 }
 
+/// The invariants listed in a model's cache directory (`INVARIANTS_FILE`).
+fn read_invariants(dir: &Path) -> Result<Vec<LoadedInvariant>, CosimError> {
+    let file = dir.join(crate::verilator_build::INVARIANTS_FILE);
+    let text = std::fs::read_to_string(&file).map_err(|io| CosimError::Cache {
+        path: file.clone(),
+        io,
+    })?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (scope, name) = l.split_once('\t').unwrap_or(("always", l));
+            LoadedInvariant {
+                name: name.to_string(),
+                system_only: scope == "system",
+            }
+        })
+        .collect())
+}
+
 /// Load `cached`'s library and look up the shim's entry points.
 fn open(block: &BlockPorts, cached: &Cached) -> Result<&'static Loaded, CosimError> {
+    let invariants = read_invariants(&cached.dir)?;
     let path = &cached.library;
     let err = |e: libloading::Error| CosimError::Load {
         path: path.clone(),
@@ -135,6 +167,7 @@ fn open(block: &BlockPorts, cached: &Cached) -> Result<&'static Loaded, CosimErr
         new,
         step,
         free,
+        invariants,
         path: path.clone(),
         _library: library,
     })))
@@ -145,7 +178,11 @@ pub struct VerilatorModel<I: Ports, O: Ports> {
     handle: *mut c_void,
     loaded: &'static Loaded,
     in_words: Vec<u64>,
+    /// The outputs, then (a checked model) the word of broken invariants.
     out_words: Vec<u64>,
+    /// Invariant bits that count here (a lockstep on random stimulus leaves out those only
+    /// a system's driver guarantees).
+    invariant_mask: u64,
     _ports: PhantomData<(I, O)>,
 }
 
@@ -165,6 +202,20 @@ impl<I: Ports, O: Ports> VerilatorModel<I, O> {
         Self::new_in(kind, cfg, &verilator_cache::cache_root(), &Tools::default())
     }
 
+    /// [`VerilatorModel::new`] with the block's state invariants checked after every cycle
+    /// (`verilator_invariants`; read them with `state_violation`). `in_system`: the inputs
+    /// come from a system run's driver, so the invariants that rest on its contract count
+    /// too.
+    pub fn checked(kind: BlockKind, cfg: &HwConfig, in_system: bool) -> Result<Self, CosimError> {
+        Self::build(
+            kind,
+            cfg,
+            &verilator_cache::cache_root(),
+            &Tools::default(),
+            Some(in_system),
+        )
+    }
+
     /// [`VerilatorModel::new`] with the cache root and tools given, for tests.
     pub(crate) fn new_in(
         kind: BlockKind,
@@ -172,17 +223,47 @@ impl<I: Ports, O: Ports> VerilatorModel<I, O> {
         root: &Path,
         tools: &Tools,
     ) -> Result<Self, CosimError> {
-        let loaded = load(&BlockPorts::of::<I, O>(kind), cfg, root, tools)?;
+        Self::build(kind, cfg, root, tools, None)
+    }
+
+    /// `checked`: `None` for a plain model, else whether system-only invariants count.
+    pub(crate) fn build(
+        kind: BlockKind,
+        cfg: &HwConfig,
+        root: &Path,
+        tools: &Tools,
+        checked: Option<bool>,
+    ) -> Result<Self, CosimError> {
+        let loaded = load(
+            &BlockPorts::of::<I, O>(kind),
+            cfg,
+            root,
+            tools,
+            checked.is_some(),
+        )?;
+        Ok(Self::from_loaded(loaded, checked))
+    }
+
+    /// An instance of `loaded`; `checked` as in [`VerilatorModel::build`].
+    fn from_loaded(loaded: &'static Loaded, checked: Option<bool>) -> Self {
+        let invariant_mask = loaded
+            .invariants
+            .iter()
+            .enumerate()
+            .filter(|(_, inv)| checked == Some(true) || !inv.system_only)
+            .fold(0u64, |m, (i, _)| m | (1 << i));
+        let extra = usize::from(checked.is_some());
         // SAFETY: `new` is the shim's constructor; it takes no arguments and returns an
         // owned handle that only `free` releases (in Drop).
         let handle = unsafe { (loaded.new)() };
-        Ok(VerilatorModel {
+        VerilatorModel {
             handle,
             loaded,
             in_words: vec![0; I::PORTS.len()],
-            out_words: vec![0; O::PORTS.len()],
+            out_words: vec![0; O::PORTS.len() + extra],
+            invariant_mask,
             _ports: PhantomData,
-        })
+        }
     }
 
     /// The shared library this model runs; its directory holds the Verilog, the
@@ -210,10 +291,21 @@ impl<I: Ports, O: Ports> CycleModel for VerilatorModel<I, O> {
             )
         };
         let mut out = O::default();
-        for (i, &w) in self.out_words.iter().enumerate() {
+        for (i, &w) in self.out_words.iter().take(O::PORTS.len()).enumerate() {
             out.set(i, w);
         }
         out
+    }
+
+    fn state_violation(&self) -> Option<String> {
+        let failed = self.out_words.get(O::PORTS.len())? & self.invariant_mask;
+        (failed != 0).then(|| {
+            let bit = failed.trailing_zeros() as usize;
+            self.loaded
+                .invariants
+                .get(bit)
+                .map_or_else(|| format!("invariant bit {bit}"), |inv| inv.name.clone())
+        })
     }
 }
 
@@ -227,3 +319,7 @@ impl<I: Ports, O: Ports> Drop for VerilatorModel<I, O> {
 #[cfg(test)]
 #[path = "verilator_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "verilator_invariant_tests.rs"]
+mod invariant_tests;

@@ -4,6 +4,7 @@
 //! missing tool says what to install.
 
 use crate::error::CosimError;
+use crate::verilator_invariants::Invariant;
 use crate::verilator_shim::{cpp_shim, harness_module, harness_verilog, BlockPorts};
 use mcmvm_models::config::HwConfig;
 use std::path::{Path, PathBuf};
@@ -53,6 +54,10 @@ pub(crate) const LINK_FLAGS: &[&str] = &["-shared", "-Wl,-Bsymbolic", "-pthread"
 
 /// Verilator's runtime sources, compiled once per Verilator version (`verilator_cache`).
 pub(crate) const RUNTIME_SOURCES: &[&str] = &["verilated.cpp", "verilated_threads.cpp"];
+
+/// The file in a model's cache directory listing its state invariants, one per line in
+/// bit order: `always|system`, a tab, the name.
+pub(crate) const INVARIANTS_FILE: &str = "invariants.txt";
 
 /// The file name of a block's model library inside its cache directory.
 pub(crate) fn library_name(module: &str) -> String {
@@ -128,18 +133,31 @@ pub(crate) struct Sources {
     pub verilog: String,
     pub harness: String,
     pub shim: String,
+    /// The state invariants compiled into the harness (empty for an unchecked model).
+    pub invariants: Vec<Invariant>,
 }
 
 impl Sources {
-    /// Emit `block`'s Verilog for `cfg` and generate its harness and shim.
-    pub fn generate(block: &BlockPorts, cfg: &HwConfig) -> Result<Sources, CosimError> {
+    /// Emit `block`'s Verilog for `cfg` and generate its harness and shim; with `checked`
+    /// the harness also checks the block's state invariants every cycle.
+    pub fn generate(
+        block: &BlockPorts,
+        cfg: &HwConfig,
+        checked: bool,
+    ) -> Result<Sources, CosimError> {
         let verilog = mcmvm_rtl::emit::verilog(block.kind, cfg).map_err(CosimError::Emit)?;
+        let invariants = if checked {
+            crate::verilator_invariants::invariants(block.kind, cfg, &verilog)?
+        } else {
+            Vec::new()
+        };
         Ok(Sources {
             module: block.module,
             params: params_of(block, cfg),
+            harness: harness_verilog(block, &invariants),
+            shim: cpp_shim(block, checked.then_some(invariants.len())),
             verilog,
-            harness: harness_verilog(block),
-            shim: cpp_shim(block),
+            invariants,
         })
     }
 }
@@ -176,6 +194,19 @@ pub(crate) fn verilate(
     write(&vfile, &src.verilog)?;
     write(&hfile, &src.harness)?;
     write(&dir.join("params.txt"), &format!("{}\n", src.params))?;
+    write(
+        &dir.join(INVARIANTS_FILE),
+        &src.invariants
+            .iter()
+            .map(|inv| {
+                format!(
+                    "{}\t{}\n",
+                    if inv.system_only { "system" } else { "always" },
+                    inv.name
+                )
+            })
+            .collect::<String>(),
+    )?;
     let obj = dir.join("obj");
     let mut verilate = Command::new(&tools.verilator);
     verilate

@@ -4,6 +4,7 @@
 //! generated from the port lists of `mcmvm_models::protocol`, so a port added to the
 //! protocol is wired through without touching this file.
 
+use crate::verilator_invariants::Invariant;
 use mcmvm_models::protocol::{BlockKind, Ports};
 use std::fmt::Write as _;
 
@@ -40,6 +41,9 @@ impl BlockPorts {
     }
 }
 
+/// The harness output holding one bit per broken invariant.
+pub(crate) const INVARIANT_PORT: &str = "mcmvm_invariant_failed";
+
 /// Clock of the harness's input-capture registers (see [`harness_verilog`]).
 const CAPTURE_CLOCK: &str = "mcmvm_capture_clock";
 /// Clock of the block under test inside the harness.
@@ -63,7 +67,10 @@ pub(crate) fn harness_module(module: &str) -> String {
 /// previous cycle's inputs while the capture registers take this cycle's, and the logic
 /// settles once, on this cycle's inputs and state. One evaluation per cycle, and the outputs
 /// are the same on every cycle (the lockstep checks it against the other two engines).
-pub(crate) fn harness_verilog(block: &BlockPorts) -> String {
+///
+/// With `invariants`, the harness also drives `mcmvm_invariant_failed`, one bit per
+/// invariant of the block's registers (`verilator_invariants`), set when it is broken.
+pub(crate) fn harness_verilog(block: &BlockPorts, invariants: &[Invariant]) -> String {
     let m = block.module;
     let range = |w: u32| {
         if w == 1 {
@@ -87,6 +94,12 @@ pub(crate) fn harness_verilog(block: &BlockPorts) -> String {
     for (name, w) in &block.outputs {
         ports.push(format!("    output wire {}{name}", range(*w)));
     }
+    if !invariants.is_empty() {
+        ports.push(format!(
+            "    output wire {}{INVARIANT_PORT}",
+            range(invariants.len() as u32)
+        ));
+    }
     let _ = writeln!(
         s,
         "module {}(\n{}\n);",
@@ -109,6 +122,15 @@ pub(crate) fn harness_verilog(block: &BlockPorts) -> String {
         conns.push(format!("        .{name}({name})"));
     }
     let _ = writeln!(s, "    {m} dut(\n{}\n    );", conns.join(",\n"));
+    for (i, inv) in invariants.iter().enumerate() {
+        let bit = if invariants.len() == 1 {
+            String::new()
+        } else {
+            format!("[{i}]")
+        };
+        let _ = writeln!(s, "    // {}", inv.name);
+        let _ = writeln!(s, "    assign {INVARIANT_PORT}{bit} = !({});", inv.holds);
+    }
     let _ = writeln!(s, "endmodule");
     s
 }
@@ -116,7 +138,10 @@ pub(crate) fn harness_verilog(block: &BlockPorts) -> String {
 /// The C++ shim of one block, driving its [`harness_verilog`]. `step` follows the protocol's
 /// cycle convention: cycle k's outputs are a function of cycle k's inputs and of the state
 /// after k rising edges, and the edge after them updates the state from both.
-pub(crate) fn cpp_shim(block: &BlockPorts) -> String {
+///
+/// With `checked` (the number of invariants the harness checks), the word after the outputs
+/// is the harness's `mcmvm_invariant_failed` (0 when it checks none).
+pub(crate) fn cpp_shim(block: &BlockPorts, checked: Option<usize>) -> String {
     let m = block.module;
     let class = format!("V{m}");
     let mut s = String::new();
@@ -166,6 +191,19 @@ pub(crate) fn cpp_shim(block: &BlockPorts) -> String {
     );
     for (i, (name, _)) in block.outputs.iter().enumerate() {
         let _ = writeln!(s, "    out[{i}] = static_cast<uint64_t>(top->{name});");
+    }
+    match checked {
+        Some(0) => {
+            let _ = writeln!(s, "    out[{}] = 0;", block.outputs.len());
+        }
+        Some(_) => {
+            let _ = writeln!(
+                s,
+                "    out[{}] = static_cast<uint64_t>(top->{INVARIANT_PORT});",
+                block.outputs.len()
+            );
+        }
+        None => {}
     }
     // Falling edges: nothing is sensitive to them, so this evaluation runs no logic.
     let _ = writeln!(

@@ -192,7 +192,7 @@ fn the_same_parameters_reuse_the_same_build() {
     assert!(paths.iter().all(|p| *p == path));
     // On disk, past the in-process table: found, not rebuilt.
     let block = BlockPorts::of::<RtIn, RtOut>(kind);
-    let src = Sources::generate(&block, &cfg).unwrap_or_else(|e| panic!("{e}"));
+    let src = Sources::generate(&block, &cfg, false).unwrap_or_else(|e| panic!("{e}"));
     let t1 = std::time::Instant::now();
     let cached =
         verilator_cache::model(&src, &Tools::default(), &root).unwrap_or_else(|e| panic!("{e}"));
@@ -301,7 +301,7 @@ fn missing_tools_say_what_to_install() {
 fn a_verilator_failure_carries_the_command_and_its_messages() {
     let tmp = TempDir::new("bad-verilog");
     let block = BlockPorts::of::<RtIn, RtOut>(BlockKind::RemoteTracker);
-    let mut src = Sources::generate(&block, &small_rt()).unwrap_or_else(|e| panic!("{e}"));
+    let mut src = Sources::generate(&block, &small_rt(), false).unwrap_or_else(|e| panic!("{e}"));
     src.verilog = "module remote_tracker(input wire clock; endmodule\n".to_string();
     match verilator_cache::model(&src, &Tools::default(), &tmp.0) {
         Err(CosimError::ToolFailed {
@@ -331,7 +331,7 @@ fn a_verilator_failure_carries_the_command_and_its_messages() {
 fn verilator_warnings_are_kept_not_silenced() {
     let tmp = TempDir::new("width-warning");
     let block = BlockPorts::of::<RtIn, RtOut>(BlockKind::RemoteTracker);
-    let mut src = Sources::generate(&block, &small_rt()).unwrap_or_else(|e| panic!("{e}"));
+    let mut src = Sources::generate(&block, &small_rt(), false).unwrap_or_else(|e| panic!("{e}"));
     // An 8-bit constant into a 4-bit wire, right after the top module's port list.
     let header = src
         .verilog

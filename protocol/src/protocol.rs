@@ -41,6 +41,13 @@ pub trait CycleModel {
     type Out: Ports;
     /// One clock cycle, following the cycle convention of this module.
     fn step(&mut self, input: &Self::In) -> Self::Out;
+
+    /// After a `step`: the first of the engine's checks on its own internal state that the
+    /// step violated, by name (an RTL engine built with its invariants; `None` for engines
+    /// without such checks).
+    fn state_violation(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A boxed model (a trait object) is a model.
@@ -50,6 +57,10 @@ impl<M: CycleModel + ?Sized> CycleModel for Box<M> {
     #[inline]
     fn step(&mut self, input: &Self::In) -> Self::Out {
         (**self).step(input)
+    }
+    #[inline]
+    fn state_violation(&self) -> Option<String> {
+        (**self).state_violation()
     }
 }
 

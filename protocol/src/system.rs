@@ -66,6 +66,20 @@ pub enum BlockFault {
         system_cycle: u64,
         message: String,
     },
+    /// A check on an RTL engine's own internal state (an invariant of the block's registers)
+    /// failed after a block cycle.
+    #[error(
+        "{block} on {unit}: {engine}'s internal state breaks the invariant `{invariant}` at \
+         system cycle {system_cycle} (block cycle {block_cycle})"
+    )]
+    Invariant {
+        block: &'static str,
+        unit: String,
+        system_cycle: u64,
+        block_cycle: u64,
+        engine: String,
+        invariant: String,
+    },
     /// The engine could not be built or stepped (tool missing, build failed, …).
     #[error("{block}: engine unavailable: {reason}")]
     Unavailable { block: &'static str, reason: String },
@@ -77,7 +91,8 @@ impl BlockFault {
         match &mut self {
             BlockFault::Mismatch { unit, .. }
             | BlockFault::NoAnswer { unit, .. }
-            | BlockFault::Reference { unit, .. } => *unit = name.to_string(),
+            | BlockFault::Reference { unit, .. }
+            | BlockFault::Invariant { unit, .. } => *unit = name.to_string(),
             BlockFault::Unavailable { .. } => {}
         }
         self

@@ -79,6 +79,10 @@ pub struct HwArgs {
     /// check they change no output (slow).
     #[arg(long)]
     pub hw_every_cycle: bool,
+    /// With `--hw check`: also check the Verilator models' own registers against the
+    /// blocks' state invariants after every block cycle (slower).
+    #[arg(long)]
+    pub hw_invariants: bool,
     /// Where `--hw check` writes a mismatching block's VCD.
     #[arg(long, value_name = "DIR", default_value = "out/hw-check")]
     pub hw_check_dir: PathBuf,
@@ -92,6 +96,9 @@ impl HwArgs {
         if self.hw_every_cycle && mode != HwMode::Check {
             anyhow::bail!("--hw-every-cycle goes with --hw check");
         }
+        if self.hw_invariants && mode != HwMode::Check {
+            anyhow::bail!("--hw-invariants goes with --hw check");
+        }
         if let Some(dir) = &self.record_ports {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("--record-ports {}: cannot create", dir.display()))?;
@@ -99,6 +106,7 @@ impl HwArgs {
         let mut opts = HwOptions::new(mode);
         opts.record_dir = self.record_ports.clone();
         opts.every_cycle = self.hw_every_cycle;
+        opts.invariants = self.hw_invariants;
         opts.mismatch_dir = self.hw_check_dir.clone();
         Ok(hardware(opts))
     }

@@ -113,6 +113,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Some(m) => {
             println!("mismatches: 1 (the run stops at the first)");
             println!("first mismatch: cycle {}, signal {}", m.cycle, m.signal);
+            if let Some(v) = &report.invariant {
+                println!("  {v}");
+            }
             for (engine, value) in &m.values {
                 println!("  {engine}: {value} ({value:#x})");
             }

@@ -85,6 +85,21 @@ impl<I: Ports, O: Ports> CheckEngine<I, O> {
             outputs: [oa, ob],
         });
         self.compared += 1;
+        if let Some((engine, invariant)) = self
+            .names
+            .iter()
+            .zip(&self.engines)
+            .find_map(|(name, e)| e.state_violation().map(|inv| (name.to_string(), inv)))
+        {
+            return Err(BlockFault::Invariant {
+                block: self.kind.module_name(),
+                unit: self.unit.clone(),
+                system_cycle,
+                block_cycle,
+                engine,
+                invariant,
+            });
+        }
         if oa != ob {
             let i = (0..O::PORTS.len())
                 .find(|&i| oa.get(i) != ob.get(i))

@@ -1,0 +1,357 @@
+//! Invariants of the blocks' own registers, checked every cycle inside the Verilator model.
+//!
+//! The lockstep and the reference monitors only see ports: a table that has quietly lost a
+//! row, or two rows that claim one allocation, shows at the ports only when (and if) a later
+//! request hits the damage. These checks read the emitted module's registers through
+//! hierarchical references from the Verilator harness (`dut.<register>$q`), so they see the
+//! state itself after every rising edge. Each invariant is one Verilog expression that must
+//! be true; the harness drives one bit of `mcmvm_invariant_failed` per invariant with its
+//! negation, and the shim hands that word to [`crate::verilator::VerilatorModel`] with the
+//! outputs.
+//!
+//! The invariants are the blocks' READMEs' (`rtl/src/*.md`) statements about their state,
+//! not the twin's code. The register names and widths are read from the emitted Verilog
+//! itself, so a restructured RTL that no longer has a register an invariant reads is an
+//! error naming it, never a check that silently passes.
+
+use crate::error::CosimError;
+use mcmvm_models::config::HwConfig;
+use mcmvm_models::protocol::BlockKind;
+
+/// One invariant: a name for reports and a Verilog expression over `dut.*` that is true
+/// in every reachable state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invariant {
+    pub name: String,
+    pub holds: String,
+    /// Only where the driver keeps its side of the contract (a system run): e.g. the ATT
+    /// allows overlapping ranges, which random stimulus registers, but a driver registers
+    /// disjoint objects.
+    pub system_only: bool,
+}
+
+/// The width of register `name` (`wire [w-1:0] name$q;` in the emitted module).
+fn width(verilog: &str, module: &str, name: &str) -> Result<u32, CosimError> {
+    let wanted = format!("{name}$q;");
+    for line in verilog.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix("wire") else {
+            continue;
+        };
+        let rest = rest.trim();
+        if rest == wanted {
+            return Ok(1);
+        }
+        if let Some(range) = rest.strip_prefix('[') {
+            if let Some((bits, tail)) = range.split_once(']') {
+                if tail.trim() == wanted {
+                    let msb = bits
+                        .split(':')
+                        .next()
+                        .and_then(|m| m.trim().parse::<u32>().ok());
+                    if let Some(msb) = msb {
+                        return Ok(msb + 1);
+                    }
+                }
+            }
+        }
+    }
+    Err(CosimError::Invariants(format!(
+        "{module}: the state invariants read register `{name}`, which the emitted Verilog no \
+         longer declares (update cosim/src/verilator_invariants.rs with the RTL)"
+    )))
+}
+
+/// `dut.<name>$q`.
+fn q(name: &str) -> String {
+    format!("dut.{name}$q")
+}
+
+/// Every pair `i < j` below `n`.
+fn pairs(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).flat_map(move |i| (i + 1..n).map(move |j| (i, j)))
+}
+
+/// A conjunction; `1'b1` when empty.
+fn all(terms: Vec<String>) -> String {
+    if terms.is_empty() {
+        "1'b1".to_string()
+    } else {
+        terms.join(" && ")
+    }
+}
+
+/// The sum of the one-bit `bits`, `w` bits wide, written so no operand is widened
+/// implicitly (WIDTH-clean).
+fn count(bits: &[String], w: u32) -> String {
+    bits.iter()
+        .map(|b| format!("{{{}'d0, {b}}}", w - 1))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// A `w`-bit unsigned literal.
+fn lit(w: u32, v: u64) -> String {
+    format!("{w}'d{v}")
+}
+
+/// Bits needed to hold `0..=n`.
+fn bits_for(n: u64) -> u32 {
+    (64 - n.leading_zeros()).max(1)
+}
+
+/// The invariants of `kind` under `cfg`, against its emitted `verilog`.
+pub fn invariants(
+    kind: BlockKind,
+    cfg: &HwConfig,
+    verilog: &str,
+) -> Result<Vec<Invariant>, CosimError> {
+    match kind {
+        BlockKind::RemoteTracker => remote_tracker(cfg, verilog),
+        BlockKind::AccessTimeTracker => access_time_tracker(cfg, verilog),
+        // The coalescer is a pipeline of output registers: its README states nothing about
+        // state that its ports do not show.
+        BlockKind::TlbCoalescer => Ok(Vec::new()),
+    }
+}
+
+fn remote_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, CosimError> {
+    let m = "remote_tracker";
+    let rt = &cfg.remote_tracker;
+    let n = rt.entries;
+    let row = |field: &str, i: usize| format!("{field}${i}");
+    // Every register an invariant reads must exist (an error names a missing one).
+    for field in ["alloc_id", "remote", "valid"] {
+        width(verilog, m, &row(field, 0))?;
+    }
+    let rank_w = width(verilog, m, &row("rank", 0))?;
+    let cnt_w = width(verilog, m, &row("access", 0))?;
+    let valid = |i: usize| q(&row("valid", i));
+    let max = if rt.counter_bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << rt.counter_bits) - 1
+    };
+    let count_w = bits_for(n as u64).max(rank_w + 1);
+    let valid_count = count(&(0..n).map(valid).collect::<Vec<_>>(), count_w);
+    let mut out = vec![Invariant {
+        name: "rt: no two valid rows hold one allocation ID".into(),
+        holds: all(pairs(n)
+            .map(|(i, j)| {
+                format!(
+                    "!({} && {} && {} == {})",
+                    valid(i),
+                    valid(j),
+                    q(&row("alloc_id", i)),
+                    q(&row("alloc_id", j))
+                )
+            })
+            .collect()),
+        system_only: false,
+    }];
+    // A permutation of 0..valid_count: every valid rank below the count, no two equal.
+    let below = (0..n)
+        .map(|i| {
+            format!(
+                "(!{} || {{{}'d0, {}}} < ({valid_count}))",
+                valid(i),
+                count_w - rank_w,
+                q(&row("rank", i))
+            )
+        })
+        .collect::<Vec<_>>();
+    let distinct = pairs(n)
+        .map(|(i, j)| {
+            format!(
+                "!({} && {} && {} == {})",
+                valid(i),
+                valid(j),
+                q(&row("rank", i)),
+                q(&row("rank", j))
+            )
+        })
+        .collect::<Vec<_>>();
+    out.push(Invariant {
+        name: "rt: the valid rows' ranks are a permutation of 0..valid rows".into(),
+        holds: format!("({}) && ({})", all(below), all(distinct)),
+        system_only: false,
+    });
+    if cnt_w < 64 && max < (1u64 << cnt_w) - 1 {
+        out.push(Invariant {
+            name: format!("rt: no counter of a valid row exceeds the saturation value {max}"),
+            holds: all((0..n)
+                .map(|i| {
+                    format!(
+                        "(!{} || ({} <= {} && {} <= {}))",
+                        valid(i),
+                        q(&row("access", i)),
+                        lit(cnt_w, max),
+                        q(&row("remote", i)),
+                        lit(cnt_w, max)
+                    )
+                })
+                .collect()),
+            system_only: false,
+        });
+    }
+    out.push(Invariant {
+        name: "rt: a valid row counts no more remote walks than walks".into(),
+        holds: all((0..n)
+            .map(|i| {
+                format!(
+                    "(!{} || {} <= {})",
+                    valid(i),
+                    q(&row("remote", i)),
+                    q(&row("access", i))
+                )
+            })
+            .collect()),
+        system_only: false,
+    });
+    Ok(out)
+}
+
+fn access_time_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, CosimError> {
+    let m = "access_time_tracker";
+    let att = &cfg.access_time_tracker;
+    let n = att.objects;
+    let slot = |field: &str, i: usize| format!("{field}${i}");
+    // Every register an invariant reads must exist (an error names a missing one).
+    width(verilog, m, "valid")?;
+    width(verilog, m, &slot("start_vpn", 0))?;
+    width(verilog, m, &slot("end_vpn", 0))?;
+    let timer_w = width(verilog, m, &slot("timer", 0))?;
+    let valid = |i: usize| format!("{}[{i}]", q("valid"));
+    let start = |i: usize| q(&slot("start_vpn", i));
+    let end = |i: usize| q(&slot("end_vpn", i));
+    let max = if att.timer_bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << att.timer_bits) - 1
+    };
+    let mut out = Vec::new();
+    if timer_w < 64 && max < (1u64 << timer_w) - 1 {
+        out.push(Invariant {
+            name: format!("att: no valid object's timer exceeds its saturation value {max}"),
+            holds: all((0..n)
+                .map(|i| {
+                    format!(
+                        "(!{} || {} <= {})",
+                        valid(i),
+                        q(&slot("timer", i)),
+                        lit(timer_w, max)
+                    )
+                })
+                .collect()),
+            system_only: false,
+        });
+    }
+    out.push(Invariant {
+        name: "att: the valid objects' ranges are disjoint".into(),
+        holds: all(pairs(n)
+            .map(|(i, j)| {
+                format!(
+                    "!({vi} && {vj} && {si} <= {ei} && {sj} <= {ej} && {si} <= {ej} && {sj} <= {ei})",
+                    vi = valid(i),
+                    vj = valid(j),
+                    si = start(i),
+                    ei = end(i),
+                    sj = start(j),
+                    ej = end(j)
+                )
+            })
+            .collect()),
+        system_only: true,
+    });
+    out.extend(recency(n, verilog)?);
+    Ok(out)
+}
+
+/// The ATT's recency among valid objects is a strict total order, in whichever form the
+/// RTL keeps it: an age matrix (`newer$i`: the slots touched after slot `i`) or ranks.
+fn recency(n: usize, verilog: &str) -> Result<Vec<Invariant>, CosimError> {
+    let m = "access_time_tracker";
+    let valid = |i: usize| format!("{}[{i}]", q("valid"));
+    if width(verilog, m, "newer$0").is_ok() {
+        let newer = |i: usize, j: usize| format!("{}[{j}]", q(&format!("newer${i}")));
+        return Ok(vec![Invariant {
+            name: "att: of two valid objects exactly one was touched more recently (age matrix)"
+                .into(),
+            holds: all(pairs(n)
+                .map(|(i, j)| {
+                    format!(
+                        "(!({} && {}) || ({} != {}))",
+                        valid(i),
+                        valid(j),
+                        newer(i, j),
+                        newer(j, i)
+                    )
+                })
+                .collect()),
+            system_only: false,
+        }]);
+    }
+    if let Ok(rank_w) = width(verilog, m, "rank$0") {
+        let rank = |i: usize| q(&format!("rank${i}"));
+        let count_w = bits_for(n as u64).max(rank_w + 1);
+        let valid_count = count(&(0..n).map(valid).collect::<Vec<_>>(), count_w);
+        let below = (0..n).map(|i| {
+            format!(
+                "(!{} || {{{}'d0, {}}} < ({valid_count}))",
+                valid(i),
+                count_w - rank_w,
+                rank(i)
+            )
+        });
+        let distinct = pairs(n).map(|(i, j)| {
+            format!(
+                "!({} && {} && {} == {})",
+                valid(i),
+                valid(j),
+                rank(i),
+                rank(j)
+            )
+        });
+        return Ok(vec![Invariant {
+            name: "att: the valid objects' recency ranks are a permutation of 0..valid objects"
+                .into(),
+            holds: format!(
+                "({}) && ({})",
+                all(below.collect()),
+                all(distinct.collect())
+            ),
+            system_only: false,
+        }]);
+    }
+    Err(CosimError::Invariants(format!(
+        "{m}: the recency invariant reads an age matrix (`newer$i`) or ranks (`rank$i`), and \
+         the emitted Verilog declares neither (update cosim/src/verilator_invariants.rs)"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_come_from_the_declarations() {
+        let v = "module m();\n    wire  [4:0] rank$3$q;\n    wire  valid$0$q;\nendmodule\n";
+        assert_eq!(width(v, "m", "rank$3").ok(), Some(5));
+        assert_eq!(width(v, "m", "valid$0").ok(), Some(1));
+        let err = width(v, "m", "rank$4").expect_err("not declared");
+        assert!(err.to_string().contains("rank$4"), "{err}");
+    }
+
+    #[test]
+    fn every_block_with_state_gets_its_invariants_from_the_emitted_verilog() {
+        let cfg = HwConfig::default();
+        for kind in [BlockKind::RemoteTracker, BlockKind::AccessTimeTracker] {
+            let verilog = mcmvm_rtl::emit::verilog(kind, &cfg).expect("emit");
+            let list = invariants(kind, &cfg, &verilog).unwrap_or_else(|e| panic!("{e}"));
+            assert!(list.len() >= 2, "{kind:?}: {list:?}");
+            for inv in &list {
+                assert!(inv.holds.contains("dut."), "{}", inv.name);
+            }
+        }
+    }
+}
