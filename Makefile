@@ -16,7 +16,7 @@ SOURCES := Cargo.toml Cargo.lock $(shell find src protocol rust-models rtl cosim
 	-name '*.rs' -o -name '*.toml' -o -name '*.ys' -o -name '*.cpp' -o -name '*.h' 2>/dev/null)
 export MCMVM_LIBERTY := $(abspath $(LIBERTY))
 
-.PHONY: run paper test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive bench fmt clippy clean sweep-slurm test-slurm
+.PHONY: run paper test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive formal bench fmt clippy clean sweep-slurm test-slurm
 
 run: deps build
 	$(MCMVM) hw --out out
@@ -81,6 +81,12 @@ test: deps
 # Slow, exhaustive runs; not part of `make test`.
 test-exhaustive: deps
 	MCMVM_EXHAUSTIVE=1 $(CARGO) test --release --workspace -- --include-ignored
+
+# Bounded model check of the Remote Tracker's port properties (synth/formal/rt_props.sv,
+# yosys → AIGER → yosys-abc bmc3): bigger tables and deeper runs than the 2-entry check in
+# `make test`; prints each configuration's depth and time.
+formal: deps
+	$(CARGO) test --release -p mcmvm-synth --test formal_rt -- --include-ignored --nocapture --test-threads 1
 
 # Criterion benches: a plain release build (the profile-guided binary's speed is what `run`
 # prints; see the README's speed table for both).
