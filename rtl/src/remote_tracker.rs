@@ -6,11 +6,18 @@
 //!
 //! Implementation notes (rust-hdl 0.46):
 //! - The table is `entries` rows of flip-flops, so all rows are compared at once (a CAM);
-//!   rows are `Vec`s of DFFs and every `for` loop runs over `0..self.valid.len()`, which
-//!   the Verilog generator unrolls.
+//!   rows are `Vec`s of DFFs and every `for` loop (over the rows, `0..self.valid.len()`, or
+//!   over a read tree's nodes) has constant bounds, which the Verilog generator unrolls.
+//!   The update function is in `remote_tracker/datapath.rs`.
 //! - `#[hdl_gen]` has no `let`, and reading a `Local` that was assigned in the same pass
-//!   sees last pass's value in simulation, so selections are written as "last assignment
-//!   wins" loops (a later row overrides an earlier one) instead of accumulations.
+//!   sees last pass's value in simulation, so a wide selection is never an accumulation
+//!   into one signal: a row is selected by a one-hot flag, masked into a leaf of a balanced
+//!   OR tree of separate locals (`READ_TREE_NODES`), and the root is the selected row
+//!   (AND-OR, no priority chain). Only narrow constant selections stay "last assignment
+//!   wins" loops.
+//! - One walk writes one row per cycle, so the row's counters are read once (the target
+//!   tree) and incremented by one shared saturating incrementer pair; each row only muxes
+//!   the shared new value in.
 //! - Every constant that meets a sized signal is a typed `Constant<Bits<N>>`: rust-hdl
 //!   prints bare literals as 32-bit numbers, which would widen the Verilog expression.
 
@@ -19,6 +26,15 @@ use rust_hdl::prelude::*;
 
 /// Largest table the 5-bit slot numbers and recency ranks can address.
 pub const MAX_ENTRIES: usize = 32;
+
+/// Nodes of a read tree: `MAX_ENTRIES` leaves (node `i` = row `i` masked by its select,
+/// zero for rows the table does not have), then the OR levels: node `MAX_ENTRIES + j` is
+/// `node[2j] | node[2j + 1]`, so children always precede their parent and the root is the
+/// last node (62; `datapath.rs` writes the numbers out, as the Verilog generator evaluates
+/// index expressions over loop variables and literals only). The layout is fixed so that
+/// rows the table does not have are constant-zero leaves.
+const READ_TREE_NODES: usize = 2 * MAX_ENTRIES - 1;
+const _: () = assert!(MAX_ENTRIES == 32 && READ_TREE_NODES == 63);
 
 /// Why a Remote Tracker cannot be built from a configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,6 +106,8 @@ pub struct RemoteTrackerRtl {
     oldest_rank: Constant<Bits<5>>,
     rank_zero: Constant<Bits<5>>,
     rank_one: Constant<Bits<5>>,
+    /// -1 modulo 32: the rank step that closes a drained row's gap.
+    rank_minus_one: Constant<Bits<5>>,
     counter_max: Constant<Bits<32>>,
     counter_zero: Constant<Bits<32>>,
     counter_one: Constant<Bits<32>>,
@@ -111,6 +129,36 @@ pub struct RemoteTrackerRtl {
     drain_clears: Signal<Local, Bit>,
     /// Rank of the drained row before this edge.
     drained_rank: Signal<Local, Bits<5>>,
+    /// Per row: the walk in the update stage writes it (`walk_target`, decoded, if valid).
+    target_sel: Vec<Signal<Local, Bit>>,
+    /// Per row: the drain in the update stage clears it.
+    drain_sel: Vec<Signal<Local, Bit>>,
+    /// Per row: the recency rank moves up (`rank_inc`), down (`rank_dec`); the net step.
+    rank_inc: Vec<Signal<Local, Bit>>,
+    rank_dec: Vec<Signal<Local, Bit>>,
+    rank_step: Vec<Signal<Local, Bits<5>>>,
+    /// Per row: the incoming walk / drain ID matches the row as it is after this edge.
+    walk_match: Vec<Signal<Local, Bit>>,
+    drain_match: Vec<Signal<Local, Bit>>,
+    // Read trees (`READ_TREE_NODES` nodes each): the target row, the drained row, and the
+    // slot numbers of the matching rows.
+    target_access_tree: Vec<Signal<Local, Bits<32>>>,
+    target_remote_tree: Vec<Signal<Local, Bits<32>>>,
+    target_rank_tree: Vec<Signal<Local, Bits<5>>>,
+    target_id_tree: Vec<Signal<Local, Bits<8>>>,
+    drain_access_tree: Vec<Signal<Local, Bits<32>>>,
+    drain_remote_tree: Vec<Signal<Local, Bits<32>>>,
+    drain_rank_tree: Vec<Signal<Local, Bits<5>>>,
+    walk_slot_tree: Vec<Signal<Local, Bits<5>>>,
+    drain_slot_tree: Vec<Signal<Local, Bits<5>>>,
+    /// The target row's counters after the walk (shared saturating incrementers).
+    new_access: Signal<Local, Bits<32>>,
+    new_remote: Signal<Local, Bits<32>>,
+    /// The walk writes the remote counter (fresh row or remote walk).
+    remote_write: Signal<Local, Bit>,
+    /// The update-stage walk's ID equals the incoming walk's / drain's (forwarding).
+    forward_walk: Signal<Local, Bit>,
+    forward_drain: Signal<Local, Bit>,
 }
 
 /// `n` default-built rows of flip-flops.
@@ -166,6 +214,7 @@ impl RemoteTrackerRtl {
             oldest_rank: Constant::new(((n - 1) as u64).to_bits()),
             rank_zero: Constant::new(0u64.to_bits()),
             rank_one: Constant::new(1u64.to_bits()),
+            rank_minus_one: Constant::new(31u64.to_bits()),
             counter_max: Constant::new(u64::from(u32::MAX >> (32 - cfg.counter_bits)).to_bits()),
             counter_zero: Constant::new(0u64.to_bits()),
             counter_one: Constant::new(1u64.to_bits()),
@@ -178,6 +227,27 @@ impl RemoteTrackerRtl {
             target_rank: Default::default(),
             drain_clears: Default::default(),
             drained_rank: Default::default(),
+            target_sel: rows(n),
+            drain_sel: rows(n),
+            rank_inc: rows(n),
+            rank_dec: rows(n),
+            rank_step: rows(n),
+            walk_match: rows(n),
+            drain_match: rows(n),
+            target_access_tree: rows(READ_TREE_NODES),
+            target_remote_tree: rows(READ_TREE_NODES),
+            target_rank_tree: rows(READ_TREE_NODES),
+            target_id_tree: rows(READ_TREE_NODES),
+            drain_access_tree: rows(READ_TREE_NODES),
+            drain_remote_tree: rows(READ_TREE_NODES),
+            drain_rank_tree: rows(READ_TREE_NODES),
+            walk_slot_tree: rows(READ_TREE_NODES),
+            drain_slot_tree: rows(READ_TREE_NODES),
+            new_access: Default::default(),
+            new_remote: Default::default(),
+            remote_write: Default::default(),
+            forward_walk: Default::default(),
+            forward_drain: Default::default(),
         })
     }
 
@@ -194,234 +264,7 @@ impl RemoteTrackerRtl {
     }
 }
 
-impl Logic for RemoteTrackerRtl {
-    #[hdl_gen]
-    fn update(&mut self) {
-        // Every register holds unless assigned below (no latch can be inferred).
-        dff_setup!(
-            self,
-            clock,
-            walk_stage_valid,
-            walk_stage_id,
-            walk_stage_remote,
-            walk_stage_hit,
-            walk_stage_slot,
-            drain_stage_valid,
-            drain_stage_hit,
-            drain_stage_slot
-        );
-        for i in 0..self.valid.len() {
-            self.valid[i].clock.next = self.clock.val();
-            self.alloc_id[i].clock.next = self.clock.val();
-            self.access[i].clock.next = self.clock.val();
-            self.remote[i].clock.next = self.clock.val();
-            self.rank[i].clock.next = self.clock.val();
-            self.valid[i].d.next = self.valid[i].q.val();
-            self.alloc_id[i].d.next = self.alloc_id[i].q.val();
-            self.access[i].d.next = self.access[i].q.val();
-            self.remote[i].d.next = self.remote[i].q.val();
-            self.rank[i].d.next = self.rank[i].q.val();
-        }
-
-        // ---- Update stage, combinational part: where the walk goes, what the drain reads.
-        self.drain_clears.next = self.drain_stage_valid.q.val() && self.drain_stage_hit.q.val();
-        self.walk_target.next = self.walk_stage_slot.q.val();
-        self.walk_fresh.next = false;
-        self.walk_evicts.next = false;
-        self.walk_touch.next = self.walk_stage_remote.q.val();
-        if !self.walk_stage_hit.q.val() {
-            self.walk_fresh.next = true;
-            self.walk_evicts.next = true;
-            self.walk_touch.next = true;
-            // Victim: the row whose remote counter was written longest ago.
-            for i in 0..self.valid.len() {
-                if self.valid[i].q.val() && (self.rank[i].q.val() == self.oldest_rank.val()) {
-                    self.walk_target.next = self.slot_number[i].val();
-                }
-            }
-            // A free row (the highest-numbered, counting the one the drain clears) wins.
-            for i in 0..self.valid.len() {
-                if !self.valid[i].q.val()
-                    || (self.drain_stage_valid.q.val()
-                        && self.drain_stage_hit.q.val()
-                        && (self.drain_stage_slot.q.val() == self.slot_number[i].val()))
-                {
-                    self.walk_target.next = self.slot_number[i].val();
-                    self.walk_evicts.next = false;
-                }
-            }
-        } else if self.drain_stage_valid.q.val()
-            && self.drain_stage_hit.q.val()
-            && (self.drain_stage_slot.q.val() == self.walk_stage_slot.q.val())
-        {
-            // Drain first: the walk's row was cleared this very edge, so it starts afresh.
-            self.walk_fresh.next = true;
-            self.walk_touch.next = true;
-        }
-        self.target_rank.next = self.rank_zero.val();
-        self.drained_rank.next = self.rank_zero.val();
-        for i in 0..self.valid.len() {
-            if self.walk_target.val() == self.slot_number[i].val() {
-                self.target_rank.next = self.rank[i].q.val();
-            }
-            if self.drain_stage_slot.q.val() == self.slot_number[i].val() {
-                self.drained_rank.next = self.rank[i].q.val();
-            }
-        }
-
-        // ---- Outputs of the update stage.
-        self.drain_done.next = self.drain_stage_valid.q.val();
-        self.drain_hit.next = self.drain_clears.val();
-        self.drain_access.next = self.counter_zero.val();
-        self.drain_remote.next = self.counter_zero.val();
-        self.evict_valid.next =
-            self.report_evictions.val() && self.walk_stage_valid.q.val() && self.walk_evicts.val();
-        self.evict_alloc_id.next = self.id_zero.val();
-        self.evict_access.next = self.counter_zero.val();
-        self.evict_remote.next = self.counter_zero.val();
-        for i in 0..self.valid.len() {
-            if self.drain_clears.val()
-                && (self.drain_stage_slot.q.val() == self.slot_number[i].val())
-            {
-                self.drain_access.next = self.access[i].q.val();
-                self.drain_remote.next = self.remote[i].q.val();
-            }
-            if self.report_evictions.val()
-                && self.walk_stage_valid.q.val()
-                && self.walk_evicts.val()
-                && (self.walk_target.val() == self.slot_number[i].val())
-            {
-                self.evict_alloc_id.next = self.alloc_id[i].q.val();
-                self.evict_access.next = self.access[i].q.val();
-                self.evict_remote.next = self.remote[i].q.val();
-            }
-        }
-
-        if self.reset.val() {
-            // Reset blocks every other update: rows invalid, nothing in flight, outputs idle.
-            for i in 0..self.valid.len() {
-                self.valid[i].d.next = false;
-            }
-            self.walk_stage_valid.d.next = false;
-            self.drain_stage_valid.d.next = false;
-            self.drain_done.next = false;
-            self.drain_hit.next = false;
-            self.drain_access.next = self.counter_zero.val();
-            self.drain_remote.next = self.counter_zero.val();
-            self.evict_valid.next = false;
-            self.evict_alloc_id.next = self.id_zero.val();
-            self.evict_access.next = self.counter_zero.val();
-            self.evict_remote.next = self.counter_zero.val();
-        } else {
-            // ---- Update stage, sequential part: drain clear, then the walk's write.
-            for i in 0..self.valid.len() {
-                if self.drain_clears.val()
-                    && (self.drain_stage_slot.q.val() == self.slot_number[i].val())
-                {
-                    self.valid[i].d.next = false;
-                }
-                // Recency ranks of the rows that survive and are not the walk's row: close
-                // the drained row's gap (-1 above it) and age the rows younger than the
-                // touched one (+1); both at once cancel.
-                if self.valid[i].q.val()
-                    && !(self.drain_clears.val()
-                        && (self.drain_stage_slot.q.val() == self.slot_number[i].val()))
-                    && !(self.walk_stage_valid.q.val()
-                        && self.walk_touch.val()
-                        && (self.walk_target.val() == self.slot_number[i].val()))
-                {
-                    if self.drain_clears.val() && (self.rank[i].q.val() > self.drained_rank.val()) {
-                        if !(self.walk_stage_valid.q.val()
-                            && self.walk_touch.val()
-                            && (self.walk_fresh.val()
-                                || (self.rank[i].q.val() < self.target_rank.val())))
-                        {
-                            self.rank[i].d.next = self.rank[i].q.val() - self.rank_one.val();
-                        }
-                    } else if self.walk_stage_valid.q.val()
-                        && self.walk_touch.val()
-                        && (self.walk_fresh.val()
-                            || (self.rank[i].q.val() < self.target_rank.val()))
-                    {
-                        self.rank[i].d.next = self.rank[i].q.val() + self.rank_one.val();
-                    }
-                }
-                if self.walk_stage_valid.q.val()
-                    && (self.walk_target.val() == self.slot_number[i].val())
-                {
-                    self.valid[i].d.next = true;
-                    if self.walk_touch.val() {
-                        self.rank[i].d.next = self.rank_zero.val();
-                    }
-                    if self.walk_fresh.val() {
-                        self.alloc_id[i].d.next = self.walk_stage_id.q.val();
-                        self.access[i].d.next = self.counter_one.val();
-                        if self.walk_stage_remote.q.val() {
-                            self.remote[i].d.next = self.counter_one.val();
-                        } else {
-                            self.remote[i].d.next = self.counter_zero.val();
-                        }
-                    } else {
-                        // Counters saturate: they never wrap.
-                        if self.access[i].q.val() != self.counter_max.val() {
-                            self.access[i].d.next = self.access[i].q.val() + self.counter_one.val();
-                        }
-                        if self.walk_stage_remote.q.val()
-                            && (self.remote[i].q.val() != self.counter_max.val())
-                        {
-                            self.remote[i].d.next = self.remote[i].q.val() + self.counter_one.val();
-                        }
-                    }
-                }
-            }
-
-            // ---- Index stage: compare both incoming IDs with every row as it will be after
-            // this edge (the walk being written is forwarded, the row being drained is gone).
-            self.walk_stage_valid.d.next = self.walk_valid.val();
-            self.walk_stage_id.d.next = self.walk_alloc_id.val();
-            self.walk_stage_remote.d.next = self.walk_remote.val();
-            self.walk_stage_hit.d.next = false;
-            self.walk_stage_slot.d.next = self.rank_zero.val();
-            self.drain_stage_valid.d.next = self.drain_valid.val();
-            self.drain_stage_hit.d.next = false;
-            self.drain_stage_slot.d.next = self.rank_zero.val();
-            for i in 0..self.valid.len() {
-                if self.walk_stage_valid.q.val()
-                    && (self.walk_target.val() == self.slot_number[i].val())
-                {
-                    if self.walk_valid.val()
-                        && (self.walk_stage_id.q.val() == self.walk_alloc_id.val())
-                    {
-                        self.walk_stage_hit.d.next = true;
-                        self.walk_stage_slot.d.next = self.slot_number[i].val();
-                    }
-                    if self.drain_valid.val()
-                        && (self.walk_stage_id.q.val() == self.drain_alloc_id.val())
-                    {
-                        self.drain_stage_hit.d.next = true;
-                        self.drain_stage_slot.d.next = self.slot_number[i].val();
-                    }
-                } else if !(self.drain_clears.val()
-                    && (self.drain_stage_slot.q.val() == self.slot_number[i].val()))
-                    && self.valid[i].q.val()
-                {
-                    if self.walk_valid.val()
-                        && (self.alloc_id[i].q.val() == self.walk_alloc_id.val())
-                    {
-                        self.walk_stage_hit.d.next = true;
-                        self.walk_stage_slot.d.next = self.slot_number[i].val();
-                    }
-                    if self.drain_valid.val()
-                        && (self.alloc_id[i].q.val() == self.drain_alloc_id.val())
-                    {
-                        self.drain_stage_hit.d.next = true;
-                        self.drain_stage_slot.d.next = self.slot_number[i].val();
-                    }
-                }
-            }
-        }
-    }
-}
+mod datapath;
 
 mod hdl_sim;
 pub use hdl_sim::RemoteTrackerHdlSim;

@@ -1,0 +1,284 @@
+//! The Remote Tracker's update function: index stage, update stage, row writes.
+//!
+//! Structure (see `remote_tracker.md`, "Implementation"):
+//! - `target_sel` / `drain_sel`: one-hot row selects of the two update-stage ops.
+//! - Read trees: every row masked by its select into a leaf, then a balanced OR tree; the
+//!   root is the selected row. One for the walk's target row (its counters feed one shared
+//!   saturating incrementer pair, its rank the recency update, its ID and counters the
+//!   eviction report) and one for the drained row (the drain response and its rank).
+//! - Rows write the shared new counter values under their select: one 2:1 mux per bit.
+//! - The index stage's CAM: per row a match flag, the slot number is the OR tree of the
+//!   matching rows' numbers (IDs are unique, so at most one row matches).
+
+use super::*;
+
+impl Logic for RemoteTrackerRtl {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // Every register holds unless assigned below (no latch can be inferred).
+        dff_setup!(
+            self,
+            clock,
+            walk_stage_valid,
+            walk_stage_id,
+            walk_stage_remote,
+            walk_stage_hit,
+            walk_stage_slot,
+            drain_stage_valid,
+            drain_stage_hit,
+            drain_stage_slot
+        );
+        for i in 0..self.valid.len() {
+            self.valid[i].clock.next = self.clock.val();
+            self.alloc_id[i].clock.next = self.clock.val();
+            self.access[i].clock.next = self.clock.val();
+            self.remote[i].clock.next = self.clock.val();
+            self.rank[i].clock.next = self.clock.val();
+            self.valid[i].d.next = self.valid[i].q.val();
+            self.alloc_id[i].d.next = self.alloc_id[i].q.val();
+            self.access[i].d.next = self.access[i].q.val();
+            self.remote[i].d.next = self.remote[i].q.val();
+            self.rank[i].d.next = self.rank[i].q.val();
+        }
+
+        // ---- Update stage, combinational part: where the walk goes, what the drain reads.
+        self.drain_clears.next = self.drain_stage_valid.q.val() && self.drain_stage_hit.q.val();
+        for i in 0..self.valid.len() {
+            self.drain_sel[i].next = self.drain_clears.val()
+                && (self.drain_stage_slot.q.val() == self.slot_number[i].val());
+        }
+        self.walk_target.next = self.walk_stage_slot.q.val();
+        self.walk_fresh.next = false;
+        self.walk_evicts.next = false;
+        self.walk_touch.next = self.walk_stage_remote.q.val();
+        if !self.walk_stage_hit.q.val() {
+            self.walk_fresh.next = true;
+            self.walk_evicts.next = true;
+            self.walk_touch.next = true;
+            // Victim: the row whose remote counter was written longest ago.
+            for i in 0..self.valid.len() {
+                if self.valid[i].q.val() && (self.rank[i].q.val() == self.oldest_rank.val()) {
+                    self.walk_target.next = self.slot_number[i].val();
+                }
+            }
+            // A free row (the highest-numbered, counting the one the drain clears) wins.
+            for i in 0..self.valid.len() {
+                if !self.valid[i].q.val() || self.drain_sel[i].val() {
+                    self.walk_target.next = self.slot_number[i].val();
+                    self.walk_evicts.next = false;
+                }
+            }
+        } else if self.drain_clears.val()
+            && (self.drain_stage_slot.q.val() == self.walk_stage_slot.q.val())
+        {
+            // Drain first: the walk's row was cleared this very edge, so it starts afresh.
+            self.walk_fresh.next = true;
+            self.walk_touch.next = true;
+        }
+        for i in 0..self.valid.len() {
+            self.target_sel[i].next = self.walk_stage_valid.q.val()
+                && (self.walk_target.val() == self.slot_number[i].val());
+        }
+
+        // ---- Read trees: leaves (rows beyond the table are zero), then the OR levels.
+        for i in 0..self.valid.len() {
+            self.target_access_tree[i].next = self.counter_zero.val();
+            self.target_remote_tree[i].next = self.counter_zero.val();
+            self.target_rank_tree[i].next = self.rank_zero.val();
+            self.target_id_tree[i].next = self.id_zero.val();
+            if self.target_sel[i].val() {
+                self.target_access_tree[i].next = self.access[i].q.val();
+                self.target_remote_tree[i].next = self.remote[i].q.val();
+                self.target_rank_tree[i].next = self.rank[i].q.val();
+                self.target_id_tree[i].next = self.alloc_id[i].q.val();
+            }
+            self.drain_access_tree[i].next = self.counter_zero.val();
+            self.drain_remote_tree[i].next = self.counter_zero.val();
+            self.drain_rank_tree[i].next = self.rank_zero.val();
+            if self.drain_sel[i].val() {
+                self.drain_access_tree[i].next = self.access[i].q.val();
+                self.drain_remote_tree[i].next = self.remote[i].q.val();
+                self.drain_rank_tree[i].next = self.rank[i].q.val();
+            }
+        }
+        for i in self.valid.len()..32 {
+            self.target_access_tree[i].next = self.counter_zero.val();
+            self.target_remote_tree[i].next = self.counter_zero.val();
+            self.target_rank_tree[i].next = self.rank_zero.val();
+            self.target_id_tree[i].next = self.id_zero.val();
+            self.drain_access_tree[i].next = self.counter_zero.val();
+            self.drain_remote_tree[i].next = self.counter_zero.val();
+            self.drain_rank_tree[i].next = self.rank_zero.val();
+        }
+        for j in 0..31 {
+            self.target_access_tree[32 + j].next =
+                self.target_access_tree[2 * j].val() | self.target_access_tree[2 * j + 1].val();
+            self.target_remote_tree[32 + j].next =
+                self.target_remote_tree[2 * j].val() | self.target_remote_tree[2 * j + 1].val();
+            self.target_rank_tree[32 + j].next =
+                self.target_rank_tree[2 * j].val() | self.target_rank_tree[2 * j + 1].val();
+            self.target_id_tree[32 + j].next =
+                self.target_id_tree[2 * j].val() | self.target_id_tree[2 * j + 1].val();
+            self.drain_access_tree[32 + j].next =
+                self.drain_access_tree[2 * j].val() | self.drain_access_tree[2 * j + 1].val();
+            self.drain_remote_tree[32 + j].next =
+                self.drain_remote_tree[2 * j].val() | self.drain_remote_tree[2 * j + 1].val();
+            self.drain_rank_tree[32 + j].next =
+                self.drain_rank_tree[2 * j].val() | self.drain_rank_tree[2 * j + 1].val();
+        }
+        self.target_rank.next = self.target_rank_tree[62].val();
+        self.drained_rank.next = self.drain_rank_tree[62].val();
+
+        // ---- The shared saturating incrementers: the target row's counters after the walk.
+        self.remote_write.next = self.walk_fresh.val() || self.walk_stage_remote.q.val();
+        if self.walk_fresh.val() {
+            self.new_access.next = self.counter_one.val();
+            self.new_remote.next = self.counter_zero.val();
+            if self.walk_stage_remote.q.val() {
+                self.new_remote.next = self.counter_one.val();
+            }
+        } else {
+            self.new_access.next = self.target_access_tree[62].val();
+            if self.target_access_tree[62].val() != self.counter_max.val() {
+                self.new_access.next = self.target_access_tree[62].val() + self.counter_one.val();
+            }
+            self.new_remote.next = self.target_remote_tree[62].val();
+            if self.target_remote_tree[62].val() != self.counter_max.val() {
+                self.new_remote.next = self.target_remote_tree[62].val() + self.counter_one.val();
+            }
+        }
+
+        // ---- Outputs of the update stage.
+        self.drain_done.next = self.drain_stage_valid.q.val();
+        self.drain_hit.next = self.drain_clears.val();
+        self.drain_access.next = self.drain_access_tree[62].val();
+        self.drain_remote.next = self.drain_remote_tree[62].val();
+        self.evict_valid.next =
+            self.report_evictions.val() && self.walk_stage_valid.q.val() && self.walk_evicts.val();
+        self.evict_alloc_id.next = self.id_zero.val();
+        self.evict_access.next = self.counter_zero.val();
+        self.evict_remote.next = self.counter_zero.val();
+        if self.report_evictions.val() && self.walk_stage_valid.q.val() && self.walk_evicts.val() {
+            // The victim is the walk's target row: its read tree holds what is replaced.
+            self.evict_alloc_id.next = self.target_id_tree[62].val();
+            self.evict_access.next = self.target_access_tree[62].val();
+            self.evict_remote.next = self.target_remote_tree[62].val();
+        }
+
+        // ---- Index stage, CAM: every row as it will be after this edge (the walk being
+        // written is forwarded, the row being drained is gone).
+        self.forward_walk.next =
+            self.walk_valid.val() && (self.walk_stage_id.q.val() == self.walk_alloc_id.val());
+        self.forward_drain.next =
+            self.drain_valid.val() && (self.walk_stage_id.q.val() == self.drain_alloc_id.val());
+        for i in 0..self.valid.len() {
+            if self.target_sel[i].val() {
+                self.walk_match[i].next = self.forward_walk.val();
+                self.drain_match[i].next = self.forward_drain.val();
+            } else {
+                self.walk_match[i].next = self.walk_valid.val()
+                    && self.valid[i].q.val()
+                    && !self.drain_sel[i].val()
+                    && (self.alloc_id[i].q.val() == self.walk_alloc_id.val());
+                self.drain_match[i].next = self.drain_valid.val()
+                    && self.valid[i].q.val()
+                    && !self.drain_sel[i].val()
+                    && (self.alloc_id[i].q.val() == self.drain_alloc_id.val());
+            }
+            self.walk_slot_tree[i].next = self.rank_zero.val();
+            self.drain_slot_tree[i].next = self.rank_zero.val();
+            if self.walk_match[i].val() {
+                self.walk_slot_tree[i].next = self.slot_number[i].val();
+            }
+            if self.drain_match[i].val() {
+                self.drain_slot_tree[i].next = self.slot_number[i].val();
+            }
+        }
+        for i in self.valid.len()..32 {
+            self.walk_slot_tree[i].next = self.rank_zero.val();
+            self.drain_slot_tree[i].next = self.rank_zero.val();
+        }
+        for j in 0..31 {
+            self.walk_slot_tree[32 + j].next =
+                self.walk_slot_tree[2 * j].val() | self.walk_slot_tree[2 * j + 1].val();
+            self.drain_slot_tree[32 + j].next =
+                self.drain_slot_tree[2 * j].val() | self.drain_slot_tree[2 * j + 1].val();
+        }
+
+        // ---- Recency-rank step of every row: +1, -1 (all ones) or 0.
+        for i in 0..self.valid.len() {
+            self.rank_dec[i].next =
+                self.drain_clears.val() && (self.rank[i].q.val() > self.drained_rank.val());
+            self.rank_inc[i].next = self.walk_stage_valid.q.val()
+                && self.walk_touch.val()
+                && (self.walk_fresh.val() || (self.rank[i].q.val() < self.target_rank.val()));
+            self.rank_step[i].next = self.rank_zero.val();
+            if self.rank_inc[i].val() && !self.rank_dec[i].val() {
+                self.rank_step[i].next = self.rank_one.val();
+            }
+            if self.rank_dec[i].val() && !self.rank_inc[i].val() {
+                self.rank_step[i].next = self.rank_minus_one.val();
+            }
+        }
+
+        if self.reset.val() {
+            // Reset blocks every other update: rows invalid, nothing in flight, outputs idle.
+            for i in 0..self.valid.len() {
+                self.valid[i].d.next = false;
+            }
+            self.walk_stage_valid.d.next = false;
+            self.drain_stage_valid.d.next = false;
+            self.drain_done.next = false;
+            self.drain_hit.next = false;
+            self.drain_access.next = self.counter_zero.val();
+            self.drain_remote.next = self.counter_zero.val();
+            self.evict_valid.next = false;
+            self.evict_alloc_id.next = self.id_zero.val();
+            self.evict_access.next = self.counter_zero.val();
+            self.evict_remote.next = self.counter_zero.val();
+        } else {
+            // ---- Update stage, sequential part: drain clear, then the walk's write.
+            for i in 0..self.valid.len() {
+                if self.drain_sel[i].val() {
+                    self.valid[i].d.next = false;
+                }
+                // Recency ranks: close the drained row's gap (-1 above it) and age the rows
+                // younger than the touched one (+1); both at once cancel. One adder per row
+                // (step 0 holds). Ranks of invalid rows are never read, so only the touched
+                // row (set to 0 below) needs an exception; the drained row's rank is moot.
+                self.rank[i].d.next = self.rank[i].q.val() + self.rank_step[i].val();
+                if self.target_sel[i].val() {
+                    self.valid[i].d.next = true;
+                    if self.walk_touch.val() {
+                        self.rank[i].d.next = self.rank_zero.val();
+                    }
+                    if self.walk_fresh.val() {
+                        self.alloc_id[i].d.next = self.walk_stage_id.q.val();
+                    }
+                    self.access[i].d.next = self.new_access.val();
+                    if self.remote_write.val() {
+                        self.remote[i].d.next = self.new_remote.val();
+                    }
+                }
+            }
+
+            // ---- Index stage, registers: hit flags and the matching row's slot number.
+            self.walk_stage_valid.d.next = self.walk_valid.val();
+            self.walk_stage_id.d.next = self.walk_alloc_id.val();
+            self.walk_stage_remote.d.next = self.walk_remote.val();
+            self.walk_stage_hit.d.next = false;
+            self.walk_stage_slot.d.next = self.walk_slot_tree[62].val();
+            self.drain_stage_valid.d.next = self.drain_valid.val();
+            self.drain_stage_hit.d.next = false;
+            self.drain_stage_slot.d.next = self.drain_slot_tree[62].val();
+            for i in 0..self.valid.len() {
+                if self.walk_match[i].val() {
+                    self.walk_stage_hit.d.next = true;
+                }
+                if self.drain_match[i].val() {
+                    self.drain_stage_hit.d.next = true;
+                }
+            }
+        }
+    }
+}
