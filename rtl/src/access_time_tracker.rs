@@ -5,19 +5,52 @@
 //! per-cycle walk and the cost of each structure are in `access_time_tracker.md` next to
 //! this file.
 //!
+//! The default structure keeps the recency order as exact ranks (5 bits per slot) and
+//! derives the profiling interval from the timer when the threshold is a power of two; the
+//! original age-matrix structure is [`AccessTimeTrackerAgeMatrixRtl`], selectable through
+//! [`AttRecency`] for cost comparisons.
+//!
 //! Table sizes and thresholds come from the configuration, but rust-hdl types have fixed
-//! widths, so per-slot registers are 32 bits wide and every value written to them is
-//! masked with a constant: bits a configuration can never set get a constant-zero D input,
-//! and yosys removes those flip-flops (timer bits above `timer_bits`, interval-counter bits
-//! above what the threshold needs, age-matrix bits of the diagonal and of absent slots).
+//! widths, so per-slot registers are typed wider than a configuration may need and every
+//! value written to them is masked with a constant: bits a configuration can never set get
+//! a constant-zero D input, and yosys removes those flip-flops.
 
+mod age_matrix;
+mod hdl_sim;
+
+pub use age_matrix::AccessTimeTrackerAgeMatrixRtl;
+pub use hdl_sim::{AccessTimeTrackerAgeMatrixHdlSim, AccessTimeTrackerHdlSim};
+
+use crate::emit::{verilog_of, EmitError};
 use crate::params::{AttParamError, AttParams};
 use mcmvm_protocol::config::AttConfig;
-use mcmvm_protocol::protocol::{mask, AttIn, AttOut, CycleModel};
+use mcmvm_protocol::protocol::{mask, BlockKind};
 use rust_hdl::prelude::*;
 
-/// The ATT's RTL: object table, per-object timers and interval counters, an age matrix for
-/// the object recency order, and registered `rec_*` / `irq_*` outputs.
+/// How the RTL keeps the recency order among objects (both give the same `oldest_obj`
+/// every cycle; `access_time_tracker.md`, "Recency").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AttRecency {
+    /// Exact ranks, 5 bits per slot (the default, [`AccessTimeTrackerRtl`]).
+    #[default]
+    Ranks,
+    /// The original `objects x (objects - 1)` age matrix with per-object interval
+    /// counters ([`AccessTimeTrackerAgeMatrixRtl`]).
+    AgeMatrix,
+}
+
+/// The Verilog (module `access_time_tracker`) of the ATT built with `recency`.
+pub fn verilog_with(cfg: &AttConfig, recency: AttRecency) -> Result<String, EmitError> {
+    let name = BlockKind::AccessTimeTracker.module_name();
+    match recency {
+        AttRecency::Ranks => verilog_of(&mut AccessTimeTrackerRtl::new(cfg), name),
+        AttRecency::AgeMatrix => verilog_of(&mut AccessTimeTrackerAgeMatrixRtl::new(cfg), name),
+    }
+}
+
+/// The ATT's RTL: object table, per-object timers, exact recency ranks, and registered
+/// `rec_*` / `irq_*` outputs. Interval counters exist only for a threshold that is not a
+/// power of two; otherwise the interval is the timer's low bits.
 #[derive(LogicBlock)]
 pub struct AccessTimeTrackerRtl {
     /// Synchronous reset: clears the valid bits and the output registers; blocks every
@@ -71,10 +104,14 @@ pub struct AccessTimeTrackerRtl {
     end_vpn: Vec<DFF<Bits<32>>>,
     /// Object-local access timer, saturating at `timer_max`.
     timer: Vec<DFF<Bits<32>>>,
-    /// Accesses since the last profiling interrupt, wrapping at `threshold`.
+    /// Accesses since the last profiling interrupt, wrapping at `threshold`: one per slot
+    /// when the threshold is not a power of two, none otherwise (then it is the timer's
+    /// low bits).
     interval: Vec<DFF<Bits<32>>>,
-    /// Age-matrix row: the slots touched more recently than this one.
-    newer: Vec<DFF<Bits<32>>>,
+    /// Recency rank among the valid slots: 0 = least recently touched, `count - 1` = most.
+    rank: Vec<DFF<Bits<5>>>,
+    /// Valid slots (0..=objects).
+    count: DFF<Bits<6>>,
     rec_valid_q: DFF<Bit>,
     rec_obj_q: DFF<Bits<5>>,
     rec_vpn_q: DFF<Bits<32>>,
@@ -89,24 +126,36 @@ pub struct AccessTimeTrackerRtl {
     slot_bit: Vec<Constant<Bits<32>>>,
     /// The `objects` low bits.
     live_slots: Constant<Bits<32>>,
-    /// Bits age-matrix row `i` can hold: every live slot but `i` itself.
-    row_mask: Vec<Constant<Bits<32>>>,
     timer_max: Constant<Bits<32>>,
     threshold: Constant<Bits<32>>,
     /// Covers every interval value below `threshold`.
     interval_mask: Constant<Bits<32>>,
+    /// The interval is the timer's low bits (`threshold` is a power of two).
+    interval_from_timer: Constant<Bit>,
+    /// Covers every rank below `objects`.
+    rank_mask: Constant<Bits<5>>,
+    /// Covers every count up to `objects`.
+    count_mask: Constant<Bits<6>>,
     one: Constant<Bits<32>>,
     zero: Constant<Bits<32>>,
     zero_obj: Constant<Bits<5>>,
+    rank_one: Constant<Bits<5>>,
+    count_one: Constant<Bits<6>>,
+    count_zero: Constant<Bits<6>>,
 
     // --- combinational values ---
+    /// Valid slots whose range holds the access VPN.
+    in_range: Signal<Local, Bits<32>>,
     hit: Signal<Local, Bit>,
-    hit_obj: Signal<Local, Bits<5>>,
+    /// The lowest slot of `in_range`, one-hot (zero on a miss).
     hit_bit: Signal<Local, Bits<32>>,
+    hit_obj: Signal<Local, Bits<5>>,
     hit_timer: Signal<Local, Bits<32>>,
     hit_interval: Signal<Local, Bits<32>>,
+    hit_rank: Signal<Local, Bits<5>>,
     hit_cease: Signal<Local, Bit>,
     advanced: Signal<Local, Bit>,
+    timer_inc: Signal<Local, Bits<32>>,
     timer_after: Signal<Local, Bits<32>>,
     interval_inc: Signal<Local, Bits<32>>,
     interval_after: Signal<Local, Bits<32>>,
@@ -115,8 +164,25 @@ pub struct AccessTimeTrackerRtl {
     rm_bit: Signal<Local, Bits<32>>,
     cease_bit: Signal<Local, Bits<32>>,
     driver_writes_hit: Signal<Local, Bit>,
-    touched: Signal<Local, Bits<32>>,
-    oldest_found: Signal<Local, Bit>,
+    reg_rank: Signal<Local, Bits<5>>,
+    rm_rank: Signal<Local, Bits<5>>,
+    /// The hit slot leaves its place in the order (it is appended, or removed).
+    lift_hit: Signal<Local, Bit>,
+    /// A valid slot other than the hit one is re-registered.
+    lift_reg: Signal<Local, Bit>,
+    /// A valid slot neither hit nor registered is removed.
+    lift_rm: Signal<Local, Bit>,
+    /// The hit slot ends up newest but for a register.
+    append_hit: Signal<Local, Bit>,
+    /// The registered slot ends up newest.
+    append_reg: Signal<Local, Bit>,
+    lifted: Signal<Local, Bits<6>>,
+    /// Valid slots that keep their relative place: the rank the first appended slot gets.
+    kept: Signal<Local, Bits<6>>,
+    kept_rank: Signal<Local, Bits<5>>,
+    reg_new_rank: Signal<Local, Bits<5>>,
+    /// Per slot (reused in the loop): lifted slots ranked below it.
+    rank_drop: Signal<Local, Bits<5>>,
     oldest_slot: Signal<Local, Bits<5>>,
 }
 
@@ -136,14 +202,16 @@ impl AccessTimeTrackerRtl {
     pub fn try_new(cfg: &AttConfig) -> Result<Self, AttParamError> {
         let spec = AttParams::new(cfg)?;
         let n = spec.objects;
-        let dffs = || {
-            (0..n)
+        let dffs = |k: usize| {
+            (0..k)
                 .map(|_| DFF::default())
                 .collect::<Vec<DFF<Bits<32>>>>()
         };
         let word = |v: u64| Constant::new(Bits::<32>::from(v));
-        // Values 0..threshold need the bits of threshold - 1.
-        let interval_bits = 64 - u64::from(spec.threshold - 1).leading_zeros();
+        // Bits that hold every value below `v`.
+        let bits_below = |v: u64| 64 - v.saturating_sub(1).leading_zeros();
+        let interval_from_timer = spec.threshold.is_power_of_two();
+        let intervals = if interval_from_timer { 0 } else { n };
         Ok(AccessTimeTrackerRtl {
             reset: Default::default(),
             acc_valid: Default::default(),
@@ -167,11 +235,12 @@ impl AccessTimeTrackerRtl {
             clock: Default::default(),
             valid: Default::default(),
             cease: Default::default(),
-            start_vpn: dffs(),
-            end_vpn: dffs(),
-            timer: dffs(),
-            interval: dffs(),
-            newer: dffs(),
+            start_vpn: dffs(n),
+            end_vpn: dffs(n),
+            timer: dffs(n),
+            interval: dffs(intervals),
+            rank: (0..n).map(|_| DFF::default()).collect(),
+            count: Default::default(),
             rec_valid_q: Default::default(),
             rec_obj_q: Default::default(),
             rec_vpn_q: Default::default(),
@@ -183,22 +252,28 @@ impl AccessTimeTrackerRtl {
                 .collect(),
             slot_bit: (0..n).map(|i| word(1 << i)).collect(),
             live_slots: word(u64::from(spec.slot_mask())),
-            row_mask: (0..n)
-                .map(|i| word(u64::from(spec.slot_mask()) & !(1 << i)))
-                .collect(),
             timer_max: word(u64::from(spec.timer_max)),
             threshold: word(u64::from(spec.threshold)),
-            interval_mask: word(mask(interval_bits)),
+            interval_mask: word(mask(bits_below(u64::from(spec.threshold)))),
+            interval_from_timer: Constant::new(interval_from_timer),
+            rank_mask: Constant::new(Bits::<5>::from(mask(bits_below(n as u64)))),
+            count_mask: Constant::new(Bits::<6>::from(mask(bits_below(n as u64 + 1)))),
             one: word(1),
             zero: word(0),
             zero_obj: Constant::new(Bits::<5>::from(0)),
+            rank_one: Constant::new(Bits::<5>::from(1)),
+            count_one: Constant::new(Bits::<6>::from(1)),
+            count_zero: Constant::new(Bits::<6>::from(0)),
+            in_range: Default::default(),
             hit: Default::default(),
-            hit_obj: Default::default(),
             hit_bit: Default::default(),
+            hit_obj: Default::default(),
             hit_timer: Default::default(),
             hit_interval: Default::default(),
+            hit_rank: Default::default(),
             hit_cease: Default::default(),
             advanced: Default::default(),
+            timer_inc: Default::default(),
             timer_after: Default::default(),
             interval_inc: Default::default(),
             interval_after: Default::default(),
@@ -207,8 +282,18 @@ impl AccessTimeTrackerRtl {
             rm_bit: Default::default(),
             cease_bit: Default::default(),
             driver_writes_hit: Default::default(),
-            touched: Default::default(),
-            oldest_found: Default::default(),
+            reg_rank: Default::default(),
+            rm_rank: Default::default(),
+            lift_hit: Default::default(),
+            lift_reg: Default::default(),
+            lift_rm: Default::default(),
+            append_hit: Default::default(),
+            append_reg: Default::default(),
+            lifted: Default::default(),
+            kept: Default::default(),
+            kept_rank: Default::default(),
+            reg_new_rank: Default::default(),
+            rank_drop: Default::default(),
             oldest_slot: Default::default(),
         })
     }
@@ -222,6 +307,7 @@ impl Logic for AccessTimeTrackerRtl {
             clock,
             valid,
             cease,
+            count,
             rec_valid_q,
             rec_obj_q,
             rec_vpn_q,
@@ -235,52 +321,73 @@ impl Logic for AccessTimeTrackerRtl {
             self.start_vpn[i].clock.next = self.clock.val();
             self.end_vpn[i].clock.next = self.clock.val();
             self.timer[i].clock.next = self.clock.val();
-            self.interval[i].clock.next = self.clock.val();
-            self.newer[i].clock.next = self.clock.val();
+            self.rank[i].clock.next = self.clock.val();
             self.start_vpn[i].d.next = self.start_vpn[i].q.val();
             self.end_vpn[i].d.next = self.end_vpn[i].q.val();
             self.timer[i].d.next = self.timer[i].q.val() & self.timer_max.val();
+            self.rank[i].d.next = self.rank[i].q.val() & self.rank_mask.val();
+        }
+        for i in 0..self.interval.len() {
+            self.interval[i].clock.next = self.clock.val();
             self.interval[i].d.next = self.interval[i].q.val() & self.interval_mask.val();
-            self.newer[i].d.next = self.newer[i].q.val() & self.row_mask[i].val();
         }
 
-        // 1. Range match: the lowest valid slot whose range holds the VPN.
-        self.hit.next = false;
-        self.hit_obj.next = self.zero_obj.val();
-        self.hit_bit.next = self.zero.val();
-        self.hit_timer.next = self.zero.val();
-        self.hit_interval.next = self.zero.val();
-        self.hit_cease.next = false;
+        // Per-slot scratch of section 6, assigned on every path (no latch).
+        self.rank_drop.next = self.zero_obj.val();
+
+        // 1. Range match: the lowest valid slot whose range holds the VPN, one-hot
+        //    (x & -x), then its fields read out by AND-OR (no priority mux chain).
+        self.in_range.next = self.zero.val();
         for i in 0..self.slot_id.len() {
             if self.acc_valid.val()
-                & !self.hit.val()
                 & self.valid.q.val().get_bit(i)
                 & (self.start_vpn[i].q.val() <= self.acc_vpn.val())
                 & (self.acc_vpn.val() <= self.end_vpn[i].q.val())
             {
-                self.hit.next = true;
-                self.hit_obj.next = self.slot_id[i].val();
-                self.hit_bit.next = self.slot_bit[i].val();
-                self.hit_timer.next = self.timer[i].q.val();
-                self.hit_interval.next = self.interval[i].q.val();
-                self.hit_cease.next = self.cease.q.val().get_bit(i);
+                self.in_range.next = self.in_range.val() | self.slot_bit[i].val();
+            }
+        }
+        self.hit_bit.next = self.in_range.val() & (!self.in_range.val() + self.one.val());
+        self.hit.next = self.in_range.val().any();
+        self.hit_cease.next = (self.cease.q.val() & self.hit_bit.val()).any();
+        self.hit_obj.next = self.zero_obj.val();
+        self.hit_timer.next = self.zero.val();
+        self.hit_rank.next = self.zero_obj.val();
+        for i in 0..self.slot_id.len() {
+            if self.hit_bit.val().get_bit(i) {
+                self.hit_obj.next = self.hit_obj.val() | self.slot_id[i].val();
+                self.hit_timer.next = self.hit_timer.val() | self.timer[i].q.val();
+                self.hit_rank.next = self.hit_rank.val() | self.rank[i].q.val();
+            }
+        }
+        self.hit_interval.next = self.zero.val();
+        for i in 0..self.interval.len() {
+            if self.hit_bit.val().get_bit(i) {
+                self.hit_interval.next = self.hit_interval.val() | self.interval[i].q.val();
             }
         }
 
-        // 2. One shared incrementer: the timer saturates; the interval counter advances
-        //    only with the timer and wraps at the threshold.
+        // 2. One shared incrementer: the timer saturates; the interval advances only with
+        //    the timer and wraps at the threshold. The interval always equals the timer
+        //    modulo the threshold, so for a power of two it is the timer's low bits.
         self.advanced.next = self.hit_timer.val() != self.timer_max.val();
+        self.timer_inc.next = self.hit_timer.val() + self.one.val();
         self.timer_after.next = self.hit_timer.val();
         self.interval_inc.next = self.hit_interval.val() + self.one.val();
         self.interval_after.next = self.hit_interval.val();
         self.wrapped.next = false;
         if self.advanced.val() {
-            self.timer_after.next = self.hit_timer.val() + self.one.val();
-            self.interval_after.next = self.interval_inc.val();
-            if self.interval_inc.val() == self.threshold.val() {
-                self.wrapped.next = true;
-                self.interval_after.next = self.zero.val();
+            self.timer_after.next = self.timer_inc.val();
+            if self.interval_from_timer.val() {
+                self.interval_after.next = self.timer_inc.val() & self.interval_mask.val();
+            } else {
+                self.interval_after.next = self.interval_inc.val();
+                if self.interval_inc.val() == self.threshold.val() {
+                    self.interval_after.next = self.zero.val();
+                }
             }
+            // The interval after an advance is never 0 unless it wrapped.
+            self.wrapped.next = !self.interval_after.val().any();
         }
 
         // 3. Driver ports decoded to one-hot slot masks (object numbers >= objects fall
@@ -299,24 +406,56 @@ impl Logic for AccessTimeTrackerRtl {
         }
         self.driver_writes_hit.next =
             ((self.reg_bit.val() | self.rm_bit.val() | self.cease_bit.val()) & self.hit_bit.val())
-                != self.zero.val();
-        self.touched.next = self.hit_bit.val() | self.reg_bit.val();
+                .any();
 
-        // 4. Oldest valid slot: every other valid slot is newer than it.
-        self.oldest_found.next = false;
-        self.oldest_slot.next = self.zero_obj.val();
+        // 4. Recency ranks. The new order is the old one without the slots that leave
+        //    their place (the hit slot; a valid re-registered one; a valid removed one),
+        //    then the hit slot unless registered or removed, then the registered slot
+        //    unless removed. A kept slot drops by the lifted slots ranked below it.
+        self.reg_rank.next = self.zero_obj.val();
+        self.rm_rank.next = self.zero_obj.val();
         for i in 0..self.slot_id.len() {
-            if !self.oldest_found.val()
-                & self.valid.q.val().get_bit(i)
-                & (((self.newer[i].q.val() | !self.valid.q.val() | self.slot_bit[i].val())
-                    & self.live_slots.val())
-                    == self.live_slots.val())
-            {
-                self.oldest_found.next = true;
-                self.oldest_slot.next = self.slot_id[i].val();
+            if self.reg_bit.val().get_bit(i) {
+                self.reg_rank.next = self.reg_rank.val() | self.rank[i].q.val();
+            }
+            if self.rm_bit.val().get_bit(i) {
+                self.rm_rank.next = self.rm_rank.val() | self.rank[i].q.val();
             }
         }
-        self.oldest_valid.next = self.oldest_found.val();
+        self.lift_hit.next = self.hit.val();
+        self.lift_reg.next = (self.reg_bit.val() & self.valid.q.val() & !self.hit_bit.val()).any();
+        self.lift_rm.next =
+            (self.rm_bit.val() & self.valid.q.val() & !self.hit_bit.val() & !self.reg_bit.val())
+                .any();
+        self.append_hit.next =
+            self.hit.val() & !((self.reg_bit.val() | self.rm_bit.val()) & self.hit_bit.val()).any();
+        self.append_reg.next =
+            self.reg_bit.val().any() & !(self.reg_bit.val() & self.rm_bit.val()).any();
+        self.lifted.next = self.count_zero.val();
+        if self.lift_hit.val() {
+            self.lifted.next = self.lifted.val() + self.count_one.val();
+        }
+        if self.lift_reg.val() {
+            self.lifted.next = self.lifted.val() + self.count_one.val();
+        }
+        if self.lift_rm.val() {
+            self.lifted.next = self.lifted.val() + self.count_one.val();
+        }
+        self.kept.next = self.count.q.val() - self.lifted.val();
+        self.kept_rank.next = self.kept.val().get_bits::<5>(0);
+        self.reg_new_rank.next = self.kept_rank.val();
+        if self.append_hit.val() {
+            self.reg_new_rank.next = self.kept_rank.val() + self.rank_one.val();
+        }
+
+        // 5. Oldest valid slot: the one ranked 0 (exactly one while any slot is valid).
+        self.oldest_slot.next = self.zero_obj.val();
+        for i in 0..self.slot_id.len() {
+            if self.valid.q.val().get_bit(i) & !self.rank[i].q.val().any() {
+                self.oldest_slot.next = self.oldest_slot.val() | self.slot_id[i].val();
+            }
+        }
+        self.oldest_valid.next = self.valid.q.val().any();
         self.oldest_obj.next = self.oldest_slot.val();
         self.rec_valid.next = self.rec_valid_q.q.val();
         self.rec_obj.next = self.rec_obj_q.q.val();
@@ -325,10 +464,11 @@ impl Logic for AccessTimeTrackerRtl {
         self.irq_valid.next = self.irq_valid_q.q.val();
         self.irq_obj.next = self.irq_obj_q.q.val();
 
-        // 5. State updates at the edge. Order inside a slot: access, register, cease,
+        // 6. State updates at the edge. Order inside a slot: access, register, cease,
         //    remove (the last write wins).
         if self.reset.val() {
             self.valid.d.next = self.zero.val();
+            self.count.d.next = self.count_zero.val();
             self.rec_valid_q.d.next = false;
             self.rec_obj_q.d.next = self.zero_obj.val();
             self.rec_vpn_q.d.next = self.zero.val();
@@ -339,19 +479,37 @@ impl Logic for AccessTimeTrackerRtl {
             for i in 0..self.slot_id.len() {
                 if self.hit_bit.val().get_bit(i) {
                     self.timer[i].d.next = self.timer_after.val() & self.timer_max.val();
-                    self.interval[i].d.next = self.interval_after.val() & self.interval_mask.val();
-                    // Only a register in the same cycle is newer than this access.
-                    self.newer[i].d.next = self.reg_bit.val() & self.row_mask[i].val();
-                } else {
-                    self.newer[i].d.next =
-                        (self.newer[i].q.val() | self.touched.val()) & self.row_mask[i].val();
                 }
                 if self.reg_bit.val().get_bit(i) {
                     self.start_vpn[i].d.next = self.reg_start_vpn.val();
                     self.end_vpn[i].d.next = self.reg_end_vpn.val();
                     self.timer[i].d.next = self.zero.val();
+                }
+                self.rank_drop.next = self.zero_obj.val();
+                if self.lift_hit.val() & (self.rank[i].q.val() > self.hit_rank.val()) {
+                    self.rank_drop.next = self.rank_drop.val() + self.rank_one.val();
+                }
+                if self.lift_reg.val() & (self.rank[i].q.val() > self.reg_rank.val()) {
+                    self.rank_drop.next = self.rank_drop.val() + self.rank_one.val();
+                }
+                if self.lift_rm.val() & (self.rank[i].q.val() > self.rm_rank.val()) {
+                    self.rank_drop.next = self.rank_drop.val() + self.rank_one.val();
+                }
+                self.rank[i].d.next =
+                    (self.rank[i].q.val() - self.rank_drop.val()) & self.rank_mask.val();
+                if self.append_hit.val() & self.hit_bit.val().get_bit(i) {
+                    self.rank[i].d.next = self.kept_rank.val() & self.rank_mask.val();
+                }
+                if self.append_reg.val() & self.reg_bit.val().get_bit(i) {
+                    self.rank[i].d.next = self.reg_new_rank.val() & self.rank_mask.val();
+                }
+            }
+            for i in 0..self.interval.len() {
+                if self.hit_bit.val().get_bit(i) {
+                    self.interval[i].d.next = self.interval_after.val() & self.interval_mask.val();
+                }
+                if self.reg_bit.val().get_bit(i) {
                     self.interval[i].d.next = self.zero.val();
-                    self.newer[i].d.next = self.zero.val();
                 }
             }
             self.valid.d.next = (self.valid.q.val() | self.reg_bit.val())
@@ -359,6 +517,14 @@ impl Logic for AccessTimeTrackerRtl {
                 & self.live_slots.val();
             self.cease.d.next = ((self.cease.q.val() & !self.reg_bit.val()) | self.cease_bit.val())
                 & self.live_slots.val();
+            self.count.d.next = self.kept.val();
+            if self.append_hit.val() & self.append_reg.val() {
+                self.count.d.next = (self.kept.val() + self.count_one.val() + self.count_one.val())
+                    & self.count_mask.val();
+            } else if self.append_hit.val() | self.append_reg.val() {
+                self.count.d.next =
+                    (self.kept.val() + self.count_one.val()) & self.count_mask.val();
+            }
             self.rec_valid_q.d.next = self.hit.val();
             self.rec_obj_q.d.next = self.hit_obj.val();
             self.rec_vpn_q.d.next = self.zero.val();
@@ -378,75 +544,6 @@ impl Logic for AccessTimeTrackerRtl {
                 self.irq_obj_q.d.next = self.hit_obj.val();
             }
         }
-    }
-}
-
-/// Most `simulate` iterations one clock phase may take before the design is declared
-/// oscillating (a settled phase takes about five).
-const MAX_SETTLE_ITERATIONS: usize = 100;
-
-/// [`CycleModel`] over [`AccessTimeTrackerRtl`] using rust-hdl's `simulate()` directly.
-pub struct AccessTimeTrackerHdlSim {
-    uut: Box<AccessTimeTrackerRtl>,
-}
-
-impl AccessTimeTrackerHdlSim {
-    /// The RTL for `cfg`, connected and settled with the clock low.
-    ///
-    /// # Panics
-    /// On a configuration that `HwConfig::validate` rejects.
-    pub fn new(cfg: &AttConfig) -> Self {
-        let mut uut = Box::new(AccessTimeTrackerRtl::new(cfg));
-        uut.connect_all();
-        uut.clock.next = Clock { clk: false };
-        settle(&mut uut);
-        AccessTimeTrackerHdlSim { uut }
-    }
-}
-
-/// Run rust-hdl's delta cycles until nothing changes.
-fn settle(uut: &mut AccessTimeTrackerRtl) {
-    // Not user input: a design that does not settle is a bug in this file.
-    assert!(
-        simulate(uut, MAX_SETTLE_ITERATIONS),
-        "access_time_tracker RTL did not settle in {MAX_SETTLE_ITERATIONS} iterations"
-    );
-}
-
-impl CycleModel for AccessTimeTrackerHdlSim {
-    type In = AttIn;
-    type Out = AttOut;
-
-    fn step(&mut self, input: &AttIn) -> AttOut {
-        let u = &mut self.uut;
-        u.reset.next = input.reset != 0;
-        u.acc_valid.next = input.acc_valid != 0;
-        u.acc_vpn.next = input.acc_vpn.into();
-        u.reg_valid.next = input.reg_valid != 0;
-        u.reg_obj.next = input.reg_obj.into();
-        u.reg_start_vpn.next = input.reg_start_vpn.into();
-        u.reg_end_vpn.next = input.reg_end_vpn.into();
-        u.rm_valid.next = input.rm_valid != 0;
-        u.rm_obj.next = input.rm_obj.into();
-        u.cease_valid.next = input.cease_valid != 0;
-        u.cease_obj.next = input.cease_obj.into();
-        u.clock.next = Clock { clk: false };
-        settle(u);
-        let out = AttOut {
-            rec_valid: u64::from(u.rec_valid.val()),
-            rec_obj: u.rec_obj.val().to_u64(),
-            rec_vpn: u.rec_vpn.val().to_u64(),
-            rec_timer: u.rec_timer.val().to_u64(),
-            irq_valid: u64::from(u.irq_valid.val()),
-            irq_obj: u.irq_obj.val().to_u64(),
-            oldest_valid: u64::from(u.oldest_valid.val()),
-            oldest_obj: u.oldest_obj.val().to_u64(),
-        };
-        // The DFFs see the edge a couple of delta cycles after the top-level clock
-        // changes; settle() runs until the new state has propagated.
-        u.clock.next = Clock { clk: true };
-        settle(u);
-        out
     }
 }
 

@@ -1,6 +1,7 @@
 //! Tests of the ATT RTL: lint and synthesis (against the twin: `testbenches/`).
 use super::*;
 use crate::test_tools::{assert_lint_clean, remove_scratch, write_verilog, yosys};
+use mcmvm_protocol::protocol::{AttIn, CycleModel};
 use std::path::PathBuf;
 
 fn small() -> AttConfig {
@@ -20,6 +21,12 @@ fn verilog_file(cfg: &AttConfig, tag: &str) -> PathBuf {
 fn verilator_lint_is_clean_and_yosys_check_passes() {
     for (tag, cfg) in [("default", AttConfig::default()), ("small", small())] {
         let path = verilog_file(&cfg, tag);
+        let matrix = write_verilog(
+            &mut AccessTimeTrackerAgeMatrixRtl::new(&cfg),
+            &format!("att_matrix_{tag}"),
+        );
+        assert_lint_clean(&matrix, tag);
+        remove_scratch(&matrix);
         assert_lint_clean(&path, tag);
         let script = format!(
             "read_verilog {}; hierarchy -top top; proc; check -assert",
@@ -48,12 +55,95 @@ fn block_synthesises_and_drops_unused_flip_flops() {
         })
         .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
         .sum();
-    // 4 slots: valid + cease 8, ranges 256, timers 4x4, intervals 4x2 (threshold 3),
-    // age matrix 4x3, outputs at most 76: 376 when every mask removes its bits
-    // (yosys finds a few more constant output bits: 343 measured). Without the masks
-    // the timers, intervals and matrix alone would be 384.
+    // 4 slots: valid + cease 8, ranges 256, timers 4x4, intervals 4x2 (threshold 3 is
+    // not a power of two), ranks 4x2, count 3, outputs at most 76: 375 when every mask
+    // removes its bits (yosys finds a few more constant output bits). Without the masks the
+    // timers, intervals and ranks alone would be 4 x 69 = 276 more.
     assert!(
         (264..=376).contains(&flops),
         "flip-flops: {flops}\n{report}"
     );
+}
+
+/// Writes `att_<variant>_<config>.v` into `$ATT_EMIT_DIR` for hand synthesis
+/// (`access_time_tracker.md`, "Cost"): `cargo test -p mcmvm-rtl -- --ignored emit_variants`.
+#[test]
+#[ignore]
+fn emit_variants() {
+    let Ok(dir) = std::env::var("ATT_EMIT_DIR") else {
+        return;
+    };
+    let threshold_200 = AttConfig {
+        profiling_threshold: 200,
+        ..AttConfig::default()
+    };
+    for (tag, cfg) in [("default", AttConfig::default()), ("t200", threshold_200)] {
+        for (variant, recency) in [
+            ("ranks", AttRecency::Ranks),
+            ("matrix", AttRecency::AgeMatrix),
+        ] {
+            let text = verilog_with(&cfg, recency).expect("emits");
+            let path = PathBuf::from(&dir).join(format!("att_{variant}_{tag}.v"));
+            std::fs::write(&path, text).expect("writes");
+        }
+    }
+}
+
+/// Seeded driver and access traffic on a small VPN space: overlapping ranges, object
+/// numbers past the table, same-cycle writes, rare resets.
+fn traffic(seed: u64, cycles: usize) -> Vec<AttIn> {
+    let mut x = seed | 1;
+    let mut next = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    (0..cycles)
+        .map(|_| {
+            let start = next(64);
+            AttIn {
+                reset: u64::from(next(500) == 0),
+                acc_valid: u64::from(next(4) != 0),
+                acc_vpn: next(80),
+                reg_valid: u64::from(next(6) == 0),
+                reg_obj: next(32),
+                reg_start_vpn: start,
+                reg_end_vpn: start + next(24) - 2,
+                rm_valid: u64::from(next(12) == 0),
+                rm_obj: next(32),
+                cease_valid: u64::from(next(20) == 0),
+                cease_obj: next(32),
+            }
+        })
+        .map(|mut a| {
+            a.reg_end_vpn &= 0xffff_ffff;
+            a
+        })
+        .collect()
+}
+
+#[test]
+fn ranks_and_age_matrix_give_the_same_outputs_every_cycle() {
+    let configs = [
+        small(),
+        AttConfig {
+            objects: 8,
+            timer_bits: 5,
+            profiling_threshold: 4,
+        },
+        AttConfig {
+            objects: 32,
+            timer_bits: 32,
+            profiling_threshold: 1,
+        },
+    ];
+    for (k, cfg) in configs.iter().enumerate() {
+        let mut ranks = AccessTimeTrackerHdlSim::new(cfg);
+        let mut matrix = AccessTimeTrackerAgeMatrixHdlSim::new(cfg);
+        for (t, input) in traffic(0x5eed + k as u64, 4000).iter().enumerate() {
+            let (a, b) = (ranks.step(input), matrix.step(input));
+            assert_eq!(a, b, "config {k}, cycle {t}, input {input:?}");
+        }
+    }
 }
