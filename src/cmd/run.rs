@@ -30,7 +30,8 @@ pub struct Args {
     /// Trace file instead of a built-in workload.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Placement policy: s4k, s64k, s2m, olp, clap, ideal (required unless --uvm runs).
+    /// Placement policy: s4k, s64k, s2m, olp, clap, ideal, s64k-coal (required unless
+    /// --uvm runs).
     #[arg(long)]
     pub policy: Option<String>,
     /// UVM management under oversubscription: none, tbnp, forest, specforest.
@@ -255,7 +256,7 @@ fn gpu_config_and_policy(args: &Args) -> anyhow::Result<(PathBuf, GpuConfig, Pol
     let policy: PolicyKind = args
         .policy
         .as_deref()
-        .context("--policy is required (s4k, s64k, s2m, olp, clap, ideal)")?
+        .with_context(|| format!("--policy is required ({})", PolicyKind::NAMES))?
         .parse()?;
     Ok((config, cfg, policy))
 }

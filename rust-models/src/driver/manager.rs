@@ -25,6 +25,9 @@ pub struct MemoryManager {
     pub(super) lru: BTreeMap<u64, u32>,
     pub(super) seq: u64,
     pub(super) n: Counters,
+    /// Runs of 4 KB pages mapped since the last [`MemoryManager::take_new_mappings`]
+    /// (first VPN, pages); kept only once [`MemoryManager::log_new_mappings`] asked.
+    pub(super) new_mappings: Option<Vec<(Vpn, u64)>>,
 }
 
 impl MemoryManager {
@@ -84,6 +87,7 @@ impl MemoryManager {
             lru: BTreeMap::new(),
             seq: 0,
             n: Counters::default(),
+            new_mappings: None,
         })
     }
 
@@ -97,6 +101,31 @@ impl MemoryManager {
     }
     pub fn policy(&self) -> PolicyKind {
         self.policy.kind()
+    }
+    /// The VA span the allocations occupy: its first address and its bytes (whole 2 MB
+    /// VA blocks).
+    pub fn va_span(&self) -> (Va, u64) {
+        (Va(self.cfg.va_base), self.blocks.len() as u64 * PAGE_2M)
+    }
+    /// From now on, remember every run of pages newly mapped (by a fault or a UVM
+    /// migration) until [`MemoryManager::take_new_mappings`] takes them: the GPU model
+    /// stamps them with the cycle their mapping completes. Remaps of mapped pages (a
+    /// region's fragment, a promotion) are not new mappings.
+    pub fn log_new_mappings(&mut self) {
+        self.new_mappings.get_or_insert_with(Vec::new);
+    }
+    /// The runs `(first VPN, pages)` mapped since the last call, appended to `out` (none
+    /// unless [`MemoryManager::log_new_mappings`] was called).
+    pub fn take_new_mappings(&mut self, out: &mut Vec<(Vpn, u64)>) {
+        if let Some(log) = self.new_mappings.as_mut() {
+            out.append(log);
+        }
+    }
+    /// Note a run of newly mapped pages (if logging).
+    pub(super) fn note_mapped(&mut self, first: u64, pages: u64) {
+        if let Some(log) = self.new_mappings.as_mut() {
+            log.push((Vpn(first), pages));
+        }
     }
     pub fn config(&self) -> &DriverConfig {
         &self.cfg
@@ -398,6 +427,7 @@ impl MemoryManager {
         }
         self.allocs[blk.alloc as usize].mapped_bytes += pages * PAGE_4K;
         self.lru_touch(b);
+        self.note_mapped(first, pages);
         out.va = Vpn(first).va();
         out.bytes = pages * PAGE_4K;
         out.chiplet = placed;

@@ -57,18 +57,24 @@ pub enum PolicyKind {
     Clap,
     /// 64 KB placement with 2 MB translation cost (an upper bound).
     Ideal,
+    /// S-64KB with CLAP's TLB coalescing hardware (§4.6): what the coalescer alone buys,
+    /// without CLAP's placement.
+    S64kCoal,
 }
 
 impl PolicyKind {
     /// Every policy, in the order of the paper's figures.
-    pub const ALL: [PolicyKind; 6] = [
+    pub const ALL: [PolicyKind; 7] = [
         PolicyKind::S4k,
         PolicyKind::S64k,
         PolicyKind::S2m,
         PolicyKind::Olp,
         PolicyKind::Clap,
         PolicyKind::Ideal,
+        PolicyKind::S64kCoal,
     ];
+    /// The command-line names, comma-separated (for messages).
+    pub const NAMES: &'static str = "s4k, s64k, s2m, olp, clap, ideal, s64k-coal";
     /// Command-line name.
     pub const fn name(self) -> &'static str {
         match self {
@@ -78,7 +84,16 @@ impl PolicyKind {
             PolicyKind::Olp => "olp",
             PolicyKind::Clap => "clap",
             PolicyKind::Ideal => "ideal",
+            PolicyKind::S64kCoal => "s64k-coal",
         }
+    }
+    /// Whether the GPU's TLB coalescing hardware is in use (CLAP §4.6): the GMMU's
+    /// coalescer merges each 64 KB leaf's PTE line into one entry, and a TLB widens an
+    /// entry of the same group and VA-to-PA offset instead of taking another way. It is
+    /// CLAP's hardware, so the paper's baselines (S-4KB, S-64KB, S-2MB, OLP) and `ideal`
+    /// run without it; `s64k-coal` adds it to S-64KB.
+    pub const fn tlb_coalescing(self) -> bool {
+        matches!(self, PolicyKind::Clap | PolicyKind::S64kCoal)
     }
 }
 
@@ -152,7 +167,7 @@ impl Default for DriverConfig {
 pub enum DriverError {
     #[error("driver config key `{key}`: {message}")]
     Config { key: &'static str, message: String },
-    #[error("unknown policy `{0}` (valid: s4k, s64k, s2m, olp, clap, ideal)")]
+    #[error("unknown policy `{0}` (valid: {names})", names = PolicyKind::NAMES)]
     UnknownPolicy(String),
     #[error("virtual address {0} lies in no allocation")]
     Unallocated(Va),

@@ -169,7 +169,7 @@ impl PolicyKind {
                     region_log: 0,
                 },
             }),
-            PolicyKind::S64k => Box::new(StaticPolicy {
+            PolicyKind::S64k | PolicyKind::S64kCoal => Box::new(StaticPolicy {
                 kind: self,
                 mode: BlockMode::PAGES_64K,
             }),

@@ -67,6 +67,7 @@ impl MemoryManager {
             blk.mapped_pages += (run_end - page) as u16;
             self.allocs[owner as usize].mapped_bytes += (run_end - page) * PAGE_4K;
             self.remap_uvm_region(b, r, rl, res)?;
+            self.note_mapped(page, run_end - page);
             page = run_end;
         }
         self.lru_touch(b);

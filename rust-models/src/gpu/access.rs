@@ -6,13 +6,20 @@ use super::engine::Gpu;
 use super::service::{AccessEvent, FaultContext};
 use super::tlb::{SizeClass, TlbFill};
 use super::GpuError;
-use crate::addr::{ChipletId, Cycle, Va, Vpn, PAGE_64K};
+use crate::addr::{ChipletId, Cycle, Va};
 use crate::driver::{RtDrain, Translation};
-use crate::pagetable::Level;
 use crate::workload::WarpInstr;
 
 /// Faults one access may take before the model gives up (a service that never maps).
 const MAX_REPLAYS: u32 = 4;
+
+/// How a walk for a mapped page ended.
+enum Walked {
+    /// The TLBs were filled; the translation is ready at this cycle.
+    Filled(u64),
+    /// The page's mapping completes at this cycle, after the walk read its PTE.
+    Joined(u64),
+}
 
 /// The Remote Trackers of every chiplet, seen by the driver as one drain port. Whatever
 /// the driver drains is also recorded per allocation for the report.
@@ -121,6 +128,9 @@ impl Gpu<'_> {
                 self.replay_line = i;
                 break Ok(ready);
             }
+            // The check the model must pass: no access uses a translation before its
+            // mapping completed (counted, reported, and 0 in every test run).
+            self.counters.translations_before_mapping += (ready < self.map_times.get(page)) as u64;
             // Every line's L1 set and home L2 set, fetched while the event and counters
             // are done. The L2 set is asked for now, not after the L1 misses, so the two
             // host misses overlap (~42 % of bfs's lines miss the L1); an L1 hit wastes
@@ -192,31 +202,35 @@ impl Gpu<'_> {
             let chiplet = self.sms[sm as usize].chiplet;
             let t1 = now + self.sms[sm as usize].l1_tlb.latency;
             if let Some(h) = self.sms[sm as usize].l1_tlb.lookup(va) {
-                if let Some(pa) = h.pa.or_else(|| self.functional_pa(va)) {
+                if let Some((pa, ready)) = self.hit(va, &h, t1) {
                     self.counters.l1_tlb_hits[h.class as usize] += 1;
-                    return Ok((pa, t1.max(h.ready)));
+                    return Ok((pa, ready));
                 }
             }
             let g = &mut self.gmmus[chiplet as usize];
             let t2 = t1 + g.l2_tlb.latency;
             if let Some(h) = g.l2_tlb.lookup(va) {
-                if let Some(pa) = h.pa.or_else(|| self.functional_pa(va)) {
+                if let Some((pa, ready)) = self.hit(va, &h, t2) {
                     let pa = self.coalesced_pa(va, pa, &h.entry, chiplet, t2)?;
                     let c = h.class as usize;
                     self.counters.l1_tlb_misses[c] += 1;
                     self.counters.l2_tlb_hits[c] += 1;
-                    let ready = t2.max(h.ready);
-                    let fill = TlbFill { ready, ..h.entry };
+                    let fill = h.entry.not_before(t2);
                     self.sms[sm as usize].l1_tlb.insert(va, &fill);
                     return Ok((pa, ready));
                 }
             }
             let vpn = va >> 12;
             match self.mm.translate(Va(va)) {
-                Some(tr) => {
-                    let ready = self.walk_and_fill(va, t2, sm, instr.alloc as usize, &tr)?;
-                    return Ok((tr.pa.0, ready));
-                }
+                Some(tr) => match self.walk_and_fill(va, t2, sm, instr.alloc as usize, &tr)? {
+                    Walked::Filled(ready) => return Ok((tr.pa.0, ready)),
+                    Walked::Joined(done) => {
+                        // The walker read the PTE before the fault that maps it
+                        // completed: the access joins that fault and replays after it
+                        // (here, not from the engine's queue: no fault call was made).
+                        now = done;
+                    }
+                },
                 None => {
                     self.fault_timer
                         .fault_found(|| self.service.driver_seconds());
@@ -251,6 +265,8 @@ impl Gpu<'_> {
                     if let Some(f) = self.block_fault.take() {
                         return Err(f.into());
                     }
+                    let mapped_at = self.service.mappings_complete_at(Cycle(w.done), &reply).0;
+                    self.stamp_new_mappings(mapped_at);
                     if let Some(o) = &reply.outcome {
                         // PMM ends when the last structure is analysed (CLAP §4.2).
                         if o.analysis.is_some() {
@@ -293,10 +309,7 @@ impl Gpu<'_> {
         chiplet: u32,
         at: u64,
     ) -> Result<u64, GpuError> {
-        if !self.cfg.walker.coalescing
-            || entry.class != SizeClass::K64
-            || entry.mask.count_ones() < 2
-        {
+        if !self.coalescing || entry.class != SizeClass::K64 || entry.mask.count_ones() < 2 {
             return Ok(pa);
         }
         let Some(base) = entry.pa_base else {
@@ -319,10 +332,21 @@ impl Gpu<'_> {
         }
     }
 
-    /// PA of `va` from the page table, for TLB entries that reach further than their
-    /// mapping is contiguous (`ideal`).
-    fn functional_pa(&self, va: u64) -> Option<u64> {
-        self.mm.translate(Va(va)).map(|t| t.pa.0)
+    /// The PA of `va` and the cycle it is ready from a TLB hit probed until `t`. An entry
+    /// that reaches further than its mapping is contiguous (`ideal`'s 2 MB reach over
+    /// 64 KB placement) gives the PA from the page table, and only once the page's
+    /// mapping has completed (a page still being mapped joins its fault); None if the
+    /// page is not mapped at all (the access walks and faults).
+    #[inline]
+    fn hit(&self, va: u64, h: &super::tlb::TlbHit, t: u64) -> Option<(u64, u64)> {
+        let ready = t.max(h.ready);
+        match h.pa {
+            Some(pa) => Some((pa, ready)),
+            None => {
+                let pa = self.mm.translate(Va(va))?.pa.0;
+                Some((pa, ready.max(self.map_times.get(va >> 12))))
+            }
+        }
     }
 
     fn count_walk(&mut self, w: &super::gmmu::WalkTiming, alloc: usize) {
@@ -335,7 +359,9 @@ impl Gpu<'_> {
     }
 
     /// Walk for a mapped page, tell the Remote Tracker, build the TLB entry (coalesced when
-    /// possible) and fill both TLB levels. Returns the cycle the translation is ready.
+    /// possible) and fill both TLB levels: the cycle the translation is ready. A walk that
+    /// ends before the page's mapping completes read an invalid PTE: nothing is filled
+    /// and the access joins the outstanding fault.
     fn walk_and_fill(
         &mut self,
         va: u64,
@@ -343,7 +369,7 @@ impl Gpu<'_> {
         sm: u32,
         alloc: usize,
         tr: &Translation,
-    ) -> Result<u64, GpuError> {
+    ) -> Result<Walked, GpuError> {
         let chiplet = self.sms[sm as usize].chiplet;
         let reach = tr.tlb_reach_bytes.max(tr.leaf_bytes);
         let g = &mut self.gmmus[chiplet as usize];
@@ -354,6 +380,12 @@ impl Gpu<'_> {
             Some(reach),
             &mut self.mem,
         );
+        let mapped_at = self.map_times.get(va >> 12);
+        if w.done < mapped_at {
+            self.count_walk(&w, alloc);
+            self.counters.fault_joins += 1;
+            return Ok(Walked::Joined(mapped_at));
+        }
         g.track_walk(w.done, tr.pte)?;
         self.count_walk(&w, alloc);
         let (mut fill, extra) = self.make_fill(va, tr, reach, chiplet, w.done)?;
@@ -363,67 +395,16 @@ impl Gpu<'_> {
         fill.ready = w.done + extra;
         self.gmmus[chiplet as usize].l2_tlb.insert(va, &fill);
         self.sms[sm as usize].l1_tlb.insert(va, &fill);
-        Ok(fill.ready)
+        Ok(Walked::Filled(fill.ready))
     }
 
-    /// The TLB entry for a translation, and the cycles the coalescing logic took (its
-    /// line arrives at `walked`, the walk's end).
-    fn make_fill(
-        &mut self,
-        va: u64,
-        tr: &Translation,
-        reach: u64,
-        chiplet: u32,
-        walked: u64,
-    ) -> Result<(TlbFill, u64), GpuError> {
-        let class = SizeClass::for_reach(reach);
-        let group = 1u64 << class.group_shift();
-        // The entry may rebuild PAs only across a physically contiguous run.
-        let contiguous = tr.pte.frag_bytes().max(tr.leaf_bytes) >= reach.min(group);
-        let mut fill = TlbFill {
-            class,
-            mask: 1,
-            pa_base: contiguous.then(|| tr.pa.0.wrapping_sub(va & (group - 1))),
-            ready: 0,
-        };
-        if class != SizeClass::K64 {
-            return Ok((fill, 0));
+    /// Stamp the pages the last fault call mapped with the cycle their mapping completes.
+    fn stamp_new_mappings(&mut self, at: u64) {
+        self.mm.take_new_mappings(&mut self.new_maps);
+        for &(first, pages) in &self.new_maps {
+            self.map_times.stamp(first, pages, at);
         }
-        let pages = (reach.min(group) / PAGE_64K).max(1) as u32;
-        let idx = ((va >> 16) & 15) as u32;
-        let first = idx & !(pages - 1);
-        fill.mask = ((((1u32 << pages) - 1) << first) & 0xffff) as u16;
-        if !contiguous {
-            fill.mask = 1 << idx;
-        }
-        if !(self.cfg.walker.coalescing && tr.leaf_bytes == PAGE_64K && tr.leaf_level == Level::Ptb)
-        {
-            return Ok((fill, 0));
-        }
-        // The line of PTEs the merge unit sees: one per 64 KB page of the 1 MB group.
-        let vpn64 = va >> 16;
-        let group_vpn64 = vpn64 & !15;
-        let pt = self.mm.page_table();
-        // Only 64 KB PTEs (FRAG >= 4) belong in the line: the UVM path maps single 4 KB
-        // pages into 64 KB frames, and such a PTE at a 64 KB boundary is not a 64 KB page.
-        let line: [u64; 16] = std::array::from_fn(|i| {
-            pt.lookup(Vpn((group_vpn64 + i as u64) << 4))
-                .filter(|l| l.level == Level::Ptb && l.pte.frag() >= 4)
-                .map_or(0, |l| l.pte.0)
-        });
-        let Some(m) = self.gmmus[chiplet as usize].coalesce(walked, vpn64, &line)? else {
-            return Ok((fill, 0));
-        };
-        let pa_base = m.base_ppn64 << 16;
-        let covers = m.base_vpn64 == group_vpn64 && m.mask & (1 << idx) != 0;
-        if !covers || pa_base.wrapping_add(va & (group - 1)) != tr.pa.0 {
-            self.counters.coalescer_mismatches += 1;
-            return Ok((fill, m.cycles));
-        }
-        self.counters.coalesced_fills += 1;
-        fill.mask = m.mask;
-        fill.pa_base = Some(pa_base);
-        Ok((fill, m.cycles))
+        self.new_maps.clear();
     }
 
     /// Drop the TLB entries the memory service asked to shoot down, in every TLB.

@@ -115,7 +115,10 @@ pub struct WalkerSpec {
     pub pwc_entries: u32,
     /// Cycles of a page-walk-cache hit.
     pub pwc_latency: u64,
-    /// Feed each 64 KB leaf's PTE line to the TLB coalescing twin (CLAP §4.6).
+    /// The GMMUs have CLAP's TLB coalescing hardware (§4.6): a coalescer block that
+    /// merges each 64 KB leaf's PTE line, and same-offset entry merging in the TLBs. Only
+    /// the policies that use it (`clap`, `s64k-coal`) feed it; under the others the
+    /// blocks get no traffic.
     pub coalescing: bool,
 }
 

@@ -81,6 +81,13 @@ pub struct Gpu<'w> {
     pub(super) fault_timer: host_clock::FaultTimer,
     /// A block fault raised where no `Result` reaches (the driver's RT drains).
     pub(super) block_fault: Option<mcmvm_protocol::system::BlockFault>,
+    /// The policy uses CLAP's TLB coalescing hardware and the config has it: the GMMUs'
+    /// coalescers see PTE lines and the TLBs merge same-offset entries.
+    pub(super) coalescing: bool,
+    /// When each page's mapping completes (stamped after every fault call).
+    pub(super) map_times: super::mapping::MapTimes,
+    /// Reused buffer of the runs a fault call mapped.
+    pub(super) new_maps: Vec<(crate::addr::Vpn, u64)>,
 }
 
 impl<'w> Gpu<'w> {
@@ -89,7 +96,7 @@ impl<'w> Gpu<'w> {
     pub fn new(
         cfg: &GpuConfig,
         workload: &'w dyn Workload,
-        mm: MemoryManager,
+        mut mm: MemoryManager,
         service: Box<dyn MemoryService + 'w>,
     ) -> Result<Gpu<'w>, GpuError> {
         let d = cfg.derived();
@@ -97,13 +104,24 @@ impl<'w> Gpu<'w> {
         if slots > MAX_WARP_SLOTS {
             return Err(GpuError::TooManyWarps(slots));
         }
-        let gmmus = (0..cfg.gpu.chiplets)
+        // CLAP's hardware: off for the paper's baselines, whose coalescer blocks (if the
+        // config has them) then see no traffic.
+        let coalescing = cfg.walker.coalescing && mm.policy().tlb_coalescing();
+        let mut gmmus = (0..cfg.gpu.chiplets)
             .map(|c| Gmmu::new(cfg, c))
             .collect::<Result<Vec<_>, _>>()?;
+        for g in gmmus.iter_mut() {
+            g.l2_tlb.set_merging(coalescing);
+        }
+        let l1_tlb = {
+            let mut t = Tlb::new(&cfg.l1_tlb);
+            t.set_merging(coalescing);
+            t
+        };
         let sms = (0..d.sms)
             .map(|s| Sm {
                 chiplet: s / cfg.gpu.sms_per_chiplet,
-                l1_tlb: Tlb::new(&cfg.l1_tlb),
+                l1_tlb: l1_tlb.clone(),
                 l1_cache: TagCache::new(&cfg.l1_cache),
                 issue: Budget::default(),
                 l1_port: LinePort::default(),
@@ -115,6 +133,9 @@ impl<'w> Gpu<'w> {
             .map(|i| mm.alloc_base(i as crate::workload::AllocIndex).0)
             .collect();
         let defer_replays = service.defers_replays();
+        mm.log_new_mappings();
+        let (va0, span) = mm.va_span();
+        let map_times = super::mapping::MapTimes::new(va0.0 >> 12, span / crate::addr::PAGE_2M);
         let observe_accesses = service.observes_accesses();
         Ok(Gpu {
             cfg: cfg.clone(),
@@ -138,6 +159,9 @@ impl<'w> Gpu<'w> {
             replay_line: 0,
             fault_timer: host_clock::FaultTimer::new(defer_replays),
             block_fault: None,
+            coalescing,
+            map_times,
+            new_maps: Vec::new(),
         })
     }
 

@@ -21,11 +21,17 @@ pub struct Counters {
     pub walk_remote_levels: u64,
     pub walks_with_remote_level: u64,
     pub pwc_hits: u64,
+    /// Fills whose entry the coalescer widened beyond the walked page.
     pub coalesced_fills: u64,
     /// The coalescing twin's entry disagreed with the page table; the fill fell back to
     /// the PTE alone. Should stay 0.
     pub coalescer_mismatches: u64,
     pub faults: u64,
+    /// Accesses whose translation was ready before the page's mapping completed; the
+    /// model's timing invariant, which keeps it 0.
+    pub translations_before_mapping: u64,
+    /// Walks that read a PTE whose mapping was still being made and joined its fault.
+    pub fault_joins: u64,
     pub shootdowns: u64,
     pub l1_cache_hits: u64,
     pub l1_cache_misses: u64,
@@ -98,9 +104,17 @@ pub struct RunReport {
     pub walk_remote_levels: u64,
     pub walks_with_remote_level: u64,
     pub pwc_hits: u64,
+    /// TLB fills whose entry the coalescer widened beyond the walked page (CLAP §4.6).
     pub coalesced_fills: u64,
+    /// TLB inserts (L1 and L2) that widened an entry of the same group and offset.
+    pub merged_tlb_entries: u64,
     pub coalescer_mismatches: u64,
     pub faults: u64,
+    /// Walks that found the page's mapping still in flight and joined its fault.
+    pub fault_joins: u64,
+    /// Accesses that used a translation before the cycle its mapping completed (the
+    /// timing invariant: always 0).
+    pub translations_before_mapping: u64,
     pub shootdowns: u64,
     pub l1_cache_hit_rate: f64,
     pub l2_cache_hit_rate: f64,
@@ -242,8 +256,21 @@ rt_remote_ratio,sim_seconds,speed";
         }
         let _ = writeln!(s, "page walks             {}  (levels read {}, remote {}, walks with a remote level {}, PWC hits {})",
             self.walks, self.walk_levels_read, self.walk_remote_levels, self.walks_with_remote_level, self.pwc_hits);
-        let _ = writeln!(s, "coalesced TLB fills    {}", self.coalesced_fills);
-        let _ = writeln!(s, "page faults            {}", self.faults);
+        let _ = writeln!(
+            s,
+            "coalesced TLB fills    {}  (merged TLB entries {})",
+            self.coalesced_fills, self.merged_tlb_entries
+        );
+        let _ = writeln!(
+            s,
+            "page faults            {}  (walks that joined an outstanding fault {})",
+            self.faults, self.fault_joins
+        );
+        let _ = writeln!(
+            s,
+            "used before mapped     {}  (translations used before their mapping completed; must be 0)",
+            self.translations_before_mapping
+        );
         let _ = writeln!(s, "page-table pages       {}", self.page_table_pages);
         let _ = writeln!(s, "PF blocks used         {}", self.pf_blocks_used);
         let _ = writeln!(

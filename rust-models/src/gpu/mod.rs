@@ -43,9 +43,11 @@
 mod access;
 pub mod config;
 mod engine;
+mod fill;
 pub mod gmmu;
 pub mod host_clock;
 mod lanes;
+mod mapping;
 pub mod memory;
 pub mod metrics;
 mod prefetch;

@@ -87,6 +87,15 @@ pub trait MemoryService {
         Ok(())
     }
 
+    /// Cycle at which the mappings made while resolving a fault (the pages the memory
+    /// manager newly mapped during [`MemoryService::on_fault`]) are complete: no walk, TLB
+    /// entry or access may use them earlier. Default: the fault's cycle `fault_at`, right
+    /// for a service whose mappings record transfers already finished (the UVM path maps
+    /// a batch's pages once its end has passed).
+    fn mappings_complete_at(&self, fault_at: Cycle, _reply: &FaultReply) -> Cycle {
+        fault_at
+    }
+
     /// Whether a faulting warp goes back to the engine's queue until `replay_at` and then
     /// issues its instruction again (default: no, it replays inside the access, which is
     /// right for a short, independent fault latency). A batched service (UVM) needs the
@@ -119,6 +128,11 @@ pub struct FirstTouchService {
 impl MemoryService for FirstTouchService {
     fn observes_accesses(&self) -> bool {
         false
+    }
+
+    /// The driver's work — and so the mapping — completes when the warp may replay.
+    fn mappings_complete_at(&self, _fault_at: Cycle, reply: &FaultReply) -> Cycle {
+        reply.replay_at
     }
 
     fn on_fault(&mut self, ctx: FaultContext<'_>) -> Result<FaultReply, GpuError> {

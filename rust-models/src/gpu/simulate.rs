@@ -134,8 +134,12 @@ impl Gpu<'_> {
             walks_with_remote_level: c.walks_with_remote_level,
             pwc_hits: c.pwc_hits,
             coalesced_fills: c.coalesced_fills,
+            merged_tlb_entries: self.sms.iter().map(|s| s.l1_tlb.merges()).sum::<u64>()
+                + self.gmmus.iter().map(|g| g.l2_tlb.merges()).sum::<u64>(),
             coalescer_mismatches: c.coalescer_mismatches,
             faults: c.faults,
+            translations_before_mapping: c.translations_before_mapping,
+            fault_joins: c.fault_joins,
             shootdowns: c.shootdowns,
             l1_cache_hit_rate: ratio(c.l1_cache_hits, c.l1_cache_hits + c.l1_cache_misses),
             l2_cache_hit_rate: ratio(self.mem.l2_hits, self.mem.l2_hits + self.mem.l2_misses),

@@ -12,13 +12,15 @@ use crate::driver::PolicyKind;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
-/// The policies of Figure 18, baseline first.
-pub const CLAP_POLICIES: [PolicyKind; 5] = [
+/// The policies of Figure 18, baseline first, then S-64KB with CLAP's coalescing
+/// hardware alone.
+pub const CLAP_POLICIES: [PolicyKind; 6] = [
     PolicyKind::S64k,
     PolicyKind::S2m,
     PolicyKind::Olp,
     PolicyKind::Clap,
     PolicyKind::Ideal,
+    PolicyKind::S64kCoal,
 ];
 
 /// One cell of the study.
@@ -231,7 +233,7 @@ pub fn figure18_of(runs: &[RunSummary]) -> String {
         let _ = write!(s, " {:>16}", g);
     }
     let _ = writeln!(s);
-    for base in ["s64k", "s2m"] {
+    for base in ["s64k", "s2m", "ideal"] {
         let xs: Vec<f64> = ws
             .iter()
             .filter_map(|w| speedup(runs, w, "clap", base))

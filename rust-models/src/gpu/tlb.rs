@@ -12,6 +12,12 @@
 //! Each entry also carries the cycle its fill completes: a lookup that hits an entry still
 //! being filled waits for it, which is how the model merges misses to the same page
 //! (an MSHR) without tracking in-flight walks separately.
+//!
+//! Widening an entry with a later fill (CLAP's same-offset merging, on only where the
+//! policy has CLAP's coalescing hardware, [`Tlb::with_merging`]) must not make the new
+//! pages usable at the entry's earlier ready cycle, nor delay the pages it already had:
+//! the pages a fill added while it is in flight are its *late* pages, usable from the
+//! fill's own ready cycle.
 
 use super::config::TlbSpec;
 use super::tlb_ways::{candidate_ways, ways_in_range};
@@ -76,8 +82,36 @@ pub struct TlbFill {
     pub mask: u16,
     /// PA of the group's first byte, if every covered page keeps the same VA-to-PA offset.
     pub pa_base: Option<u64>,
-    /// Cycle the fill completes.
+    /// Cycle the fill completes (for the pages outside `late_mask`).
     pub ready: u64,
+    /// Pages of `mask` usable only from `late_ready` (a later fill widened the entry).
+    pub late_mask: u16,
+    /// Cycle the pages of `late_mask` are usable (>= `ready`; meaningless without any).
+    pub late_ready: u64,
+}
+
+impl TlbFill {
+    /// A fill whose pages are all usable from `ready`.
+    pub fn new(class: SizeClass, mask: u16, pa_base: Option<u64>, ready: u64) -> TlbFill {
+        TlbFill {
+            class,
+            mask,
+            pa_base,
+            ready,
+            late_mask: 0,
+            late_ready: 0,
+        }
+    }
+
+    /// The same entry as seen no earlier than cycle `t` (an L1 fill from an L2 hit).
+    pub fn not_before(mut self, t: u64) -> TlbFill {
+        self.ready = self.ready.max(t);
+        self.late_ready = self.late_ready.max(t);
+        if self.late_ready <= self.ready {
+            self.late_mask = 0;
+        }
+        self
+    }
 }
 
 /// A TLB hit.
@@ -86,7 +120,7 @@ pub struct TlbHit {
     pub class: SizeClass,
     /// The PA of the looked-up VA, when the entry can rebuild it.
     pub pa: Option<u64>,
-    /// Cycle the entry's fill completes (may be later than the lookup).
+    /// Cycle the entry translates the looked-up page (may be later than the lookup).
     pub ready: u64,
     /// The whole entry, to fill the level above with.
     pub entry: TlbFill,
@@ -101,6 +135,9 @@ struct Entry {
     pa_base: u64,
     ready: u64,
     exact_pa: bool,
+    /// Pages (of the way's mask) usable only from `late_ready`.
+    late_mask: u16,
+    late_ready: u64,
 }
 
 const EMPTY: Entry = Entry {
@@ -108,7 +145,34 @@ const EMPTY: Entry = Entry {
     pa_base: 0,
     ready: 0,
     exact_pa: false,
+    late_mask: 0,
+    late_ready: 0,
 };
+
+impl Entry {
+    /// Make the pages `pages` usable from cycle `ready` at the latest, given the way's
+    /// current `mask`: never earlier than a fill that brought them, never later for
+    /// the pages the entry already had. Returns the new mask.
+    fn widen(&mut self, mask: u16, pages: u16, ready: u64) -> u16 {
+        let early = mask & !self.late_mask;
+        if ready <= self.ready {
+            // Usable by the entry's own ready cycle (a little later than the fill's).
+            self.late_mask &= !pages;
+            return mask | pages;
+        }
+        let added = pages & !early;
+        if added == 0 {
+            return mask;
+        }
+        self.late_ready = if self.late_mask == 0 {
+            ready
+        } else {
+            self.late_ready.max(ready)
+        };
+        self.late_mask |= added;
+        mask | added
+    }
+}
 
 /// One set-associative (or fully associative) array of one size class, LRU.
 ///
@@ -131,6 +195,10 @@ struct TlbArray {
     /// Ways holding an entry: an array nothing was installed in (the 4 KB array under a
     /// 64 KB policy) is skipped without a scan.
     occupied: usize,
+    /// Widen an entry of the same group and offset instead of taking another way.
+    merging: bool,
+    /// Inserts that widened an existing entry with new pages.
+    merges: u64,
 }
 
 impl TlbArray {
@@ -148,6 +216,8 @@ impl TlbArray {
             stamps: vec![0; n],
             entries: vec![EMPTY; n],
             occupied: 0,
+            merging: false,
+            merges: 0,
         }
     }
 
@@ -244,15 +314,22 @@ impl TlbArray {
         self.stamps[w] = stamp;
         let (e, mask) = (&self.entries[w], self.masks[w]);
         let off = va & ((1u64 << gs) - 1);
+        let ready = if e.late_mask & bit != 0 {
+            e.late_ready
+        } else {
+            e.ready
+        };
         Some(TlbHit {
             class,
             pa: e.exact_pa.then(|| e.pa_base.wrapping_add(off)),
-            ready: e.ready,
+            ready,
             entry: TlbFill {
                 class,
                 mask,
                 pa_base: e.exact_pa.then_some(e.pa_base),
                 ready: e.ready,
+                late_mask: e.late_mask,
+                late_ready: e.late_ready,
             },
         })
     }
@@ -266,14 +343,23 @@ impl TlbArray {
         let pa_base = fill.pa_base.unwrap_or(0);
         let exact = fill.pa_base.is_some();
         let s = self.set_start(tag);
-        // The same group with the same offset: widen the entry (a later coalesced line
-        // adds pages mapped since the last walk).
+        // With merging, the same group with the same offset widens the entry (a later
+        // coalesced line adds pages mapped since the last walk).
         let same = |e: &Entry| e.exact_pa == exact && e.pa_base == pa_base;
-        if let Some(w) = self.find(s, tag, u16::MAX, same) {
-            self.masks[w] |= fill.mask;
+        if let Some(w) = self
+            .merging
+            .then(|| self.find(s, tag, u16::MAX, same))
+            .flatten()
+        {
+            let (old, e) = (self.masks[w], &mut self.entries[w]);
+            let early = fill.mask & !fill.late_mask;
+            let mut mask = e.widen(old, early, fill.ready);
+            if fill.late_mask != 0 {
+                mask = e.widen(mask, fill.late_mask, fill.late_ready);
+            }
+            self.merges += (mask != old) as u64;
+            self.masks[w] = mask;
             self.stamps[w] = stamp;
-            let e = &mut self.entries[w];
-            e.ready = e.ready.min(fill.ready);
             return;
         }
         // Victim: an empty way if any (the first), else the least recently used.
@@ -301,6 +387,8 @@ impl TlbArray {
             pa_base,
             ready: fill.ready,
             exact_pa: exact,
+            late_mask: fill.late_mask & fill.mask,
+            late_ready: fill.late_ready,
         };
     }
 
@@ -366,6 +454,18 @@ impl Tlb {
             stamp: 0,
             latency: spec.latency,
         }
+    }
+
+    /// Turn CLAP's same-offset entry merging on or off (off when built).
+    pub fn set_merging(&mut self, on: bool) {
+        for a in self.arrays.iter_mut() {
+            a.merging = on;
+        }
+    }
+
+    /// Inserts so far that widened an existing entry (merging on).
+    pub fn merges(&self) -> u64 {
+        self.arrays.iter().map(|a| a.merges).sum()
     }
 
     /// Probe every class for `va`; hardware probes them in parallel, so the cost is one

@@ -21,6 +21,8 @@ fn coalesced_entry_covers_only_its_masked_pages() {
         mask: 0b1011,
         pa_base: Some(0x80_0000),
         ready: 5,
+        late_mask: 0,
+        late_ready: 0,
     };
     t.insert(va + 0x1_0000, &fill);
     let h = t.lookup(va + 0x3_0123).expect("page 3 is covered");
@@ -41,6 +43,8 @@ fn least_recently_used_way_is_replaced() {
         mask: 1,
         pa_base: Some(pa),
         ready: 0,
+        late_mask: 0,
+        late_ready: 0,
     };
     for p in 0..4u64 {
         t.insert(p << 12, &f(p << 12));
@@ -59,6 +63,8 @@ fn shootdown_removes_overlapping_entries() {
         mask: 1,
         pa_base: None,
         ready: 0,
+        late_mask: 0,
+        late_ready: 0,
     };
     t.insert(0x20_0000, &fill);
     assert!(t.lookup(0x20_1000).is_some_and(|h| h.pa.is_none()));
@@ -83,6 +89,7 @@ fn probe_finds_the_first_matching_way_at_every_associativity() {
     ] {
         for _ in 0..200 {
             let mut a = TlbArray::new(SizeClass::K64, entries, ways);
+            a.merging = rng() % 2 == 0;
             for _ in 0..(rng() % 120) {
                 let va = (rng() % 24) << 20 | (rng() % 16) << 16;
                 let fill = TlbFill {
@@ -90,6 +97,8 @@ fn probe_finds_the_first_matching_way_at_every_associativity() {
                     mask: (rng() & rng()) as u16 | 1 << ((va >> 16) & 15),
                     pa_base: Some((rng() % 4) << 20),
                     ready: 0,
+                    late_mask: 0,
+                    late_ready: 0,
                 };
                 a.insert(va, &fill, rng() % 1000);
             }
@@ -124,6 +133,8 @@ fn shootdown_empties_exactly_the_overlapping_entries() {
                         mask: 1 << (rng() % 16),
                         pa_base: None,
                         ready: 0,
+                        late_mask: 0,
+                        late_ready: 0,
                     };
                     a.insert(va, &fill, rng() % 1000);
                 }
@@ -149,4 +160,58 @@ fn shootdown_empties_exactly_the_overlapping_entries() {
             }
         }
     }
+}
+
+#[test]
+fn without_merging_same_offset_pages_take_their_own_ways() {
+    let mut t = Tlb::new(&spec(0));
+    let va = 0x4010_0000u64; // 1 MB aligned
+    for page in 0..2u64 {
+        let fill = TlbFill::new(SizeClass::K64, 1 << page, Some(0x80_0000), 5);
+        t.insert(va + (page << 16), &fill);
+    }
+    assert_eq!(t.merges(), 0);
+    let h = t.lookup(va + 0x1_0000).expect("page 1 is in the TLB");
+    assert_eq!(h.entry.mask, 0b10, "its own entry");
+}
+
+#[test]
+fn a_merged_page_is_usable_from_its_own_fill_and_the_old_pages_stay_as_they_were() {
+    let mut t = Tlb::new(&spec(0));
+    t.set_merging(true);
+    let va = 0x4010_0000u64;
+    t.insert(
+        va,
+        &TlbFill::new(SizeClass::K64, 0b0001, Some(0x80_0000), 100),
+    );
+    // A later fill (a coalesced line read after page 1 was mapped) widens the entry.
+    t.insert(
+        va,
+        &TlbFill::new(SizeClass::K64, 0b0011, Some(0x80_0000), 900),
+    );
+    assert_eq!(t.merges(), 1);
+    assert_eq!(t.lookup(va).map(|h| h.ready), Some(100), "page 0 as before");
+    let h = t.lookup(va + 0x1_0000).expect("page 1 merged");
+    assert_eq!(h.ready, 900, "page 1 only once its fill completes");
+    // An L1 fill from that hit keeps both parts; past the late cycle they are one.
+    let l1 = h.entry.not_before(120);
+    assert_eq!((l1.ready, l1.late_mask, l1.late_ready), (120, 0b10, 900));
+    let l1 = h.entry.not_before(1000);
+    assert_eq!((l1.ready, l1.late_mask), (1000, 0));
+    // A merge that completes earlier than the entry delays nothing and brings nothing
+    // forward: page 2 is usable from the entry's own cycle.
+    t.insert(
+        va,
+        &TlbFill::new(SizeClass::K64, 0b0100, Some(0x80_0000), 50),
+    );
+    assert_eq!(t.lookup(va + 0x2_0000).map(|h| h.ready), Some(100));
+    assert_eq!(t.lookup(va).map(|h| h.ready), Some(100));
+    // A second late merge: pages 1 and 3 wait for the later of the two fills.
+    t.insert(
+        va,
+        &TlbFill::new(SizeClass::K64, 0b1000, Some(0x80_0000), 1200),
+    );
+    assert_eq!(t.lookup(va + 0x3_0000).map(|h| h.ready), Some(1200));
+    assert_eq!(t.lookup(va + 0x1_0000).map(|h| h.ready), Some(1200));
+    assert_eq!(t.lookup(va).map(|h| h.ready), Some(100));
 }

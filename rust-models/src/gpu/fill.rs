@@ -1,0 +1,104 @@
+//! The TLB entry a completed walk installs: its size class, the pages it covers (a
+//! fragment, a huge page, or a line merged by the coalescer) and only pages whose
+//! mapping had completed when the walker read their PTEs.
+//!
+//! A region the driver remapped as one fragment (or promoted to a huge page) at the fault
+//! of its last page is, until that fault completes, still the pages' earlier PTEs for the
+//! walker: a walk that ends before then installs the walked page alone. The PTE line the
+//! coalescer merges holds only PTEs whose mapping had completed by the walk's end.
+
+use super::engine::Gpu;
+use super::tlb::{SizeClass, TlbFill};
+use super::GpuError;
+use crate::addr::{Vpn, PAGE_64K};
+use crate::driver::Translation;
+use crate::pagetable::Level;
+
+impl Gpu<'_> {
+    /// Whether every 4 KB page of the 64 KB page `vpn64` was mapped by cycle `at`.
+    fn page64_mapped_by(&self, vpn64: u64, at: u64) -> bool {
+        self.map_times.latest_in(vpn64 << 4, 16) <= at
+    }
+
+    /// The TLB entry for a translation, and the cycles the coalescing logic took (its
+    /// line arrives at `walked`, the walk's end).
+    pub(super) fn make_fill(
+        &mut self,
+        va: u64,
+        tr: &Translation,
+        reach: u64,
+        chiplet: u32,
+        walked: u64,
+    ) -> Result<(TlbFill, u64), GpuError> {
+        let class = SizeClass::for_reach(reach);
+        let group = 1u64 << class.group_shift();
+        // The entry may rebuild PAs only across a physically contiguous run.
+        let contiguous = tr.pte.frag_bytes().max(tr.leaf_bytes) >= reach.min(group);
+        let pa_base = contiguous.then(|| tr.pa.0.wrapping_sub(va & (group - 1)));
+        let mut fill = TlbFill::new(class, 1, pa_base, 0);
+        let vpn64 = va >> 16;
+        if class == SizeClass::M2 {
+            let block_done = self.map_times.latest_in((va >> 21) << 9, 512) <= walked;
+            if contiguous && !block_done {
+                // A huge page whose promotion is still in flight: the walked page alone.
+                return Ok((self.page_fill(va, tr.pa.0, walked), 0));
+            }
+            return Ok((fill, 0));
+        }
+        if class != SizeClass::K64 {
+            return Ok((fill, 0));
+        }
+        let pages = (reach.min(group) / PAGE_64K).max(1) as u32;
+        let idx = (vpn64 & 15) as u32;
+        let first = idx & !(pages - 1);
+        fill.mask = ((((1u32 << pages) - 1) << first) & 0xffff) as u16;
+        let group_vpn64 = vpn64 & !15;
+        let region_done = (0..16u64)
+            .filter(|i| fill.mask & (1 << i) != 0)
+            .all(|i| self.page64_mapped_by(group_vpn64 + i, walked));
+        if !contiguous || !region_done {
+            fill.mask = 1 << idx;
+        }
+        if !(self.coalescing && tr.leaf_bytes == PAGE_64K && tr.leaf_level == Level::Ptb) {
+            return Ok((fill, 0));
+        }
+        // The line of PTEs the merge unit sees: one per 64 KB page of the 1 MB group, each
+        // as the walker read it at `walked` (a mapping not yet complete is still invalid).
+        let pt = self.mm.page_table();
+        // Only 64 KB PTEs (FRAG >= 4) belong in the line: the UVM path maps single 4 KB
+        // pages into 64 KB frames, and such a PTE at a 64 KB boundary is not a 64 KB page.
+        let line: [u64; 16] = std::array::from_fn(|i| {
+            let page = group_vpn64 + i as u64;
+            if !self.page64_mapped_by(page, walked) {
+                return 0;
+            }
+            pt.lookup(Vpn(page << 4))
+                .filter(|l| l.level == Level::Ptb && l.pte.frag() >= 4)
+                .map_or(0, |l| l.pte.0)
+        });
+        let Some(m) = self.gmmus[chiplet as usize].coalesce(walked, vpn64, &line)? else {
+            return Ok((fill, 0));
+        };
+        let pa_base = m.base_ppn64 << 16;
+        let covers = m.base_vpn64 == group_vpn64 && m.mask & (1 << idx) != 0;
+        if !covers || pa_base.wrapping_add(va & (group - 1)) != tr.pa.0 {
+            self.counters.coalescer_mismatches += 1;
+            return Ok((fill, m.cycles));
+        }
+        self.counters.coalesced_fills += (m.mask & !(1 << idx) != 0) as u64;
+        fill.mask = m.mask;
+        fill.pa_base = Some(pa_base);
+        Ok((fill, m.cycles))
+    }
+
+    /// The entry of the walked page alone, as its PTE read before a remap: its 64 KB page
+    /// if all of it was mapped by `walked`, else its 4 KB page.
+    fn page_fill(&self, va: u64, pa: u64, walked: u64) -> TlbFill {
+        if self.page64_mapped_by(va >> 16, walked) {
+            let base = pa.wrapping_sub(va & ((1 << 20) - 1));
+            TlbFill::new(SizeClass::K64, 1 << ((va >> 16) & 15), Some(base), 0)
+        } else {
+            TlbFill::new(SizeClass::K4, 1, Some(pa & !0xfff), 0)
+        }
+    }
+}
