@@ -1,5 +1,5 @@
-//! The access-pattern detector on synthetic objects of each class, fed window by window as
-//! the ATT would report them (page, object-local access time).
+//! The access-pattern detector on synthetic objects of each class, fed interval by interval
+//! as the ATT would report them (page, object-local access time).
 
 use mcmvm_models::uvm::apd::{AccessClass, ClassSource, ObjectProfile, StepOutcome};
 use mcmvm_models::uvm::config::ApdThresholds;
@@ -47,6 +47,29 @@ fn streaming_is_ls() {
     let (c, s, steps) = classify(|t| ((t / 8) as usize + rng.below(3) as usize) % PAGES);
     assert_eq!((c, s), (AccessClass::Ls, ClassSource::Profiled));
     assert!(steps <= 2, "{steps}");
+}
+
+#[test]
+fn a_wide_front_of_warps_in_scheduling_order_is_ls() {
+    // 64 warps each stream their own page (4 accesses), one wave of 64 pages per profiling
+    // interval, the warps of a round in a random order (scheduling noise). Inside one
+    // interval the access order is a sawtooth over 64 pages; the latest access time of each
+    // page still grows with the page from wave to wave. A detector regressing one point per
+    // access over the interval filed this LC at the first step (its coverage is low).
+    const W: usize = 64;
+    let mut rng = Rng::new(11);
+    let mut order: Vec<usize> = (0..W).collect();
+    let (c, s, steps) = classify(|t| {
+        let i = (t - 1) as usize;
+        if i.is_multiple_of(W) {
+            for k in (1..W).rev() {
+                order.swap(k, rng.below(k as u64 + 1) as usize);
+            }
+        }
+        (i / (4 * W)) * W + order[i % W]
+    });
+    assert_eq!((c, s), (AccessClass::Ls, ClassSource::Profiled));
+    assert!(steps <= 8, "{steps}");
 }
 
 #[test]

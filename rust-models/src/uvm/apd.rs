@@ -1,20 +1,30 @@
-//! Forest's access-pattern detector (APD): classifies one object from the ATT's
-//! (page, access-time) records at each profiling interrupt.
+//! Forest's access-pattern detector (APD): classifies one object from its page access
+//! counters at each profiling interrupt.
 //!
-//! One profiling step looks at the window of records since the last decided step:
-//! 1. fewer than `min_pages` distinct pages in the window → undecided, keep the window;
-//! 2. **LS** when the linear regression of page number on access time has R² > `r2`;
-//! 3. coverage = touched VPN span / object pages (all steps so far);
-//!    coverage < `coverage` → **LC**;
+//! The ATT writes the object-local access time of every access into the page's access
+//! counter (its `rec_*` records feed that store, [`ObjectProfile::record`]), so each touched
+//! page holds the time of its *latest* access. A profiling step (an ATT interrupt) copies the
+//! object's counters — one point per touched page since the object's registration — and
+//! compares them with the driver's copy from the previous step:
+//! 1. fewer than `min_pages` touched pages → undecided;
+//! 2. **LS** when the linear regression of page number on latest access time over all
+//!    touched pages has R² > `r2`. One point per page, not per access: a wide front of warps
+//!    makes the order of accesses inside an interval scheduling noise, but the time each
+//!    page was last touched still grows with the page as the front moves on;
+//! 3. coverage = touched VPN span / object pages; coverage < `coverage` → **LC**, but only
+//!    once the span has stopped growing (it did not change since the previous step): the
+//!    front of a streaming object that is not yet linear enough is not filed as LC;
 //! 4. otherwise the object is high-coverage and intensity decides HCHI vs HCLI.
 //!    Intensity = the fraction of the touched span that the object's access set fills.
-//!    Early windows of a random pattern see only a sample of that set, so the detector
-//!    estimates its size by capture–recapture: the share of this window's pages already
-//!    touched in earlier windows estimates touched / final-set, hence final-set ≈
-//!    touched / share. Once at least `min_recaptures` pages were seen again, estimated
-//!    intensity ≥ `intensity` → **HCHI**, else **HCLI**; with fewer recaptures the step
-//!    is undecided (the set is still growing and looks sparse whatever it will become);
-//! 5. after `max_steps` undecided steps the object falls back to **LC**.
+//!    Early intervals of a random pattern see only a sample of that set, so the detector
+//!    estimates its size by capture–recapture: the share of the pages touched since the
+//!    previous step that were already touched before it (the driver's copy says which)
+//!    estimates touched / final-set, hence final-set ≈ touched before / share. Once at least
+//!    `min_recaptures` pages were seen again, estimated intensity ≥ `intensity` → **HCHI**,
+//!    else **HCLI**; with fewer recaptures the step is undecided (the set is still growing
+//!    and looks sparse whatever it will become);
+//! 5. after `max_steps` undecided steps the object falls back to **LC** at the first step
+//!    whose span did not grow (the same rule as 3).
 
 use super::config::ApdThresholds;
 use serde::Serialize;
@@ -71,156 +81,184 @@ pub enum StepOutcome {
     Undecided,
 }
 
-/// Profiling state of one object (the driver's copy of its access counters).
+/// Profiling state of one object: its page access counters (what the ATT's records wrote)
+/// and the driver's copy of them from the previous profiling step.
 #[derive(Debug, Clone)]
 pub struct ObjectProfile {
     pages: usize,
-    /// Step (1-based) at which each page was first touched; 0 = never.
-    first_touch_step: Vec<u32>,
-    /// Last window (1-based) that saw the page; 0 = none.
-    window_stamp: Vec<u32>,
-    touched: usize,
+    /// Page access counters: object-local time of each page's latest access; 0 = untouched.
+    latest: Vec<u32>,
+    /// Touched pages in first-touch order (the counters worth reading).
+    touched: Vec<u32>,
+    /// The object's latest timer (the counters hold nothing newer).
+    timer: u32,
     min_page: usize,
     max_page: usize,
+    /// Driver's copy: whether the previous reads saw the page, how many they saw, the timer
+    /// at the last read and the span it found.
+    seen: Vec<bool>,
+    seen_count: usize,
+    read_timer: u32,
+    read_span: Option<(usize, usize)>,
     /// Steps taken (profiling interrupts serviced) and undecided ones.
     pub steps: u32,
     undecided: u32,
-    window: Window,
 }
 
-#[derive(Debug, Clone, Default)]
-struct Window {
-    /// 1-based window number.
-    id: u32,
-    distinct: usize,
+/// What one read of the counters found.
+#[derive(Debug, Clone, Copy, Default)]
+struct Read {
+    r2: f64,
+    /// Pages touched since the previous read, and of those, pages that read had seen.
+    interval: usize,
     recaptured: usize,
-    /// Regression sums: x = access time, y = page.
-    n: f64,
-    sx: f64,
-    sy: f64,
-    sxx: f64,
-    syy: f64,
-    sxy: f64,
+    /// Pages the previous reads had seen.
+    before: usize,
 }
 
 impl ObjectProfile {
     pub fn new(pages: usize) -> ObjectProfile {
         ObjectProfile {
             pages,
-            first_touch_step: vec![0; pages],
-            window_stamp: vec![0; pages],
-            touched: 0,
+            latest: vec![0; pages],
+            touched: Vec::new(),
+            timer: 0,
             min_page: usize::MAX,
             max_page: 0,
+            seen: vec![false; pages],
+            seen_count: 0,
+            read_timer: 0,
+            read_span: None,
             steps: 0,
             undecided: 0,
-            window: Window {
-                id: 1,
-                ..Default::default()
-            },
         }
     }
 
     /// One ATT record: `page` relative to the object start, `timer` its access time.
     pub fn record(&mut self, page: usize, timer: u32) {
-        if page >= self.pages {
+        let Some(slot) = self.latest.get_mut(page) else {
             return;
-        }
-        let w = &mut self.window;
-        if self.window_stamp[page] != w.id {
-            self.window_stamp[page] = w.id;
-            w.distinct += 1;
-            let first = self.first_touch_step[page];
-            if first != 0 && first < w.id {
-                w.recaptured += 1;
-            }
-        }
-        if self.first_touch_step[page] == 0 {
-            self.first_touch_step[page] = w.id;
-            self.touched += 1;
+        };
+        if *slot == 0 {
+            self.touched.push(page as u32);
             self.min_page = self.min_page.min(page);
             self.max_page = self.max_page.max(page);
         }
-        let (x, y) = (timer as f64, page as f64);
-        w.n += 1.0;
-        w.sx += x;
-        w.sy += y;
-        w.sxx += x * x;
-        w.syy += y * y;
-        w.sxy += x * y;
+        *slot = timer.max(1);
+        self.timer = self.timer.max(timer);
     }
 
-    /// R² of the window's regression of page on time (0 when either is constant).
-    pub fn window_r2(&self) -> f64 {
-        let w = &self.window;
-        let vx = w.n * w.sxx - w.sx * w.sx;
-        let vy = w.n * w.syy - w.sy * w.sy;
-        if vx <= 0.0 || vy <= 0.0 {
-            return 0.0;
-        }
-        let c = w.n * w.sxy - w.sx * w.sy;
-        (c * c) / (vx * vy)
+    /// Pages touched since registration.
+    pub fn touched_pages(&self) -> usize {
+        self.touched.len()
     }
 
     /// Touched VPN span / object pages.
     pub fn coverage(&self) -> f64 {
-        if self.touched == 0 {
+        match self.span() {
+            Some((lo, hi)) => (hi - lo + 1) as f64 / self.pages as f64,
+            None => 0.0,
+        }
+    }
+
+    fn span(&self) -> Option<(usize, usize)> {
+        (!self.touched.is_empty()).then_some((self.min_page, self.max_page))
+    }
+
+    /// R² of the regression of page on latest access time over every touched page (0 when
+    /// either is constant).
+    pub fn r2(&self) -> f64 {
+        let (mut n, mut sx, mut sy, mut sxx, mut syy, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        for &p in &self.touched {
+            let (x, y) = (self.latest[p as usize] as f64, p as f64);
+            n += 1.0;
+            sx += x;
+            sy += y;
+            sxx += x * x;
+            syy += y * y;
+            sxy += x * y;
+        }
+        let vx = n * sxx - sx * sx;
+        let vy = n * syy - sy * sy;
+        if vx <= 0.0 || vy <= 0.0 {
             return 0.0;
         }
-        (self.max_page - self.min_page + 1) as f64 / self.pages as f64
+        let c = n * sxy - sx * sy;
+        (c * c) / (vx * vy)
+    }
+
+    /// Copy the counters: the regression, and which touched pages are new since the last
+    /// read; the copy becomes the driver's.
+    fn read(&mut self) -> Read {
+        let mut r = Read {
+            r2: self.r2(),
+            before: self.seen_count,
+            ..Read::default()
+        };
+        for &p in &self.touched {
+            let p = p as usize;
+            if self.latest[p] > self.read_timer {
+                r.interval += 1;
+                if self.seen[p] {
+                    r.recaptured += 1;
+                }
+            }
+            if !self.seen[p] {
+                self.seen[p] = true;
+                self.seen_count += 1;
+            }
+        }
+        self.read_timer = self.timer;
+        r
     }
 
     /// Estimated final access-set size / touched span, or None without enough recaptures.
-    pub fn estimated_intensity(&self, min_recaptures: usize) -> Option<f64> {
-        let w = &self.window;
-        if w.recaptured < min_recaptures.max(1) || self.touched == 0 {
+    fn estimated_intensity(&self, r: &Read, min_recaptures: usize) -> Option<f64> {
+        let (lo, hi) = self.span()?;
+        if r.recaptured < min_recaptures.max(1) {
             return None;
         }
-        let before = self.touched - (w.distinct - w.recaptured);
-        let share = w.recaptured as f64 / w.distinct as f64;
-        let set = (before as f64 / share).max(self.touched as f64);
-        let span = (self.max_page - self.min_page + 1) as f64;
-        Some((set / span).min(1.0))
+        let share = r.recaptured as f64 / r.interval as f64;
+        let set = (r.before as f64 / share).max(self.touched.len() as f64);
+        Some((set / (hi - lo + 1) as f64).min(1.0))
     }
 
     /// One profiling step (an ATT interrupt for this object).
     pub fn step(&mut self, t: &ApdThresholds) -> StepOutcome {
         self.steps += 1;
-        let outcome = self.classify(t);
-        match outcome {
-            StepOutcome::Decided(..) => {}
-            StepOutcome::Undecided => {
-                self.undecided += 1;
-                if self.undecided >= t.max_steps {
-                    return StepOutcome::Decided(AccessClass::Lc, ClassSource::Fallback);
-                }
+        let read = self.read();
+        let span = self.span();
+        let growing = span != self.read_span;
+        self.read_span = span;
+        let outcome = self.classify(t, &read, growing);
+        if outcome == StepOutcome::Undecided {
+            self.undecided += 1;
+            if self.undecided >= t.max_steps && !growing {
+                return StepOutcome::Decided(AccessClass::Lc, ClassSource::Fallback);
             }
         }
         outcome
     }
 
-    fn classify(&mut self, t: &ApdThresholds) -> StepOutcome {
-        if self.window.distinct < t.min_pages {
-            // Too little to say anything; the window keeps growing.
+    fn classify(&self, t: &ApdThresholds, read: &Read, growing: bool) -> StepOutcome {
+        if self.touched.len() < t.min_pages {
             return StepOutcome::Undecided;
         }
         let decided = |c| StepOutcome::Decided(c, ClassSource::Profiled);
-        let outcome = if self.window_r2() > t.r2 {
+        if read.r2 > t.r2 {
             decided(AccessClass::Ls)
         } else if self.coverage() < t.coverage {
-            decided(AccessClass::Lc)
+            if growing {
+                StepOutcome::Undecided
+            } else {
+                decided(AccessClass::Lc)
+            }
         } else {
-            match self.estimated_intensity(t.min_recaptures) {
+            match self.estimated_intensity(read, t.min_recaptures) {
                 Some(i) if i >= t.intensity => decided(AccessClass::Hchi),
                 Some(_) => decided(AccessClass::Hcli),
                 None => StepOutcome::Undecided,
             }
-        };
-        // A new window starts after every evaluated step.
-        self.window = Window {
-            id: self.window.id + 1,
-            ..Default::default()
-        };
-        outcome
+        }
     }
 }

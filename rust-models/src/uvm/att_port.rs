@@ -196,6 +196,11 @@ impl AttPort {
         self.command(input, sink);
     }
 
+    /// Idle cycles until every output of the last input has come out (a kernel's end).
+    pub fn drain(&mut self, sink: &mut dyn AttSink) {
+        self.idle(sink, DRAIN_CYCLES);
+    }
+
     /// The least recently accessed registered object, as the block last reported it.
     pub fn oldest(&mut self, sink: &mut dyn AttSink) -> Option<u8> {
         self.idle(sink, 1);

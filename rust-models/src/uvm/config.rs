@@ -155,18 +155,21 @@ pub struct ForestConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ApdThresholds {
-    /// LS when R² of page number on access time exceeds this.
+    /// LS when R² of page number on latest access time (one point per touched page)
+    /// exceeds this.
     pub r2: f64,
-    /// Fewer distinct pages than this in a window: the step decides nothing.
+    /// Fewer touched pages than this: the step decides nothing.
     pub min_pages: usize,
-    /// High coverage when the touched VPN span / object pages reaches this.
+    /// High coverage when the touched VPN span / object pages reaches this; below it LC,
+    /// once the span has stopped growing.
     pub coverage: f64,
     /// High intensity when touched pages / touched span reaches this.
     pub intensity: f64,
-    /// Pages of a window seen again (touched in an earlier window) needed before the
-    /// capture–recapture estimate of intensity is trusted.
+    /// Pages touched since the previous step that an earlier step had seen, needed before
+    /// the capture–recapture estimate of intensity is trusted.
     pub min_recaptures: usize,
-    /// Undecided steps before the object falls back to LC.
+    /// Undecided steps before the object falls back to LC (at a step whose span did not
+    /// grow).
     pub max_steps: u32,
 }
 

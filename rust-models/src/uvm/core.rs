@@ -50,6 +50,8 @@ pub(super) struct UvmCore {
     pub(super) migrated_log: Vec<usize>,
     /// Forest's eviction candidates, kept between batches for its allocation.
     pub(super) victim_scratch: Vec<(u64, usize)>,
+    /// The objects each kernel is launched with (every object when it declares none).
+    kernel_objects: Vec<Vec<usize>>,
 }
 
 impl UvmCore {
@@ -78,6 +80,12 @@ impl UvmCore {
             .then(|| ForestState::new(cfg, &layout, policy == UvmPolicy::SpecForest))
             .transpose()?;
         let n_obj = layout.objects.len();
+        let kernel_objects = (0..wl.kernels().len())
+            .map(|k| match wl.kernel_objects(k) {
+                Some(objs) => objs.into_iter().map(usize::from).collect(),
+                None => (0..n_obj).collect(),
+            })
+            .collect();
         let metrics = UvmMetrics {
             workload: wl.name().to_string(),
             policy: policy.name().to_string(),
@@ -112,6 +120,7 @@ impl UvmCore {
             victim_scratch: Vec::new(),
             evicted_log: Vec::new(),
             migrated_log: Vec::new(),
+            kernel_objects,
             layout,
         })
     }
@@ -174,10 +183,12 @@ impl UvmCore {
         }
     }
 
-    /// Kernel boundaries (Forest re-registers objects; SpecForest records patterns).
-    pub(super) fn kernel_launch(&mut self, name: &str) {
+    /// Kernel boundaries (Forest registers kernel `kernel`'s objects; SpecForest records
+    /// patterns).
+    pub(super) fn kernel_launch(&mut self, kernel: usize, name: &str) {
         if let Some(f) = self.forest.as_mut() {
-            f.kernel_launch(name, &self.layout);
+            let objects = self.kernel_objects.get(kernel).map_or(&[][..], |o| &o[..]);
+            f.kernel_launch(name, objects, &self.layout);
         }
     }
     pub(super) fn kernel_end(&mut self) {
@@ -191,6 +202,7 @@ impl UvmCore {
         let mut m = std::mem::take(&mut self.metrics);
         m.service_wall_s = self.service_wall;
         m.hardware = self.hardware();
+        m.att_records = self.forest.as_ref().map_or(0, |f| f.tracker.records);
         for (i, o) in self.layout.objects.iter().enumerate() {
             let (class, source, shape, steps) = match &self.forest {
                 Some(f) => {

@@ -103,7 +103,7 @@ impl<'w> Engine<'w> {
         let mut now = 0u64;
         let kernels = self.wl.kernels().to_vec();
         for (k, kernel) in kernels.iter().enumerate() {
-            self.core.kernel_launch(&kernel.name);
+            self.core.kernel_launch(k, &kernel.name);
             let per_sm = (self.core.cfg.gpu.warps_per_sm / kernel.warps_per_tb.max(1)).max(1);
             let sms = self.core.cfg.gpu.sms;
             let mut tb_warps_left = vec![kernel.warps_per_tb; kernel.grid as usize];

@@ -396,8 +396,8 @@ impl MemoryService for &mut UvmGpuService {
         })
     }
 
-    fn on_kernel_start(&mut self, _kernel: usize, name: &str, _now: Cycle) {
-        self.core.kernel_launch(name);
+    fn on_kernel_start(&mut self, kernel: usize, name: &str, _now: Cycle) {
+        self.core.kernel_launch(kernel, name);
     }
 
     fn on_kernel_end(&mut self, _kernel: usize, _now: Cycle) {

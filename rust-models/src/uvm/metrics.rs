@@ -65,6 +65,9 @@ pub struct UvmMetrics {
     pub host_to_gpu_bytes: u64,
     pub gpu_to_host_bytes: u64,
     pub profiling_steps: u64,
+    /// Forest: ATT records received, i.e. page accesses that hit a registered object
+    /// (equal to `page_accesses` when every kernel's objects are registered).
+    pub att_records: u64,
     pub service: ServiceTime,
     pub objects: Vec<ObjectReport>,
     /// Which ATT engine answered (`twin`, `reference`, or `none`).

@@ -32,6 +32,8 @@ mod core;
 pub mod engine;
 mod event_queue;
 pub mod forest;
+#[cfg(test)]
+mod forest_tests;
 pub mod forest_tree;
 pub mod gpu_run;
 pub mod gpu_service;

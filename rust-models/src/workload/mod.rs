@@ -276,6 +276,12 @@ pub trait Workload: Send + Sync {
     fn kernels(&self) -> &[Kernel];
     /// The memory instructions of warp `warp` of thread block `tb` of kernel `kernel`.
     fn warp_stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_>;
+    /// The allocations kernel `kernel` is launched with (its pointer arguments, in
+    /// argument order), which the UVM driver registers in Forest's ATT at launch. `None`:
+    /// not declared (traces, the CLAP generators); the driver then assumes every allocation.
+    fn kernel_objects(&self, _kernel: usize) -> Option<Vec<AllocIndex>> {
+        None
+    }
     /// One line saying what the program does (empty for traces without one).
     fn description(&self) -> &str {
         ""

@@ -140,6 +140,17 @@ impl WarpGen for PhaseGen {
         }))
     }
 
+    /// A phase is launched with the objects it touches, in touch order.
+    fn kernel_objects(&self, kernel: usize) -> Option<Vec<u16>> {
+        let mut objects: Vec<u16> = Vec::new();
+        for &(a, _) in &self.phases.get(kernel)?.touches {
+            if !objects.contains(&a) {
+                objects.push(a);
+            }
+        }
+        Some(objects)
+    }
+
     fn count(&self) -> u64 {
         self.phases
             .iter()

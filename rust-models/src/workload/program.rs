@@ -16,6 +16,10 @@ pub(crate) trait WarpGen: Send + Sync {
     fn stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_>;
     /// Exact number of warp memory instructions of the whole program, from loop bounds.
     fn count(&self) -> u64;
+    /// The allocations kernel `kernel` is launched with, if the generator declares them.
+    fn kernel_objects(&self, _kernel: usize) -> Option<Vec<AllocIndex>> {
+        None
+    }
 }
 
 /// A built-in workload: metadata plus its warp generator.
@@ -50,6 +54,9 @@ impl<G: WarpGen> Workload for Program<G> {
     }
     fn instr_count(&self) -> u64 {
         self.gen.count()
+    }
+    fn kernel_objects(&self, kernel: usize) -> Option<Vec<AllocIndex>> {
+        self.gen.kernel_objects(kernel)
     }
 }
 
