@@ -108,10 +108,13 @@ pub(crate) fn load(
 /// The invariants listed in a model's cache directory (`INVARIANTS_FILE`).
 fn read_invariants(dir: &Path) -> Result<Vec<LoadedInvariant>, CosimError> {
     let file = dir.join(crate::verilator_build::INVARIANTS_FILE);
-    let text = std::fs::read_to_string(&file).map_err(|io| CosimError::Cache {
-        path: file.clone(),
-        io,
-    })?;
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        // Built before models listed their invariants: an unchecked model (a checked one
+        // has a harness of its own, so a cache directory of its own, with the list).
+        Err(io) if io.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(io) => return Err(CosimError::Cache { path: file, io }),
+    };
     Ok(text
         .lines()
         .filter(|l| !l.is_empty())
