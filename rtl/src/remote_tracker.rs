@@ -13,8 +13,8 @@
 //!   sees last pass's value in simulation, so a wide selection is never an accumulation
 //!   into one signal: a row is selected by a one-hot flag, masked into a leaf of a balanced
 //!   OR tree of separate locals (`READ_TREE_NODES`), and the root is the selected row
-//!   (AND-OR, no priority chain). Only narrow constant selections stay "last assignment
-//!   wins" loops.
+//!   (AND-OR, no priority chain). The highest free row is a balanced priority tree of the
+//!   same layout, and the replacement victim a one-hot flag (unique when the table is full).
 //! - One walk writes one row per cycle, so the row's counters are read once (the target
 //!   tree) and incremented by one shared saturating incrementer pair; each row only muxes
 //!   the shared new value in.
@@ -115,21 +115,32 @@ pub struct RemoteTrackerRtl {
     report_evictions: Constant<Bit>,
 
     // Update-stage combinational signals.
-    /// Row the walk in the update stage writes: its hit row, else a free row, else the victim.
-    walk_target: Signal<Local, Bits<5>>,
+    /// Priority tree of the free rows (`READ_TREE_NODES` nodes, layout of the read trees):
+    /// per node, whether a row below it is free, and the highest-numbered such row.
+    free_any_tree: Vec<Signal<Local, Bit>>,
+    free_slot_tree: Vec<Signal<Local, Bits<5>>>,
+    /// Some row is free (counting the one the drain clears).
+    any_free: Signal<Local, Bit>,
+    /// Per row: it is the update-stage walk's slot (`walk_stage_slot` decoded).
+    slot_sel: Vec<Signal<Local, Bit>>,
+    /// Per row: valid with rank `entries - 1` (the replacement victim when no row is free).
+    victim_sel: Vec<Signal<Local, Bit>>,
+    /// Per row: the target tree reads it (the hit row on a hit, else the victim).
+    read_sel: Vec<Signal<Local, Bit>>,
     /// The walk writes a new row (ID, 1, remote) instead of incrementing one.
     walk_fresh: Signal<Local, Bit>,
     /// The walk replaces a valid row (no free row, no hit).
     walk_evicts: Signal<Local, Bit>,
     /// The walk moves its row to rank 0 (a fresh row or a remote hit).
     walk_touch: Signal<Local, Bit>,
-    /// Rank of `walk_target` before this edge.
+    /// Rank of the hit row before this edge (only read on a hit that is not fresh).
     target_rank: Signal<Local, Bits<5>>,
     /// The drain in the update stage clears a row.
     drain_clears: Signal<Local, Bit>,
     /// Rank of the drained row before this edge.
     drained_rank: Signal<Local, Bits<5>>,
-    /// Per row: the walk in the update stage writes it (`walk_target`, decoded, if valid).
+    /// Per row: the walk in the update stage writes it (hit row, else highest free row,
+    /// else the victim; one-hot).
     target_sel: Vec<Signal<Local, Bit>>,
     /// Per row: the drain in the update stage clears it.
     drain_sel: Vec<Signal<Local, Bit>>,
@@ -220,7 +231,12 @@ impl RemoteTrackerRtl {
             counter_one: Constant::new(1u64.to_bits()),
             id_zero: Constant::new(0u64.to_bits()),
             report_evictions: Constant::new(cfg.report_evictions),
-            walk_target: Default::default(),
+            free_any_tree: rows(READ_TREE_NODES),
+            free_slot_tree: rows(READ_TREE_NODES),
+            any_free: Default::default(),
+            slot_sel: rows(n),
+            victim_sel: rows(n),
+            read_sel: rows(n),
             walk_fresh: Default::default(),
             walk_evicts: Default::default(),
             walk_touch: Default::default(),

@@ -2,6 +2,8 @@
 //!
 //! Structure (see `remote_tracker.md`, "Implementation"):
 //! - `target_sel` / `drain_sel`: one-hot row selects of the two update-stage ops.
+//!   `target_sel` = hit row, else the highest free row (a log-depth priority tree), else
+//!   the victim (one-hot: the one valid row at rank `entries - 1`).
 //! - Read trees: every row masked by its select into a leaf, then a balanced OR tree; the
 //!   root is the selected row. One for the walk's target row (its counters feed one shared
 //!   saturating incrementer pair, its rank the recency update, its ID and counters the
@@ -47,27 +49,35 @@ impl Logic for RemoteTrackerRtl {
             self.drain_sel[i].next = self.drain_clears.val()
                 && (self.drain_stage_slot.q.val() == self.slot_number[i].val());
         }
-        self.walk_target.next = self.walk_stage_slot.q.val();
+        // Highest-numbered free row (the one the drain clears counts as free): a balanced
+        // priority tree, leaves as in the read trees; node `32 + j` takes its upper child
+        // (`2j + 1`, higher row numbers) if that holds a free row, else its lower one. Log
+        // depth instead of a 32-deep "last assignment wins" chain; the root is the row.
+        for i in 0..self.valid.len() {
+            self.free_any_tree[i].next = !self.valid[i].q.val() || self.drain_sel[i].val();
+            self.free_slot_tree[i].next = self.slot_number[i].val();
+        }
+        for i in self.valid.len()..32 {
+            self.free_any_tree[i].next = false;
+            self.free_slot_tree[i].next = self.rank_zero.val();
+        }
+        for j in 0..31 {
+            self.free_any_tree[32 + j].next =
+                self.free_any_tree[2 * j].val() || self.free_any_tree[2 * j + 1].val();
+            self.free_slot_tree[32 + j].next = self.free_slot_tree[2 * j].val();
+            if self.free_any_tree[2 * j + 1].val() {
+                self.free_slot_tree[32 + j].next = self.free_slot_tree[2 * j + 1].val();
+            }
+        }
+        self.any_free.next = self.free_any_tree[62].val();
+
         self.walk_fresh.next = false;
         self.walk_evicts.next = false;
         self.walk_touch.next = self.walk_stage_remote.q.val();
         if !self.walk_stage_hit.q.val() {
             self.walk_fresh.next = true;
-            self.walk_evicts.next = true;
+            self.walk_evicts.next = !self.any_free.val();
             self.walk_touch.next = true;
-            // Victim: the row whose remote counter was written longest ago.
-            for i in 0..self.valid.len() {
-                if self.valid[i].q.val() && (self.rank[i].q.val() == self.oldest_rank.val()) {
-                    self.walk_target.next = self.slot_number[i].val();
-                }
-            }
-            // A free row (the highest-numbered, counting the one the drain clears) wins.
-            for i in 0..self.valid.len() {
-                if !self.valid[i].q.val() || self.drain_sel[i].val() {
-                    self.walk_target.next = self.slot_number[i].val();
-                    self.walk_evicts.next = false;
-                }
-            }
         } else if self.drain_clears.val()
             && (self.drain_stage_slot.q.val() == self.walk_stage_slot.q.val())
         {
@@ -75,9 +85,25 @@ impl Logic for RemoteTrackerRtl {
             self.walk_fresh.next = true;
             self.walk_touch.next = true;
         }
+        // One-hot target row: the hit row, else the highest-numbered free row, else the
+        // victim (rank `entries - 1`: with no free row every row is valid and the valid
+        // ranks are a permutation, so exactly one row has it). `read_sel` is the row whose
+        // counters, rank and ID are read: the hit row or the victim; a walk into a free row
+        // writes constants and reads nothing, so the free-row tree stays off the read path.
         for i in 0..self.valid.len() {
-            self.target_sel[i].next = self.walk_stage_valid.q.val()
-                && (self.walk_target.val() == self.slot_number[i].val());
+            self.slot_sel[i].next = self.walk_stage_slot.q.val() == self.slot_number[i].val();
+            self.victim_sel[i].next =
+                self.valid[i].q.val() && (self.rank[i].q.val() == self.oldest_rank.val());
+            self.read_sel[i].next = self.slot_sel[i].val();
+            self.target_sel[i].next = self.walk_stage_valid.q.val() && self.slot_sel[i].val();
+            if !self.walk_stage_hit.q.val() {
+                self.read_sel[i].next = self.victim_sel[i].val();
+                self.target_sel[i].next = self.walk_stage_valid.q.val() && self.victim_sel[i].val();
+                if self.any_free.val() {
+                    self.target_sel[i].next = self.walk_stage_valid.q.val()
+                        && (self.free_slot_tree[62].val() == self.slot_number[i].val());
+                }
+            }
         }
 
         // ---- Read trees: leaves (rows beyond the table are zero), then the OR levels.
@@ -86,7 +112,7 @@ impl Logic for RemoteTrackerRtl {
             self.target_remote_tree[i].next = self.counter_zero.val();
             self.target_rank_tree[i].next = self.rank_zero.val();
             self.target_id_tree[i].next = self.id_zero.val();
-            if self.target_sel[i].val() {
+            if self.read_sel[i].val() {
                 self.target_access_tree[i].next = self.access[i].q.val();
                 self.target_remote_tree[i].next = self.remote[i].q.val();
                 self.target_rank_tree[i].next = self.rank[i].q.val();
