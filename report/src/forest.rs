@@ -1,6 +1,8 @@
 //! The Forest study from `forest.csv` (one row per workload × oversubscription, written by
 //! `mcmvm_models::uvm::SweepReport::write`): speed-up over TBNp of Forest and SpecForest,
-//! and their profiling steps, one panel per oversubscription ratio.
+//! and their profiling steps, one panel per oversubscription ratio; the ablations
+//! (forest-lru, tbnp-aae) beside them when the CSV has them, and the oversubscription curve
+//! ([`crate::forest_curve`]).
 
 use crate::chart::{self, Bars};
 use crate::csv::{distinct, Table};
@@ -15,6 +17,8 @@ pub struct Row {
     pub oversub: String,
     pub forest_speedup: f64,
     pub specforest_speedup: f64,
+    /// forest-lru and tbnp-aae over TBNp (None: a CSV written before the ablations).
+    pub ablations: [Option<f64>; 2],
     /// [tbnp, forest, specforest]
     pub far_faults: [f64; 3],
     pub unused_pct: [f64; 3],
@@ -45,6 +49,10 @@ pub fn rows(t: &Table) -> Result<Vec<Row>, ReportError> {
         col("profiling_steps_specforest")?,
     );
     let cl = col("classes")?;
+    let abl = [
+        t.column("forest_lru_speedup").ok(),
+        t.column("tbnp_aae_speedup").ok(),
+    ];
     t.rows
         .iter()
         .map(|r| {
@@ -57,6 +65,10 @@ pub fn rows(t: &Table) -> Result<Vec<Row>, ReportError> {
                 oversub: t.text(r, o).to_string(),
                 forest_speedup: t.num(r, fs)?,
                 specforest_speedup: t.num(r, ss)?,
+                ablations: [
+                    abl[0].map(|c| t.num(r, c)).transpose()?,
+                    abl[1].map(|c| t.num(r, c)).transpose()?,
+                ],
                 far_faults: tri(ff)?,
                 unused_pct: tri(un)?,
                 thrash_x: tri(th)?,
@@ -80,6 +92,32 @@ pub fn series() -> Vec<(String, plotters::style::RGBColor)> {
         ("Forest".to_string(), chart::color(0)),
         ("SpecForest".to_string(), chart::color(1)),
     ]
+}
+
+/// The speed-up series: Forest, SpecForest and, when every row has them, the ablations.
+pub fn speedup_series(rs: &[Row]) -> Vec<(String, plotters::style::RGBColor)> {
+    let mut s = series();
+    if has_ablations(rs) {
+        s.push(("Forest trees + LRU".to_string(), chart::color(2)));
+        s.push(("TBNp + access-aware eviction".to_string(), chart::color(3)));
+    }
+    s
+}
+
+/// Whether every row carries the ablation columns.
+pub fn has_ablations(rs: &[Row]) -> bool {
+    rs.iter().all(|r| r.ablations.iter().all(Option::is_some))
+}
+
+impl Row {
+    /// Speed-ups over TBNp: Forest, SpecForest, then the ablations when `ablations`.
+    pub fn speedups(&self, ablations: bool) -> Vec<f64> {
+        let mut v = vec![self.forest_speedup, self.specforest_speedup];
+        if ablations {
+            v.extend(self.ablations.iter().map(|a| a.unwrap_or(f64::NAN)));
+        }
+        v
+    }
 }
 
 /// The oversubscription ratios present, in file order.
@@ -130,10 +168,14 @@ pub fn section_in(out: &Path, sub: &str, done: &mut Outcome) -> Result<Section, 
     )?;
     s.figures.push(Figure {
         rel: format!("{sub}/fig-speedup.svg"),
-        caption: "Speed-up of Forest and SpecForest over TBNp per workload, geometric mean at \
-                  the right; one panel per oversubscription ratio."
+        caption: "Speed-up of Forest and SpecForest (and the ablations: Forest's trees with \
+                  the baseline LRU, TBNp with access-aware eviction) over TBNp per workload, \
+                  geometric mean at the right; one panel per oversubscription ratio."
             .into(),
     });
+    if let Some(f) = crate::forest_curve::figure(out, sub, &rs, done)? {
+        s.figures.push(f);
+    }
     s.figures.push(Figure {
         rel: format!("{sub}/fig-profiling.svg"),
         caption: "Profiling steps per workload, Forest vs SpecForest (SpecForest speculates \
@@ -155,11 +197,11 @@ enum Kind {
 }
 
 impl Kind {
-    /// Forest's and SpecForest's values in one row.
-    fn pair(self, r: &Row) -> [f64; 2] {
+    /// One row's values, one per series.
+    fn pair(self, r: &Row, ablations: bool) -> Vec<f64> {
         match self {
-            Kind::Speedup => [r.forest_speedup, r.specforest_speedup],
-            Kind::Profiling => [r.steps_forest, r.steps_specforest],
+            Kind::Speedup => r.speedups(ablations),
+            Kind::Profiling => vec![r.steps_forest, r.steps_specforest],
         }
     }
 
@@ -205,14 +247,19 @@ fn panels(
     done: &mut Outcome,
 ) -> Result<(), ReportError> {
     let os = oversubs(rs);
-    let series = series();
+    let abl = kind == Kind::Speedup && has_ablations(rs);
+    let series = if kind == Kind::Speedup {
+        speedup_series(rs)
+    } else {
+        series()
+    };
     let ws = distinct(rs.iter().map(|r| r.workload.as_str()));
     let panel_h = 380u32;
-    let width = (220 + 100 * (ws.len() as u32 + 1)).max(900);
+    let width = (220 + 50 * series.len().max(2) as u32 * (ws.len() as u32 + 1)).max(900);
     let height = 60 + panel_h * os.len() as u32;
     let pairs = |rows: &[&Row]| -> Vec<Vec<Option<f64>>> {
         rows.iter()
-            .map(|r| kind.pair(r).map(Some).to_vec())
+            .map(|r| kind.pair(r, abl).into_iter().map(Some).collect())
             .collect()
     };
     // One scale for every panel: log if the speed-ups span more than 20×.
@@ -230,8 +277,8 @@ fn panels(
                 let mut groups: Vec<String> = mine.iter().map(|r| r.workload.clone()).collect();
                 let mut values = pairs(&mine);
                 let mut summary = vec![];
-                for i in 0..2 {
-                    let xs: Vec<f64> = mine.iter().map(|r| kind.pair(r)[i]).collect();
+                for i in 0..series.len() {
+                    let xs: Vec<f64> = mine.iter().map(|r| kind.pair(r, abl)[i]).collect();
                     let (label, v) = kind.summary(&xs);
                     summary.push(Some(v));
                     if i == 0 {

@@ -17,6 +17,7 @@ pub mod chart;
 pub mod clap;
 pub mod csv;
 pub mod forest;
+pub mod forest_curve;
 pub mod html;
 pub mod hw;
 

@@ -99,3 +99,58 @@ fn an_object_hammering_a_few_pages_falls_back_to_lc() {
     assert_eq!((c, s), (AccessClass::Lc, ClassSource::Fallback));
     assert_eq!(steps, ApdThresholds::default().max_steps);
 }
+
+/// The second launch of a streaming kernel: 16 pages of the front's 68 are already resident
+/// and take every access (in an order with no trend) while the other 52 wait on far faults,
+/// so the touched span stays 0–67. The object is not filed LC while its front is still
+/// faulting; without outstanding faults the same reads are LC.
+#[test]
+fn an_object_whose_front_is_still_faulting_is_not_decided_lc() {
+    let t = ApdThresholds::default();
+    let mut pages: Vec<usize> = (0..15).map(|i| 4 * i).collect();
+    pages.push(67);
+    // From both ends inwards: page number against access time has no linear trend.
+    let mut order = Vec::new();
+    let (mut lo, mut hi) = (0usize, pages.len() - 1);
+    while lo <= hi {
+        order.push(pages[lo]);
+        if hi != lo {
+            order.push(pages[hi]);
+        }
+        lo += 1;
+        if hi == 0 {
+            break;
+        }
+        hi -= 1;
+    }
+    let feed = |p: &mut ObjectProfile, timer: &mut u32| {
+        for &page in &order {
+            *timer += 1;
+            p.record(page, *timer);
+        }
+    };
+    let (mut faulting, mut settled) = (ObjectProfile::new(PAGES), ObjectProfile::new(PAGES));
+    let (mut t1, mut t2) = (0u32, 0u32);
+    for step in 0..6 {
+        feed(&mut faulting, &mut t1);
+        feed(&mut settled, &mut t2);
+        assert!(
+            faulting.r2() <= t.r2,
+            "no linear trend: R² {}",
+            faulting.r2()
+        );
+        assert_eq!(
+            faulting.step_with_pending(&t, 52),
+            StepOutcome::Undecided,
+            "step {step}: 52 pages of the front still fault"
+        );
+        let s = settled.step(&t);
+        if step > 0 {
+            assert_eq!(
+                s,
+                StepOutcome::Decided(AccessClass::Lc, ClassSource::Profiled)
+            );
+            break;
+        }
+    }
+}

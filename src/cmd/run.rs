@@ -1,7 +1,7 @@
 //! `mcmvm run`: simulate one workload (built-in or trace) under one placement policy and
 //! print what the model measured, the seed and the simulation speed.
 //!
-//! With `--uvm tbnp|forest|specforest` the UVM path runs: on the one-GPU replay engine when
+//! With `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae` the UVM path runs: on the one-GPU replay engine when
 //! `--config` is a UVM config (`configs/uvm-turing.toml`, also the default without
 //! `--policy`), else on the MCM GPU model with the UVM driver as its memory service.
 
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 #[command(group = clap::ArgGroup::new("source").required(true).args(["workload", "trace"]))]
 pub struct Args {
     /// GPU configuration (TOML). Default: configs/mcm-4chiplet.toml; with
-    /// `--uvm tbnp|forest|specforest` and no `--policy`, configs/uvm-turing.toml (the
+    /// `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae` and no `--policy`, configs/uvm-turing.toml (the
     /// monolithic Turing GPU of the replay engine).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -34,7 +34,8 @@ pub struct Args {
     /// --uvm runs).
     #[arg(long)]
     pub policy: Option<String>,
-    /// UVM management under oversubscription: none, tbnp, forest, specforest.
+    /// UVM management under oversubscription: none, tbnp, forest, specforest, forest-lru
+    /// (Forest's trees, the baseline LRU), tbnp-aae (TBNp, Forest's access-aware eviction).
     #[arg(long, default_value = "none")]
     pub uvm: String,
     /// UVM oversubscription (footprint / GPU memory), at least 1.0.
@@ -74,7 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let (Some(true), Some(path)) = (uvm_config, &args.config) {
         // Read as a GPU config, it would fail on its first key (`sms`).
         anyhow::bail!(
-            "{} is a UVM configuration: add --uvm tbnp|forest|specforest, or give a GPU \
+            "{} is a UVM configuration: add --uvm tbnp|forest|specforest|forest-lru|tbnp-aae, or give a GPU \
              configuration such as configs/mcm-4chiplet.toml",
             path.display()
         );
@@ -110,7 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// `--uvm tbnp|forest|specforest`: the UVM path (far faults, prefetch, eviction) replays the
+/// `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae`: the UVM path (far faults, prefetch, eviction) replays the
 /// workload on the one-GPU UVM engine of `mcmvm_models::uvm`.
 fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
     let config = args
@@ -187,7 +188,7 @@ fn default_uvm_config(gpu_config: &std::path::Path) -> PathBuf {
     }
 }
 
-/// `--uvm tbnp|forest|specforest` on an MCM config: the GPU model runs the workload under
+/// `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae` on an MCM config: the GPU model runs the workload under
 /// the placement policy, and the UVM driver services its faults (batches, prefetch,
 /// eviction over the host link). The speed excludes the host time of fault handling: the
 /// driver's service and the GPU's fault path (faulting walks, shootdowns, replays that

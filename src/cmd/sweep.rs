@@ -17,6 +17,12 @@ use mcmvm_models::uvm::{sweep_forest, SweepOptions};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
+/// The oversubscription curve of the default Forest sweep (issue #21: 110-200 %).
+pub const CURVE_OVERSUBS: [f64; 5] = [1.1, 1.25, 1.5, 1.75, 2.0];
+
+/// Its default scale (the per-workload table runs at `--scale`, 1 by default).
+pub const DEFAULT_CURVE_SCALE: f64 = 0.1;
+
 #[derive(clap::Args)]
 #[command(
     args_conflicts_with_subcommands = true,
@@ -49,9 +55,18 @@ pub struct Args {
     /// clap, forest: only these workloads (comma-separated; default: the whole suite).
     #[arg(long)]
     pub workloads: Option<String>,
-    /// forest: oversubscription ratios, comma-separated (default: the config's).
+    /// forest: oversubscription ratios, comma-separated (default: the config's, then the
+    /// oversubscription curve at --curve-scale).
     #[arg(long)]
     pub oversub: Option<String>,
+    /// forest without --oversub: the scale of the oversubscription curve (110-200 %, every
+    /// policy), run after the per-workload table; smaller than --scale to keep the default
+    /// sweep quick.
+    #[arg(long, default_value_t = DEFAULT_CURVE_SCALE)]
+    pub curve_scale: f64,
+    /// forest: no oversubscription curve after the per-workload table.
+    #[arg(long)]
+    pub no_curve: bool,
     #[command(flatten)]
     pub hw: super::common::HwArgs,
     /// clap, forest: write one shell command per run into FILE instead of running (GNU
@@ -303,26 +318,72 @@ fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
     let mut opts = s.opts;
     opts.out_dir = Some(s.out);
     println!(
-        "sweep forest: scale {}, seed {}, config {}",
+        "sweep forest: scale {}, seed {}, config {}, policies {}",
         args.scale,
         args.seed,
-        s.config.display()
+        s.config.display(),
+        mcmvm_models::uvm::sweep::POLICIES
+            .map(|p| p.name())
+            .join(", ")
     );
-    let runs = opts.workloads.len() * opts.oversubs.len() * 3;
+    let policies = mcmvm_models::uvm::sweep::POLICIES;
+    let runs = opts.workloads.len() * opts.oversubs.len() * policies.len();
     let bar = super::progress::bar(runs as u64, "runs");
     let tick = bar.clone();
     opts.progress =
         mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move || tick.inc(1))));
+    let t0 = std::time::Instant::now();
     let report = sweep_forest(&opts);
     bar.finish_and_clear();
     let report = report?;
     print!("{}", report.table());
+    println!("({:.0} s)", t0.elapsed().as_secs_f64());
     // sweep_forest writes its CSV and JSON into out_dir itself.
     if let Some(dir) = &opts.out_dir {
         println!("wrote {}", dir.display());
         sweep_figures(dir, "forest")?;
     }
+    if args.oversub.is_none() && !args.no_curve {
+        forest_curve(args, &opts)?;
+    }
     Ok(0)
+}
+
+/// The default sweep's oversubscription curve: every policy at [`CURVE_OVERSUBS`] on the
+/// same workloads at `--curve-scale`, into OUT/curve/.
+fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
+    let mut opts = main.clone();
+    opts.oversubs = CURVE_OVERSUBS.to_vec();
+    opts.scale = args.curve_scale;
+    opts.out_dir = main.out_dir.as_ref().map(|d| d.join("curve"));
+    println!();
+    println!(
+        "oversubscription curve at scale {} (the table above runs at scale {}; the curve runs \
+         smaller to keep the default sweep quick, --curve-scale sets it): geometric mean \
+         speed-up over tbnp of {} workloads",
+        opts.scale,
+        main.scale,
+        opts.workloads.len()
+    );
+    let n = opts.workloads.len() * opts.oversubs.len() * mcmvm_models::uvm::sweep::POLICIES.len();
+    let bar = super::progress::bar(n as u64, "runs");
+    let tick = bar.clone();
+    opts.progress =
+        mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move || tick.inc(1))));
+    let t0 = std::time::Instant::now();
+    let report = sweep_forest(&opts);
+    bar.finish_and_clear();
+    let report = report?;
+    print!(
+        "{}",
+        mcmvm_models::uvm::sweep::curve_table(&report.summaries)
+    );
+    println!("({:.0} s)", t0.elapsed().as_secs_f64());
+    if let Some(dir) = &opts.out_dir {
+        println!("wrote {}", dir.display());
+        sweep_figures(dir, "forest")?;
+    }
+    Ok(())
 }
 
 fn run_sensitivity(args: Args) -> anyhow::Result<u8> {

@@ -12,8 +12,12 @@
 //!    makes the order of accesses inside an interval scheduling noise, but the time each
 //!    page was last touched still grows with the page as the front moves on;
 //! 3. coverage = touched VPN span / object pages; coverage < `coverage` → **LC**, but only
-//!    once the span has stopped growing (it did not change since the previous step): the
-//!    front of a streaming object that is not yet linear enough is not filed as LC;
+//!    once the object has stopped growing: its touched span did not change since the
+//!    previous step *and* it has no outstanding far faults on pages it has not touched yet
+//!    (the driver's fault buffer and the pages faulted in that no access has reached yet,
+//!    [`ObjectProfile::step_with_pending`]). The front of a streaming object that is not yet
+//!    linear enough — or whose new pages are all still faulting while its resident pages
+//!    take the accesses — is not filed as LC;
 //! 4. otherwise the object is high-coverage and intensity decides HCHI vs HCLI.
 //!    Intensity = the fraction of the touched span that the object's access set fills.
 //!    Early intervals of a random pattern see only a sample of that set, so the detector
@@ -24,7 +28,8 @@
 //!    else **HCLI**; with fewer recaptures the step is undecided (the set is still growing
 //!    and looks sparse whatever it will become);
 //! 5. after `max_steps` undecided steps the object falls back to **LC** at the first step
-//!    whose span did not grow (the same rule as 3).
+//!    whose touched span did not grow (outstanding faults do not hold the fallback back, so
+//!    a thrashing object's profiling still ends).
 
 use super::config::ApdThresholds;
 use serde::Serialize;
@@ -148,6 +153,11 @@ impl ObjectProfile {
         self.timer = self.timer.max(timer);
     }
 
+    /// Whether object-local page `page` has been touched since registration.
+    pub fn is_touched(&self, page: usize) -> bool {
+        self.latest.get(page).is_some_and(|&t| t != 0)
+    }
+
     /// Pages touched since registration.
     pub fn touched_pages(&self) -> usize {
         self.touched.len()
@@ -223,17 +233,25 @@ impl ObjectProfile {
         Some((set / (hi - lo + 1) as f64).min(1.0))
     }
 
-    /// One profiling step (an ATT interrupt for this object).
+    /// One profiling step (an ATT interrupt for this object) with no outstanding faults.
     pub fn step(&mut self, t: &ApdThresholds) -> StepOutcome {
+        self.step_with_pending(t, 0)
+    }
+
+    /// One profiling step; `pending` is the number of the object's untouched pages with an
+    /// outstanding far fault (queued in the fault buffer, or faulted in and not yet
+    /// accessed). While it is non-zero the object's front is still growing, so it is not
+    /// decided LC (rule 3).
+    pub fn step_with_pending(&mut self, t: &ApdThresholds, pending: usize) -> StepOutcome {
         self.steps += 1;
         let read = self.read();
         let span = self.span();
-        let growing = span != self.read_span;
+        let span_grew = span != self.read_span;
         self.read_span = span;
-        let outcome = self.classify(t, &read, growing);
+        let outcome = self.classify(t, &read, span_grew || pending > 0);
         if outcome == StepOutcome::Undecided {
             self.undecided += 1;
-            if self.undecided >= t.max_steps && !growing {
+            if self.undecided >= t.max_steps && !span_grew {
                 return StepOutcome::Decided(AccessClass::Lc, ClassSource::Fallback);
             }
         }

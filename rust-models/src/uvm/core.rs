@@ -76,7 +76,8 @@ impl UvmCore {
                 }
             }
         }
-        let forest = matches!(policy, UvmPolicy::Forest | UvmPolicy::SpecForest)
+        let forest = policy
+            .tracks_access()
             .then(|| ForestState::new(cfg, &layout, policy == UvmPolicy::SpecForest))
             .transpose()?;
         let n_obj = layout.objects.len();
@@ -165,8 +166,13 @@ impl UvmCore {
         if f.tracker.pending_irqs.is_empty() {
             return;
         }
+        if !self.policy.forest_trees() {
+            // tbnp-aae: the ATT only tracks recency; the driver profiles nothing.
+            f.tracker.pending_irqs.clear();
+            return;
+        }
         let w0 = Instant::now();
-        let steps = f.service_interrupts(&self.layout);
+        let steps = f.service_interrupts(&self.layout, &self.queued);
         self.metrics.profiling_steps += steps;
         let us = steps as f64 * self.cfg.fault.profiling_step_us;
         self.metrics.service.profiling_us += us;
@@ -189,6 +195,16 @@ impl UvmCore {
         if let Some(f) = self.forest.as_mut() {
             let objects = self.kernel_objects.get(kernel).map_or(&[][..], |o| &o[..]);
             f.kernel_launch(name, objects, &self.layout);
+            if !self.policy.forest_trees() {
+                // tbnp-aae keeps TBNp's trees: cease every registered object at launch (no
+                // profiling interrupts; the ATT still records access times for eviction).
+                for &o in objects {
+                    if let Some(slot) = f.tracker.objects.get(o).and_then(|x| x.slot) {
+                        f.tracker.objects[o].settled = true;
+                        f.att.cease(slot, &mut f.tracker);
+                    }
+                }
+            }
         }
     }
     pub(super) fn kernel_end(&mut self) {
@@ -205,7 +221,7 @@ impl UvmCore {
         m.att_records = self.forest.as_ref().map_or(0, |f| f.tracker.records);
         for (i, o) in self.layout.objects.iter().enumerate() {
             let (class, source, shape, steps) = match &self.forest {
-                Some(f) => {
+                Some(f) if self.policy.forest_trees() => {
                     let fo = &f.tracker.objects[i];
                     (
                         fo.class.map(|(c, _)| c.name().to_string()),
@@ -214,7 +230,7 @@ impl UvmCore {
                         fo.steps,
                     )
                 }
-                None => (None, None, self.tbnp_shape, 0),
+                _ => (None, None, self.tbnp_shape, 0),
             };
             m.objects.push(ObjectReport {
                 name: o.name.clone(),

@@ -16,6 +16,8 @@
 
 use std::collections::HashMap;
 
+use bitvec::prelude::{BitSlice, Lsb0};
+
 use super::apd::{AccessClass, ClassSource, ObjectProfile, StepOutcome};
 use super::att_port::{AttPort, AttRecord, AttSink};
 use super::config::UvmConfig;
@@ -42,6 +44,9 @@ pub struct ForestObject {
     pub last_record_seq: u64,
     /// The ATT slot holding the object, if it is registered.
     pub slot: Option<u8>,
+    /// Object-local pages faulted in on demand in this epoch that no access had reached at
+    /// the last profiling step (outstanding faults: the warps wait to replay on them).
+    pub faulted_in: Vec<u32>,
 }
 
 /// What the ATT's record and interrupt ports feed.
@@ -128,6 +133,7 @@ impl ForestState {
                 timer: 0,
                 last_record_seq: 0,
                 slot: None,
+                faulted_in: Vec::new(),
             })
             .collect();
         Ok(ForestState {
@@ -237,6 +243,7 @@ impl ForestState {
         fo.timer = 0;
         fo.settled = false;
         fo.profile = ObjectProfile::new(layout.objects[o].pages);
+        fo.faulted_in.clear();
         fo.class = None;
         fo.bits = ObjectTreeBits::for_shape(partition, self.root_pages, default_shape);
         fo.shape = default_shape;
@@ -284,16 +291,20 @@ impl ForestState {
         }
     }
 
-    /// Service pending profiling interrupts; returns how many APD steps ran.
-    pub fn service_interrupts(&mut self, layout: &Layout) -> u64 {
+    /// Service pending profiling interrupts; returns how many APD steps ran. `queued` marks
+    /// the pages (layout-wide) waiting in the driver's fault buffer.
+    pub fn service_interrupts(&mut self, layout: &Layout, queued: &BitSlice<u64, Lsb0>) -> u64 {
         let mut steps = 0;
         while let Some(o) = self.tracker.pending_irqs.pop() {
             if self.tracker.objects[o].settled {
                 continue;
             }
             steps += 1;
+            let pending = self.outstanding_faults(o, layout, queued);
             self.tracker.objects[o].steps += 1;
-            let outcome = self.tracker.objects[o].profile.step(&self.cfg.forest.apd);
+            let outcome = self.tracker.objects[o]
+                .profile
+                .step_with_pending(&self.cfg.forest.apd, pending);
             if let StepOutcome::Decided(class, source) = outcome {
                 self.set_class(o, class, source);
                 if let Some(slot) = self.tracker.objects[o].slot {
@@ -305,6 +316,29 @@ impl ForestState {
             }
         }
         steps
+    }
+
+    /// The object's untouched pages with an outstanding far fault: queued in the fault
+    /// buffer, or faulted in and not yet reached by an access (the replay is still due).
+    fn outstanding_faults(
+        &mut self,
+        o: usize,
+        layout: &Layout,
+        queued: &BitSlice<u64, Lsb0>,
+    ) -> usize {
+        let first = layout.objects[o].first_page;
+        let pages = layout.objects[o].pages;
+        let obj = &mut self.tracker.objects[o];
+        let profile = &obj.profile;
+        obj.faulted_in.retain(|&p| !profile.is_touched(p as usize));
+        let mut n = obj.faulted_in.len();
+        if let Some(range) = queued.get(first..(first + pages).min(queued.len())) {
+            n += range
+                .iter_ones()
+                .filter(|&p| !profile.is_touched(p) && !obj.faulted_in.contains(&(p as u32)))
+                .count();
+        }
+        n
     }
 
     /// SpecForest: the group takes the class; its members in the running kernel that are
@@ -350,6 +384,18 @@ impl ForestState {
         t.page_key[page] = (obj.epoch << 32) | obj.timer as u64;
         t.record_seq += 1;
         obj.last_record_seq = t.record_seq;
+    }
+
+    /// Page `page` (layout-wide) of `object` was migrated in for a far fault (not a
+    /// prefetch): an outstanding fault until an access reaches it.
+    pub fn note_faulted_in(&mut self, page: usize, object: usize) {
+        let Some(rel) = page.checked_sub(self.tracker.first_pages[object]) else {
+            return;
+        };
+        let obj = &mut self.tracker.objects[object];
+        if !obj.settled && !obj.profile.is_touched(rel) {
+            obj.faulted_in.push(rel as u32);
+        }
     }
 
     pub fn shape_of(&self, object: usize) -> TreeShape {

@@ -73,7 +73,7 @@ impl GpuUvmReport {
 }
 
 /// Run `workload` on the GPU model of `gpu_cfg` under placement policy `spec.policy` with
-/// UVM management `policy` (tbnp, forest or specforest). The UVM parameters come from
+/// UVM management `policy` (tbnp, forest, specforest, forest-lru or tbnp-aae). The UVM parameters come from
 /// `ucfg`; its clock is replaced by the GPU's, so fault-service µs become GPU cycles.
 /// With `check`, residency and page-table invariants are audited (slow; tests).
 pub fn run_on_gpu(

@@ -47,6 +47,7 @@ pub mod residency;
 pub mod sensitivity;
 pub mod service;
 pub mod sweep;
+pub mod sweep_out;
 pub mod tbnp;
 
 pub use config::UvmConfig;
@@ -68,14 +69,23 @@ pub enum UvmPolicy {
     Forest,
     /// Forest with pattern recording, static stride hints and similarity groups.
     SpecForest,
+    /// Ablation: Forest's per-object trees (ATT, APD) with the baseline's fault-order LRU
+    /// eviction of 2 MB chunks — what the trees alone buy.
+    ForestLru,
+    /// Ablation: TBNp's trees with Forest's access-aware eviction (the ATT tracks recency;
+    /// the driver ceases every object at launch, so no profiling runs) — what the eviction
+    /// alone buys.
+    TbnpAae,
 }
 
 impl UvmPolicy {
-    pub const ALL: [UvmPolicy; 4] = [
+    pub const ALL: [UvmPolicy; 6] = [
         UvmPolicy::None,
         UvmPolicy::Tbnp,
         UvmPolicy::Forest,
         UvmPolicy::SpecForest,
+        UvmPolicy::ForestLru,
+        UvmPolicy::TbnpAae,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -83,7 +93,31 @@ impl UvmPolicy {
             UvmPolicy::Tbnp => "tbnp",
             UvmPolicy::Forest => "forest",
             UvmPolicy::SpecForest => "specforest",
+            UvmPolicy::ForestLru => "forest-lru",
+            UvmPolicy::TbnpAae => "tbnp-aae",
         }
+    }
+
+    /// The ATT runs (its records give access recency; Forest's trees and eviction need it).
+    pub fn tracks_access(self) -> bool {
+        !matches!(self, UvmPolicy::None | UvmPolicy::Tbnp)
+    }
+
+    /// Per-object trees programmed by the APD (profiling runs).
+    pub fn forest_trees(self) -> bool {
+        matches!(
+            self,
+            UvmPolicy::Forest | UvmPolicy::SpecForest | UvmPolicy::ForestLru
+        )
+    }
+
+    /// Access-aware eviction (least recently accessed object, then its oldest page's leaf)
+    /// instead of the fault-order LRU of 2 MB chunks.
+    pub fn access_aware_eviction(self) -> bool {
+        matches!(
+            self,
+            UvmPolicy::Forest | UvmPolicy::SpecForest | UvmPolicy::TbnpAae
+        )
     }
 }
 
@@ -100,7 +134,7 @@ impl std::str::FromStr for UvmPolicy {
 /// Why a UVM run could not complete.
 #[derive(Debug, thiserror::Error)]
 pub enum UvmError {
-    #[error("unknown UVM policy `{0}` (expected none, tbnp, forest or specforest)")]
+    #[error("unknown UVM policy `{0}` (expected none, tbnp, forest, specforest, forest-lru or tbnp-aae)")]
     UnknownPolicy(String),
     #[error("oversubscription {0} is below 1.0 (it is footprint / GPU memory)")]
     Oversubscription(f64),

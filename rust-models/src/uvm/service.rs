@@ -18,7 +18,7 @@ use super::core::UvmCore;
 use super::mask::PAGES_PER_BLOCK;
 use super::residency::Residency;
 use super::tbnp::{compute_prefetch, TreeShape};
-use super::{UvmError, UvmPolicy};
+use super::UvmError;
 
 const PAGE_BYTES: u64 = 4096;
 
@@ -84,8 +84,8 @@ impl AscendingDrain {
 impl UvmCore {
     fn shape_for(&self, object: usize) -> TreeShape {
         match &self.forest {
-            Some(f) => f.shape_of(object),
-            None => self.tbnp_shape,
+            Some(f) if self.policy.forest_trees() => f.shape_of(object),
+            _ => self.tbnp_shape,
         }
     }
 
@@ -229,6 +229,9 @@ impl UvmCore {
                         }
                         if let Some(f) = self.forest.as_mut() {
                             f.note_migrated(p, o);
+                            if !pf {
+                                f.note_faulted_in(p, o);
+                            }
                         }
                         migrated.push(p);
                     }
@@ -273,9 +276,10 @@ impl UvmCore {
     /// Evict one unit (TBNp: a 2 MB chunk; Forest: a leaf). False when nothing is
     /// evictable. Dirty pages are written back, advancing the batch time `us`.
     fn evict_one(&mut self, us: &mut f64, start: u64, victims: &mut Option<VictimQueue>) -> bool {
-        let pages: Vec<usize> = match self.policy {
-            UvmPolicy::Forest | UvmPolicy::SpecForest => self.forest_victim(victims),
-            _ => self.lru_victim(),
+        let pages: Vec<usize> = if self.policy.access_aware_eviction() {
+            self.forest_victim(victims)
+        } else {
+            self.lru_victim()
         };
         if pages.is_empty() {
             return false;

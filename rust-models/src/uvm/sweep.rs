@@ -1,6 +1,8 @@
-//! `mcmvm sweep --suite forest`: every Forest-suite workload under TBNp, Forest and
-//! SpecForest at each oversubscription, with speed-ups over TBNp, far faults, unused
-//! prefetches, thrashing, profiling steps and geometric means; CSV and JSON out.
+//! `mcmvm sweep --suite forest`: every Forest-suite workload under TBNp, Forest,
+//! SpecForest and the paper's two ablations (Forest's trees with the baseline LRU, TBNp with
+//! access-aware eviction) at each oversubscription, with speed-ups over TBNp, far faults,
+//! unused prefetches, thrashing, profiling steps and geometric means (with and without each
+//! policy's largest outlier); CSV and JSON out ([`super::sweep_out`]).
 //!
 //! The sweep is a fixed list of jobs ([`forest_jobs`]), each run by [`run_forest_job`];
 //! its tables are built from each run's [`RunPart`] ([`rows_of`], [`summaries_of`]), so
@@ -14,6 +16,7 @@ use std::sync::Mutex;
 
 use super::config::UvmConfig;
 use super::metrics::UvmMetrics;
+pub use super::sweep_out::{curve_table, SweepTables};
 use super::{run_workload, UvmError, UvmPolicy};
 use crate::gpu::sweep::exact_f64;
 
@@ -65,7 +68,8 @@ impl SweepOptions {
     }
 }
 
-/// One workload at one oversubscription.
+/// One workload at one oversubscription. The arrays follow [`POLICIES`]: tbnp, forest,
+/// specforest, forest-lru, tbnp-aae.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepRow {
     pub workload: String,
@@ -73,16 +77,41 @@ pub struct SweepRow {
     pub tbnp_cycles: u64,
     pub forest_cycles: u64,
     pub specforest_cycles: u64,
+    pub forest_lru_cycles: u64,
+    pub tbnp_aae_cycles: u64,
     pub forest_speedup: f64,
     pub specforest_speedup: f64,
-    /// [tbnp, forest, specforest]
-    pub far_faults: [u64; 3],
-    pub unused_prefetch_pct: [f64; 3],
-    pub thrash_multiple: [f64; 3],
+    pub forest_lru_speedup: f64,
+    pub tbnp_aae_speedup: f64,
+    pub far_faults: [u64; 5],
+    pub unused_prefetch_pct: [f64; 5],
+    pub thrash_multiple: [f64; 5],
     pub profiling_steps_forest: u64,
     pub profiling_steps_specforest: u64,
+    pub profiling_steps_forest_lru: u64,
     /// Forest's class per object, `name:CLASS`.
     pub classes: String,
+}
+
+impl SweepRow {
+    /// Speed-ups over TBNp in the order of [`COMPARED`].
+    pub fn speedups(&self) -> [f64; 4] {
+        [
+            self.forest_speedup,
+            self.specforest_speedup,
+            self.forest_lru_speedup,
+            self.tbnp_aae_speedup,
+        ]
+    }
+}
+
+/// A policy's geometric mean without its largest outlier.
+#[derive(Debug, Clone, Serialize)]
+pub struct WithoutOutlier {
+    pub policy: String,
+    /// The workload left out: the largest |log speed-up| (none with fewer than 2 rows).
+    pub outlier: Option<String>,
+    pub geomean_speedup: f64,
 }
 
 /// Geometric means at one oversubscription.
@@ -91,8 +120,25 @@ pub struct SweepSummary {
     pub oversubscription: f64,
     pub forest_geomean_speedup: f64,
     pub specforest_geomean_speedup: f64,
+    pub forest_lru_geomean_speedup: f64,
+    pub tbnp_aae_geomean_speedup: f64,
+    /// Per policy of [`COMPARED`].
+    pub without_outlier: Vec<WithoutOutlier>,
     pub mean_profiling_steps_forest: f64,
     pub mean_profiling_steps_specforest: f64,
+    pub mean_profiling_steps_forest_lru: f64,
+}
+
+impl SweepSummary {
+    /// Geometric means over TBNp in the order of [`COMPARED`].
+    pub fn geomeans(&self) -> [f64; 4] {
+        [
+            self.forest_geomean_speedup,
+            self.specforest_geomean_speedup,
+            self.forest_lru_geomean_speedup,
+            self.tbnp_aae_geomean_speedup,
+        ]
+    }
 }
 
 /// The whole sweep.
@@ -105,7 +151,23 @@ pub struct SweepReport {
     pub runs: Vec<UvmMetrics>,
 }
 
-const POLICIES: [UvmPolicy; 3] = [UvmPolicy::Tbnp, UvmPolicy::Forest, UvmPolicy::SpecForest];
+/// The policies of every row, in job order: the baseline, Forest, SpecForest, then the
+/// ablations (Forest's trees with the baseline LRU; TBNp with access-aware eviction).
+pub const POLICIES: [UvmPolicy; 5] = [
+    UvmPolicy::Tbnp,
+    UvmPolicy::Forest,
+    UvmPolicy::SpecForest,
+    UvmPolicy::ForestLru,
+    UvmPolicy::TbnpAae,
+];
+
+/// The policies compared with TBNp (every one of [`POLICIES`] but the first).
+pub const COMPARED: [UvmPolicy; 4] = [
+    UvmPolicy::Forest,
+    UvmPolicy::SpecForest,
+    UvmPolicy::ForestLru,
+    UvmPolicy::TbnpAae,
+];
 
 /// One run of the sweep: a workload at one oversubscription under one policy.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,7 +178,7 @@ pub struct ForestJob {
 }
 
 /// Every run of the sweep, in its fixed order: workload-major, then oversubscription, then
-/// TBNp, Forest, SpecForest (the rows are built from consecutive triples).
+/// [`POLICIES`] (the rows are built from consecutive groups of five).
 pub fn forest_jobs(opts: &SweepOptions) -> Result<Vec<ForestJob>, UvmError> {
     for &o in &opts.oversubs {
         if o.is_nan() || o < 1.0 {
@@ -191,7 +253,7 @@ impl RunPart {
 /// Why run parts do not make the rows of a sweep.
 #[derive(Debug, thiserror::Error)]
 pub enum PartsError {
-    #[error("{0} runs are not whole (tbnp, forest, specforest) triples")]
+    #[error("{0} runs are not whole (tbnp, forest, specforest, forest-lru, tbnp-aae) groups")]
     Incomplete(usize),
     #[error("run {index} is {found}, where the sweep's order has {expected}")]
     OutOfOrder {
@@ -201,36 +263,40 @@ pub enum PartsError {
     },
 }
 
-fn row_of(t: &RunPart, f: &RunPart, s: &RunPart) -> SweepRow {
+fn row_of(c: &[RunPart]) -> SweepRow {
+    let (t, f, s, l, a) = (&c[0], &c[1], &c[2], &c[3], &c[4]);
+    let over = |x: &RunPart| t.cycles as f64 / x.cycles.max(1) as f64;
     SweepRow {
         workload: t.workload.clone(),
         oversubscription: t.oversubscription,
         tbnp_cycles: t.cycles,
         forest_cycles: f.cycles,
         specforest_cycles: s.cycles,
-        forest_speedup: t.cycles as f64 / f.cycles.max(1) as f64,
-        specforest_speedup: t.cycles as f64 / s.cycles.max(1) as f64,
-        far_faults: [t.far_faults, f.far_faults, s.far_faults],
-        unused_prefetch_pct: [
-            t.prefetched_unused_pct,
-            f.prefetched_unused_pct,
-            s.prefetched_unused_pct,
-        ],
-        thrash_multiple: [t.thrash_multiple, f.thrash_multiple, s.thrash_multiple],
+        forest_lru_cycles: l.cycles,
+        tbnp_aae_cycles: a.cycles,
+        forest_speedup: over(f),
+        specforest_speedup: over(s),
+        forest_lru_speedup: over(l),
+        tbnp_aae_speedup: over(a),
+        far_faults: [t, f, s, l, a].map(|x| x.far_faults),
+        unused_prefetch_pct: [t, f, s, l, a].map(|x| x.prefetched_unused_pct),
+        thrash_multiple: [t, f, s, l, a].map(|x| x.thrash_multiple),
         profiling_steps_forest: f.profiling_steps,
         profiling_steps_specforest: s.profiling_steps,
+        profiling_steps_forest_lru: l.profiling_steps,
         classes: f.classes.clone(),
     }
 }
 
 /// The rows of a sweep from its runs' parts in job order (see [`forest_jobs`]).
 pub fn rows_of(parts: &[RunPart]) -> Result<Vec<SweepRow>, PartsError> {
-    if !parts.len().is_multiple_of(3) {
+    let n = POLICIES.len();
+    if !parts.len().is_multiple_of(n) {
         return Err(PartsError::Incomplete(parts.len()));
     }
     let name = |w: &str, o: f64, p: &str| format!("{w} at {o} under {p}");
     let mut rows = Vec::new();
-    for (k, c) in parts.chunks(3).enumerate() {
+    for (k, c) in parts.chunks(n).enumerate() {
         for (i, (part, policy)) in c.iter().zip(POLICIES).enumerate() {
             let (w, o) = (&c[0].workload, c[0].oversubscription);
             if part.policy != policy.name()
@@ -239,7 +305,7 @@ pub fn rows_of(parts: &[RunPart]) -> Result<Vec<SweepRow>, PartsError> {
             {
                 let found = name(&part.workload, part.oversubscription, &part.policy);
                 let expected = name(w, o, policy.name());
-                let index = 3 * k + i;
+                let index = n * k + i;
                 return Err(PartsError::OutOfOrder {
                     index,
                     expected,
@@ -247,9 +313,28 @@ pub fn rows_of(parts: &[RunPart]) -> Result<Vec<SweepRow>, PartsError> {
                 });
             }
         }
-        rows.push(row_of(&c[0], &c[1], &c[2]));
+        rows.push(row_of(c));
     }
     Ok(rows)
+}
+
+/// The geometric mean of `speedups` (one per workload) without the largest outlier, the
+/// speed-up farthest from 1 in log terms, and that workload.
+pub fn geomean_without_outlier(speedups: &[(&str, f64)]) -> (Option<String>, f64) {
+    if speedups.len() < 2 {
+        return (None, geomean_speedup(speedups.iter().map(|x| x.1)));
+    }
+    let dist = |s: f64| s.max(1e-12).ln().abs();
+    let worst = (0..speedups.len())
+        .max_by(|&a, &b| dist(speedups[a].1).total_cmp(&dist(speedups[b].1)))
+        .unwrap_or(0);
+    let rest = speedups
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != worst)
+        .map(|(_, x)| x.1);
+    let g = geomean_speedup(rest.collect::<Vec<_>>().into_iter());
+    (Some(speedups[worst].0.to_string()), g)
 }
 
 /// The geometric means at each oversubscription of `oversubs`.
@@ -259,21 +344,35 @@ pub fn summaries_of(oversubs: &[f64], rows: &[SweepRow]) -> Vec<SweepSummary> {
         .map(|&o| {
             let rs: Vec<&SweepRow> = rows.iter().filter(|r| r.oversubscription == o).collect();
             let n = rs.len().max(1) as f64;
-            let geo = |f: &dyn Fn(&SweepRow) -> f64| geomean_speedup(rs.iter().map(|r| f(r)));
+            let geo = |i: usize| geomean_speedup(rs.iter().map(|r| r.speedups()[i]));
+            let mean =
+                |f: &dyn Fn(&SweepRow) -> u64| rs.iter().map(|r| f(r) as f64).sum::<f64>() / n;
+            let without_outlier = COMPARED
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let xs: Vec<(&str, f64)> = rs
+                        .iter()
+                        .map(|r| (r.workload.as_str(), r.speedups()[i]))
+                        .collect();
+                    let (outlier, geomean_speedup) = geomean_without_outlier(&xs);
+                    WithoutOutlier {
+                        policy: p.name().to_string(),
+                        outlier,
+                        geomean_speedup,
+                    }
+                })
+                .collect();
             SweepSummary {
                 oversubscription: o,
-                forest_geomean_speedup: geo(&|r| r.forest_speedup),
-                specforest_geomean_speedup: geo(&|r| r.specforest_speedup),
-                mean_profiling_steps_forest: rs
-                    .iter()
-                    .map(|r| r.profiling_steps_forest as f64)
-                    .sum::<f64>()
-                    / n,
-                mean_profiling_steps_specforest: rs
-                    .iter()
-                    .map(|r| r.profiling_steps_specforest as f64)
-                    .sum::<f64>()
-                    / n,
+                forest_geomean_speedup: geo(0),
+                specforest_geomean_speedup: geo(1),
+                forest_lru_geomean_speedup: geo(2),
+                tbnp_aae_geomean_speedup: geo(3),
+                without_outlier,
+                mean_profiling_steps_forest: mean(&|r| r.profiling_steps_forest),
+                mean_profiling_steps_specforest: mean(&|r| r.profiling_steps_specforest),
+                mean_profiling_steps_forest_lru: mean(&|r| r.profiling_steps_forest_lru),
             }
         })
         .collect()
@@ -291,11 +390,9 @@ pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
     })?;
     let parts: Vec<RunPart> = runs.iter().map(RunPart::of).collect();
     let rows: Vec<SweepRow> = parts
-        .chunks(3)
-        .filter_map(|c| match c {
-            [t, f, s] => Some(row_of(t, f, s)),
-            _ => None,
-        })
+        .chunks(POLICIES.len())
+        .filter(|c| c.len() == POLICIES.len())
+        .map(row_of)
         .collect();
     let summaries = summaries_of(&opts.oversubs, &rows);
     let report = SweepReport {
@@ -351,132 +448,9 @@ pub(super) fn run_parallel<J: Sync, R: Send>(
         .collect()
 }
 
-/// A sweep's tables without its runs' full metrics: what a merge of separate jobs
-/// rebuilds from their [`RunPart`]s.
-#[derive(Debug, Clone, Serialize)]
-pub struct SweepTables {
-    pub seed: u64,
-    pub scale: f64,
-    pub rows: Vec<SweepRow>,
-    pub summaries: Vec<SweepSummary>,
-}
-
-impl SweepReport {
-    /// The report's tables (a copy, without the runs).
-    pub fn tables(&self) -> SweepTables {
-        SweepTables {
-            seed: self.seed,
-            scale: self.scale,
-            rows: self.rows.clone(),
-            summaries: self.summaries.clone(),
-        }
-    }
-
-    /// `forest.csv` (one row per workload × oversubscription) and `forest.json` (all).
-    pub fn write(&self, dir: &std::path::Path) -> Result<(), UvmError> {
-        let runs = self
-            .runs
-            .iter()
-            .map(serde_json::to_string_pretty)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| UvmError::Io(e.to_string()))?;
-        self.tables().write(dir, &runs)
-    }
-
-    /// The terminal table.
-    pub fn table(&self) -> String {
-        self.tables().table()
-    }
-}
-
-impl SweepTables {
-    /// `forest.csv` and `forest.json`, the latter with `runs`: each run's metrics as pretty
-    /// JSON, in job order.
-    pub fn write(&self, dir: &std::path::Path, runs: &[String]) -> Result<(), UvmError> {
-        let io = |e: std::io::Error| UvmError::Io(format!("{}: {e}", dir.display()));
-        std::fs::create_dir_all(dir).map_err(io)?;
-        std::fs::write(dir.join("forest.csv"), self.csv()).map_err(io)?;
-        std::fs::write(dir.join("forest.json"), self.json(runs)?).map_err(io)?;
-        Ok(())
-    }
-
-    /// `forest.json`: byte for byte what serde_json writes for the [`SweepReport`] whose
-    /// `runs` have the pretty JSON texts `runs`.
-    pub fn json(&self, runs: &[String]) -> Result<String, UvmError> {
-        let head = serde_json::to_string_pretty(self).map_err(|e| UvmError::Io(e.to_string()))?;
-        let head = head.strip_suffix("\n}").unwrap_or(&head);
-        Ok(format!(
-            "{head},\n  \"runs\": {}\n}}",
-            crate::gpu::sweep::pretty_array(runs, 1)
-        ))
-    }
-
-    /// `forest.csv`: one row per workload × oversubscription.
-    pub fn csv(&self) -> String {
-        let mut csv = String::from(
-            "workload,oversub,tbnp_cycles,forest_cycles,specforest_cycles,forest_speedup,specforest_speedup,\
-far_faults_tbnp,far_faults_forest,far_faults_specforest,unused_pct_tbnp,unused_pct_forest,unused_pct_specforest,\
-thrash_x_tbnp,thrash_x_forest,thrash_x_specforest,profiling_steps_forest,profiling_steps_specforest,classes\n",
-        );
-        for r in &self.rows {
-            csv.push_str(&format!(
-                "{},{},{},{},{},{:.4},{:.4},{},{},{},{:.2},{:.2},{:.2},{:.4},{:.4},{:.4},{},{},{}\n",
-                r.workload, r.oversubscription, r.tbnp_cycles, r.forest_cycles, r.specforest_cycles,
-                r.forest_speedup, r.specforest_speedup, r.far_faults[0], r.far_faults[1], r.far_faults[2],
-                r.unused_prefetch_pct[0], r.unused_prefetch_pct[1], r.unused_prefetch_pct[2],
-                r.thrash_multiple[0], r.thrash_multiple[1], r.thrash_multiple[2],
-                r.profiling_steps_forest, r.profiling_steps_specforest, r.classes
-            ));
-        }
-        csv
-    }
-
-    /// The terminal table.
-    pub fn table(&self) -> String {
-        let mut s = format!(
-            "{:<10} {:>6} {:>8} {:>8} | {:>9} {:>9} {:>9} | {:>6} {:>6} {:>6} | {:>6} {:>6} {:>6} | {:>6} {:>5}  classes (forest)\n",
-            "workload", "oversub", "forest", "spec", "faults:T", "F", "S", "unus%T", "F", "S", "thr×T", "F", "S", "steps", "specS"
-        );
-        for r in &self.rows {
-            s.push_str(&format!(
-                "{:<10} {:>6.2} {:>7.2}x {:>7.2}x | {:>9} {:>9} {:>9} | {:>6.1} {:>6.1} {:>6.1} | {:>6.2} {:>6.2} {:>6.2} | {:>6} {:>5}  {}\n",
-                r.workload, r.oversubscription, r.forest_speedup, r.specforest_speedup,
-                r.far_faults[0], r.far_faults[1], r.far_faults[2],
-                r.unused_prefetch_pct[0], r.unused_prefetch_pct[1], r.unused_prefetch_pct[2],
-                r.thrash_multiple[0], r.thrash_multiple[1], r.thrash_multiple[2],
-                r.profiling_steps_forest, r.profiling_steps_specforest, short_classes(&r.classes)
-            ));
-        }
-        for m in &self.summaries {
-            s.push_str(&format!(
-                "geomean at oversub {:.2}: forest {:.3}x, specforest {:.3}x over tbnp; mean profiling steps forest {:.1}, specforest {:.1}\n",
-                m.oversubscription, m.forest_geomean_speedup, m.specforest_geomean_speedup,
-                m.mean_profiling_steps_forest, m.mean_profiling_steps_specforest
-            ));
-        }
-        s
-    }
-}
-
-/// The classes column of the terminal table: every classified object, and only a count of
-/// the objects the detector never classified (a DL network has hundreds, mostly beyond the
-/// ATT's table). The CSV and JSON keep the full list.
-fn short_classes(classes: &str) -> String {
-    let (named, unclassified): (Vec<&str>, Vec<&str>) =
-        classes.split(' ').partition(|c| !c.ends_with(":-"));
-    let mut out = named.join(" ");
-    if !unclassified.is_empty() && !classes.is_empty() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(&format!("+{} unclassified", unclassified.len()));
-    }
-    out
-}
-
 /// Geometric mean of speed-ups (1 when there are none); a speed-up of 0 (a run with no
 /// cycles) counts as 1e-12 rather than sending the mean to 0.
-pub(super) fn geomean_speedup(speedups: impl ExactSizeIterator<Item = f64>) -> f64 {
+pub fn geomean_speedup(speedups: impl ExactSizeIterator<Item = f64>) -> f64 {
     let n = speedups.len().max(1) as f64;
     (speedups.map(|s| s.max(1e-12).ln()).sum::<f64>() / n).exp()
 }
@@ -507,11 +481,13 @@ mod tests {
             part("bfs", "tbnp", 90),
             part("bfs", "forest", 45),
             part("bfs", "specforest", 30),
+            part("bfs", "forest-lru", 60),
+            part("bfs", "tbnp-aae", 90),
         ];
         let rows = rows_of(&ps).unwrap();
         assert_eq!(rows[0].forest_speedup, 2.0);
         let summaries = summaries_of(&[1.5], &rows);
-        let runs = vec![UvmMetrics::default(); 3];
+        let runs = vec![UvmMetrics::default(); 5];
         let report = SweepReport {
             seed: 7,
             scale: 0.02,
@@ -519,25 +495,28 @@ mod tests {
             summaries,
             runs,
         };
-        let texts = vec![serde_json::to_string_pretty(&report.runs[0]).unwrap(); 3];
+        let texts = vec![serde_json::to_string_pretty(&report.runs[0]).unwrap(); 5];
         let expected = serde_json::to_string_pretty(&report).unwrap();
         assert_eq!(report.tables().json(&texts).unwrap(), expected);
     }
 
     #[test]
-    fn rows_need_whole_triples_in_job_order() {
-        let [t, f, s] = ["tbnp", "forest", "specforest"].map(|p| part("bfs", p, 9));
+    fn rows_need_whole_groups_in_job_order() {
+        let names = POLICIES.map(|p| p.name());
+        let [t, f, s, l, a] = names.map(|p| part("bfs", p, 9));
         let e = rows_of(&[t.clone(), f.clone()]);
         assert!(matches!(e, Err(PartsError::Incomplete(2))));
-        let e = rows_of(&[t, s, f]).unwrap_err().to_string();
+        let e = rows_of(&[t, s, f, l, a]).unwrap_err().to_string();
         assert!(e.contains("run 1 is bfs at 1.5 under specforest"), "{e}");
     }
 
     #[test]
-    fn table_lists_classified_objects_and_counts_the_rest() {
-        assert_eq!(short_classes("a:LC b:HCLI"), "a:LC b:HCLI");
-        assert_eq!(short_classes("a:- b:HCHI c:-"), "b:HCHI +2 unclassified");
-        assert_eq!(short_classes("a:- b:-"), "+2 unclassified");
-        assert_eq!(short_classes(""), "");
+    fn outlier_is_the_largest_log_speedup_either_way() {
+        let xs = [("a", 2.0), ("b", 0.1), ("c", 4.0)];
+        let (o, g) = geomean_without_outlier(&xs);
+        assert_eq!(o.as_deref(), Some("b"));
+        assert!((g - 8f64.sqrt()).abs() < 1e-12);
+        let (o, g) = geomean_without_outlier(&[("a", 3.0)]);
+        assert!(o.is_none() && (g - 3.0).abs() < 1e-12);
     }
 }

@@ -1,0 +1,117 @@
+//! The Forest study's oversubscription curve from `forest.csv`: the geometric mean of each
+//! policy's speed-up over TBNp at every oversubscription ratio, over all workloads and
+//! without each policy's largest outlier (the speed-up farthest from 1 in log terms), as
+//! `mcmvm sweep --suite forest` prints it.
+
+use crate::chart::{self, Bars};
+use crate::forest::{geomean, has_ablations, oversubs, speedup_series, Row};
+use crate::{Figure, Outcome, ReportError};
+use std::path::Path;
+
+/// The geometric mean of `xs` without the value farthest from 1 in log terms (all of them
+/// with fewer than two).
+pub fn geomean_without_outlier(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return geomean(xs);
+    }
+    let dist = |s: f64| s.max(1e-12).ln().abs();
+    let worst = (0..xs.len())
+        .max_by(|&a, &b| dist(xs[a]).total_cmp(&dist(xs[b])))
+        .unwrap_or(0);
+    let rest: Vec<f64> = (0..xs.len())
+        .filter(|&i| i != worst)
+        .map(|i| xs[i])
+        .collect();
+    geomean(&rest)
+}
+
+/// `sub/fig-curve.svg` when the sweep has more than one oversubscription ratio (None
+/// otherwise): one panel over every workload, one without each policy's largest outlier.
+pub fn figure(
+    out: &Path,
+    sub: &str,
+    rs: &[Row],
+    done: &mut Outcome,
+) -> Result<Option<Figure>, ReportError> {
+    let os = oversubs(rs);
+    if os.len() < 2 {
+        return Ok(None);
+    }
+    let abl = has_ablations(rs);
+    let series = speedup_series(rs);
+    // values[panel][oversub][series]
+    let mut values: [Vec<Vec<Option<f64>>>; 2] = [Vec::new(), Vec::new()];
+    for o in &os {
+        let mine: Vec<&Row> = rs.iter().filter(|r| &r.oversub == o).collect();
+        let per: Vec<Vec<f64>> = (0..series.len())
+            .map(|i| mine.iter().map(|r| r.speedups(abl)[i]).collect())
+            .collect();
+        values[0].push(per.iter().map(|xs| Some(geomean(xs))).collect());
+        values[1].push(
+            per.iter()
+                .map(|xs| Some(geomean_without_outlier(xs)))
+                .collect(),
+        );
+    }
+    let rel = format!("{sub}/fig-curve.svg");
+    let groups: Vec<String> = os.clone();
+    let panel_h = 380u32;
+    let width = (220 + 40 * series.len() as u32 * groups.len() as u32).max(900);
+    let all: Vec<usize> = (0..groups.len()).collect();
+    let titles = [
+        "geometric mean over every workload",
+        "without each policy's largest outlier",
+    ];
+    crate::write_svg(
+        out,
+        &rel,
+        (width, 60 + 2 * panel_h),
+        |root| {
+            let mut rest = chart::title_and_legend(
+                root,
+                "Forest study: speed-up over TBNp by oversubscription",
+                &series,
+            )?;
+            for (title, vals) in titles.iter().zip(&values) {
+                let (panel, below) = rest.split_vertically(panel_h);
+                rest = below;
+                chart::bars(
+                    &panel,
+                    &Bars {
+                        title,
+                        y_desc: "geomean speed-up over TBNp",
+                        groups: &groups,
+                        series: &series,
+                        values: vals,
+                        reference: Some(1.0),
+                        y_max: None,
+                        log: chart::wide_spread(vals),
+                        value_labels: &all,
+                        fmt: |v| format!("{v:.2}"),
+                    },
+                )?;
+            }
+            Ok(())
+        },
+        done,
+    )?;
+    Ok(Some(Figure {
+        rel,
+        caption: "The oversubscription curve: geometric mean speed-up over TBNp per \
+                  oversubscription ratio and policy, over every workload (top) and without \
+                  each policy's largest outlier (bottom)."
+            .into(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::geomean_without_outlier;
+
+    #[test]
+    fn drops_the_speedup_farthest_from_one() {
+        let g = geomean_without_outlier(&[2.0, 0.1, 4.0]);
+        assert!((g - 8f64.sqrt()).abs() < 1e-12);
+        assert!((geomean_without_outlier(&[3.0]) - 3.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,211 @@
+//! The Forest sweep's outputs: `forest.csv`, `forest.json` and the terminal tables (one
+//! row per workload × oversubscription; the oversubscription curve of geometric means, with
+//! and without each policy's largest outlier).
+
+use super::sweep::{SweepReport, SweepRow, SweepSummary, COMPARED};
+use super::UvmError;
+use serde::Serialize;
+
+/// A sweep's tables without its runs' full metrics: what a merge of separate jobs
+/// rebuilds from their [`RunPart`]s.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepTables {
+    pub seed: u64,
+    pub scale: f64,
+    pub rows: Vec<SweepRow>,
+    pub summaries: Vec<SweepSummary>,
+}
+
+impl SweepReport {
+    /// The report's tables (a copy, without the runs).
+    pub fn tables(&self) -> SweepTables {
+        SweepTables {
+            seed: self.seed,
+            scale: self.scale,
+            rows: self.rows.clone(),
+            summaries: self.summaries.clone(),
+        }
+    }
+
+    /// `forest.csv` (one row per workload × oversubscription) and `forest.json` (all).
+    pub fn write(&self, dir: &std::path::Path) -> Result<(), UvmError> {
+        let runs = self
+            .runs
+            .iter()
+            .map(serde_json::to_string_pretty)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| UvmError::Io(e.to_string()))?;
+        self.tables().write(dir, &runs)
+    }
+
+    /// The terminal table.
+    pub fn table(&self) -> String {
+        self.tables().table()
+    }
+}
+
+impl SweepTables {
+    /// `forest.csv` and `forest.json`, the latter with `runs`: each run's metrics as pretty
+    /// JSON, in job order.
+    pub fn write(&self, dir: &std::path::Path, runs: &[String]) -> Result<(), UvmError> {
+        let io = |e: std::io::Error| UvmError::Io(format!("{}: {e}", dir.display()));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        std::fs::write(dir.join("forest.csv"), self.csv()).map_err(io)?;
+        std::fs::write(dir.join("forest.json"), self.json(runs)?).map_err(io)?;
+        Ok(())
+    }
+
+    /// `forest.json`: byte for byte what serde_json writes for the [`SweepReport`] whose
+    /// `runs` have the pretty JSON texts `runs`.
+    pub fn json(&self, runs: &[String]) -> Result<String, UvmError> {
+        let head = serde_json::to_string_pretty(self).map_err(|e| UvmError::Io(e.to_string()))?;
+        let head = head.strip_suffix("\n}").unwrap_or(&head);
+        Ok(format!(
+            "{head},\n  \"runs\": {}\n}}",
+            crate::gpu::sweep::pretty_array(runs, 1)
+        ))
+    }
+
+    /// `forest.csv`: one row per workload × oversubscription.
+    pub fn csv(&self) -> String {
+        let mut csv = String::from(
+            "workload,oversub,tbnp_cycles,forest_cycles,specforest_cycles,forest_speedup,specforest_speedup,\
+far_faults_tbnp,far_faults_forest,far_faults_specforest,unused_pct_tbnp,unused_pct_forest,unused_pct_specforest,\
+thrash_x_tbnp,thrash_x_forest,thrash_x_specforest,profiling_steps_forest,profiling_steps_specforest,\
+forest_lru_cycles,tbnp_aae_cycles,forest_lru_speedup,tbnp_aae_speedup,far_faults_forest_lru,far_faults_tbnp_aae,\
+unused_pct_forest_lru,unused_pct_tbnp_aae,thrash_x_forest_lru,thrash_x_tbnp_aae,profiling_steps_forest_lru,classes\n",
+        );
+        for r in &self.rows {
+            let (f, u, t) = (&r.far_faults, &r.unused_prefetch_pct, &r.thrash_multiple);
+            csv.push_str(&format!(
+                "{},{},{},{},{},{:.4},{:.4},{},{},{},{:.2},{:.2},{:.2},{:.4},{:.4},{:.4},{},{},\
+{},{},{:.4},{:.4},{},{},{:.2},{:.2},{:.4},{:.4},{},{}\n",
+                r.workload,
+                r.oversubscription,
+                r.tbnp_cycles,
+                r.forest_cycles,
+                r.specforest_cycles,
+                r.forest_speedup,
+                r.specforest_speedup,
+                f[0],
+                f[1],
+                f[2],
+                u[0],
+                u[1],
+                u[2],
+                t[0],
+                t[1],
+                t[2],
+                r.profiling_steps_forest,
+                r.profiling_steps_specforest,
+                r.forest_lru_cycles,
+                r.tbnp_aae_cycles,
+                r.forest_lru_speedup,
+                r.tbnp_aae_speedup,
+                f[3],
+                f[4],
+                u[3],
+                u[4],
+                t[3],
+                t[4],
+                r.profiling_steps_forest_lru,
+                r.classes
+            ));
+        }
+        csv
+    }
+
+    /// The terminal tables: one row per workload × oversubscription, then the curve.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "{:<10} {:>6} {:>8} {:>8} {:>8} {:>8} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>6} {:>6} {:>6} {:>6} {:>6} | {:>6} {:>5}  classes (forest)\n",
+            "workload", "oversub", "forest", "spec", "f-lru", "t-aae", "faults:T", "F", "S", "L", "A",
+            "thr×T", "F", "S", "L", "A", "steps", "specS"
+        );
+        for r in &self.rows {
+            let (f, t) = (&r.far_faults, &r.thrash_multiple);
+            s.push_str(&format!(
+                "{:<10} {:>6.2} {:>7.2}x {:>7.2}x {:>7.2}x {:>7.2}x | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>6.2} {:>6.2} {:>6.2} {:>6.2} {:>6.2} | {:>6} {:>5}  {}\n",
+                r.workload, r.oversubscription, r.forest_speedup, r.specforest_speedup,
+                r.forest_lru_speedup, r.tbnp_aae_speedup, f[0], f[1], f[2], f[3], f[4],
+                t[0], t[1], t[2], t[3], t[4],
+                r.profiling_steps_forest, r.profiling_steps_specforest, short_classes(&r.classes)
+            ));
+        }
+        s.push_str(
+            "(L = forest-lru: Forest's trees, the baseline's fault-order LRU; A = tbnp-aae: \
+TBNp's trees, Forest's access-aware eviction)\n",
+        );
+        s.push_str(&curve_table(&self.summaries));
+        s
+    }
+}
+
+/// Geometric means over TBNp per oversubscription × policy, over every workload and
+/// without each policy's largest outlier (the speed-up farthest from 1, named), then the
+/// mean profiling steps.
+pub fn curve_table(summaries: &[SweepSummary]) -> String {
+    let mut s = format!("{:<8}", "oversub");
+    for p in COMPARED {
+        s.push_str(&format!(" {:>11}", p.name()));
+    }
+    s.push_str(" | without the largest outlier:");
+    for p in COMPARED {
+        s.push_str(&format!(" {:>18}", p.name()));
+    }
+    s.push('\n');
+    for m in summaries {
+        s.push_str(&format!("{:<8.2}", m.oversubscription));
+        for g in m.geomeans() {
+            s.push_str(&format!(" {:>10.3}x", g));
+        }
+        s.push_str(&format!(" | {:29}", ""));
+        for w in &m.without_outlier {
+            let cell = match &w.outlier {
+                Some(o) => format!("{:.3}x -{o}", w.geomean_speedup),
+                None => format!("{:.3}x", w.geomean_speedup),
+            };
+            s.push_str(&format!(" {cell:>18}"));
+        }
+        s.push('\n');
+    }
+    for m in summaries {
+        s.push_str(&format!(
+            "geomean at oversub {:.2}: forest {:.3}x, specforest {:.3}x, forest-lru {:.3}x, tbnp-aae {:.3}x over tbnp; mean profiling steps forest {:.1}, specforest {:.1}, forest-lru {:.1}\n",
+            m.oversubscription, m.forest_geomean_speedup, m.specforest_geomean_speedup,
+            m.forest_lru_geomean_speedup, m.tbnp_aae_geomean_speedup,
+            m.mean_profiling_steps_forest, m.mean_profiling_steps_specforest,
+            m.mean_profiling_steps_forest_lru
+        ));
+    }
+    s
+}
+
+/// The classes column of the terminal table: every classified object, and only a count of
+/// the objects the detector never classified (a DL network has hundreds, mostly beyond the
+/// ATT's table). The CSV and JSON keep the full list.
+fn short_classes(classes: &str) -> String {
+    let (named, unclassified): (Vec<&str>, Vec<&str>) =
+        classes.split(' ').partition(|c| !c.ends_with(":-"));
+    let mut out = named.join(" ");
+    if !unclassified.is_empty() && !classes.is_empty() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&format!("+{} unclassified", unclassified.len()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_classes;
+
+    #[test]
+    fn table_lists_classified_objects_and_counts_the_rest() {
+        assert_eq!(short_classes("a:LC b:HCLI"), "a:LC b:HCLI");
+        assert_eq!(short_classes("a:- b:HCHI c:-"), "b:HCHI +2 unclassified");
+        assert_eq!(short_classes("a:- b:-"), "+2 unclassified");
+        assert_eq!(short_classes(""), "");
+    }
+}
