@@ -202,7 +202,10 @@ fn full_report_has_every_figure_with_one_bar_per_workload_and_policy() {
     // Forest: per oversubscription panel, workloads + geomean (or mean) for each of Forest
     // and SpecForest (speed-ups: and the two ablations); a legend swatch each.
     let per_series = OVERSUBS.len() * (FOREST_WORKLOADS.len() + 1) + 1;
-    for (f, n) in [("forest/fig-speedup.svg", 4), ("forest/fig-profiling.svg", 2)] {
+    for (f, n) in [
+        ("forest/fig-speedup.svg", 4),
+        ("forest/fig-profiling.svg", 2),
+    ] {
         let fills = &svgs[f];
         assert_eq!(fills.len(), n, "{f}: {fills:?}");
         assert!(fills.values().all(|&n| n == per_series), "{f}: {fills:?}");
@@ -211,7 +214,10 @@ fn full_report_has_every_figure_with_one_bar_per_workload_and_policy() {
     // oversubscription for each of the four policies, and a swatch each.
     let fills = &svgs["forest/fig-curve.svg"];
     assert_eq!(fills.len(), 4, "curve: {fills:?}");
-    assert!(fills.values().all(|&n| n == 2 * OVERSUBS.len() + 1), "{fills:?}");
+    assert!(
+        fills.values().all(|&n| n == 2 * OVERSUBS.len() + 1),
+        "{fills:?}"
+    );
 
     // Area (one library): 3 blocks, 3 estimates, 2 paper figures (none for the ATT), and a
     // swatch for the library and one for the paper.
