@@ -3,29 +3,12 @@
 //! unmutated model runs the same stimulus without a report; the ATT's range-disjointness
 //! rule counts only in a system run.
 
+use super::tests::TempDir;
 use super::*;
 use crate::verilator_build::Sources;
 use mcmvm_models::protocol::{AttIn, AttOut, RtIn, RtOut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("mcmvm-invariants-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Make the flip-flop module `module` (one register of the emitted block) load zero on
 /// every edge: `q <= d & ~d` keeps every width as it is.
@@ -93,7 +76,7 @@ fn rt_walks(seed: u64, cycles: usize) -> impl Iterator<Item = RtIn> {
 
 #[test]
 fn a_stuck_rank_register_of_the_remote_tracker_breaks_the_permutation_invariant() {
-    let tmp = TempDir::new("rt");
+    let tmp = TempDir::new("invariants-rt");
     let mut cfg = HwConfig::default();
     cfg.remote_tracker.entries = 8;
     let block = BlockPorts::of::<RtIn, RtOut>(BlockKind::RemoteTracker);
@@ -134,7 +117,7 @@ fn att_accesses(seed: u64, cycles: usize) -> impl Iterator<Item = AttIn> {
 
 #[test]
 fn a_stuck_recency_register_of_the_access_time_tracker_breaks_the_total_order() {
-    let tmp = TempDir::new("att");
+    let tmp = TempDir::new("invariants-att");
     let cfg = HwConfig::default();
     let block = BlockPorts::of::<AttIn, AttOut>(BlockKind::AccessTimeTracker);
     let good = Sources::generate(&block, &cfg, true).unwrap_or_else(|e| panic!("{e}"));
@@ -159,7 +142,7 @@ fn a_stuck_recency_register_of_the_access_time_tracker_breaks_the_total_order() 
 
 #[test]
 fn overlapping_att_ranges_break_an_invariant_only_in_a_system_run() {
-    let tmp = TempDir::new("att-overlap");
+    let tmp = TempDir::new("invariants-att-overlap");
     let cfg = HwConfig::default();
     let block = BlockPorts::of::<AttIn, AttOut>(BlockKind::AccessTimeTracker);
     let src = Sources::generate(&block, &cfg, true).unwrap_or_else(|e| panic!("{e}"));

@@ -224,10 +224,10 @@ fn the_same_parameters_reuse_the_same_build() {
 }
 
 /// A directory of its own under the system's temporary directory, removed on drop.
-struct TempDir(PathBuf);
+pub(super) struct TempDir(pub(super) PathBuf);
 
 impl TempDir {
-    fn new(name: &str) -> TempDir {
+    pub(super) fn new(name: &str) -> TempDir {
         let dir = std::env::temp_dir().join(format!("mcmvm-cosim-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
