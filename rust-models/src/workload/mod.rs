@@ -30,7 +30,11 @@ pub mod registry;
 pub mod rng;
 mod spmv;
 mod stencil;
+mod tango;
 pub mod trace;
+mod uvmbench;
+mod uvmbench_rodinia;
+mod uvmbench_tiles;
 
 pub use registry::{by_name, catalog, clap_suite, forest_suite, WorkloadInfo};
 pub use trace::{write_trace, TraceWorkload};

@@ -1,6 +1,7 @@
 //! The built-in workloads by name, the two study suites, and their one-line descriptions.
 
 use super::{dense, dl, gemm, graph_kernels, pattern, spmv, stencil};
+use super::{tango, uvmbench, uvmbench_rodinia, uvmbench_tiles};
 use super::{Workload, WorkloadError};
 
 /// The CLAP study (MCM GPU page placement): the paper's benchmarks.
@@ -19,9 +20,35 @@ const CLAP_SUITE: [&str; 12] = [
     "gemm-gpt3",
 ];
 
-/// The Forest study (UVM oversubscription): access patterns and DL footprints.
-const FOREST_SUITE: [&str; 10] = [
-    "ls", "hchi", "hcli", "lc", "mixed", "spmv", "alexnet", "resnet50", "bert", "whisper",
+/// The Forest study (UVM oversubscription): access patterns, DL footprints, and fifteen
+/// general-purpose benchmarks of UVMBench and Tango (our choice of the paper's unnamed
+/// fifteen, `docs/workloads-forest.md`).
+const FOREST_SUITE: [&str; 25] = [
+    "ls",
+    "hchi",
+    "hcli",
+    "lc",
+    "mixed",
+    "spmv",
+    "alexnet",
+    "resnet50",
+    "bert",
+    "whisper",
+    "uvm-2dconv",
+    "uvm-3dconv",
+    "uvm-atax",
+    "uvm-bicg",
+    "uvm-mvt",
+    "uvm-gesummv",
+    "uvm-fdtd2d",
+    "uvm-backprop",
+    "uvm-bfs",
+    "uvm-hotspot",
+    "uvm-kmeans",
+    "uvm-nw",
+    "uvm-srad",
+    "tango-gru",
+    "tango-lstm",
 ];
 
 /// Workloads of the CLAP study, in table order.
@@ -68,6 +95,21 @@ pub fn catalog() -> Vec<WorkloadInfo> {
             "resnet50" => "ResNet-50 layer-by-layer footprint",
             "bert" => "BERT-base encoder footprint; attention as dense gathers",
             "whisper" => "Whisper-base encoder/decoder footprint; self- and cross-attention",
+            "uvm-2dconv" => "UVMBench PolyBench 2DCONV: 3x3 convolution, 32x8 blocks (LS)",
+            "uvm-3dconv" => "UVMBench PolyBench 3DCONV: one launch per plane, 11 loads per point (LS)",
+            "uvm-atax" => "UVMBench PolyBench ATAX: thread per row (lanes 32 rows apart), then per column",
+            "uvm-bicg" => "UVMBench PolyBench BICG: thread per column, then per row of one matrix",
+            "uvm-mvt" => "UVMBench PolyBench MVT: x1 += A y1 (rows), x2 += A^T y2 (columns)",
+            "uvm-gesummv" => "UVMBench PolyBench GESUMMV: two matrices walked row per thread",
+            "uvm-fdtd2d" => "UVMBench PolyBench FDTD-2D: three field-update kernels per time step (LS)",
+            "uvm-backprop" => "UVMBench Rodinia backprop: layerforward and adjust_weights over the weights",
+            "uvm-bfs" => "UVMBench Rodinia BFS (the bfs generator) with per-kernel objects declared",
+            "uvm-hotspot" => "UVMBench Rodinia hotspot: pyramid stencil tiles, ping-pong temperatures",
+            "uvm-kmeans" => "UVMBench Rodinia kmeans: transpose, then 34 feature rows per point and cluster",
+            "uvm-nw" => "UVMBench Rodinia Needleman-Wunsch: 16x16 tiles on anti-diagonal launches",
+            "uvm-srad" => "UVMBench Rodinia srad_v2: two 16x16-tile kernels over six images",
+            "tango-gru" => "Tango GRU: per time step, six gate matrices streamed by one cell kernel",
+            "tango-lstm" => "Tango LSTM: per time step, eight gate matrices streamed, cell state updated",
             _ => "",
         }
     };
@@ -92,7 +134,11 @@ pub fn by_name(name: &str, scale: f64, seed: u64) -> Result<Box<dyn Workload>, W
         .or_else(|| dense::build(name, scale, seed))
         .or_else(|| pattern::build(name, scale, seed))
         .or_else(|| spmv::build(name, scale, seed))
-        .or_else(|| dl::build(name, scale, seed));
+        .or_else(|| dl::build(name, scale, seed))
+        .or_else(|| uvmbench::build(name, scale))
+        .or_else(|| uvmbench_rodinia::build(name, scale, seed))
+        .or_else(|| uvmbench_tiles::build(name, scale))
+        .or_else(|| tango::build(name, scale));
     built.unwrap_or_else(|| {
         Err(WorkloadError::UnknownWorkload {
             name: name.to_string(),
@@ -126,6 +172,10 @@ mod tests {
             .chain(&pattern::NAMES)
             .chain(&dl::NAMES)
             .chain(&["spmv"])
+            .chain(&uvmbench::NAMES)
+            .chain(&uvmbench_rodinia::NAMES)
+            .chain(&uvmbench_tiles::NAMES)
+            .chain(&tango::NAMES)
             .copied()
             .collect();
         assert_eq!(all.len(), CLAP_SUITE.len() + FOREST_SUITE.len());
