@@ -215,7 +215,7 @@ impl Workload for RodiniaBfs {
     /// g_graph_visited, g_over)`, alternating per level.
     fn kernel_objects(&self, kernel: usize) -> Option<Vec<AllocIndex>> {
         (kernel < self.kernels().len()).then(|| {
-            if kernel % 2 == 0 {
+            if kernel.is_multiple_of(2) {
                 vec![0, 1, 2, 3, 5, 6]
             } else {
                 vec![2, 3, 5, 4]

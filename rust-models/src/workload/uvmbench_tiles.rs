@@ -93,7 +93,7 @@ impl HotspotGen {
 
 impl WarpGen for HotspotGen {
     fn stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_> {
-        let (src, dst) = if kernel % 2 == 0 { (1, 2) } else { (2, 1) };
+        let (src, dst) = if kernel.is_multiple_of(2) { (1, 2) } else { (2, 1) };
         let load = |a| {
             half_rows(a, false, |h, t| {
                 self.inside(tb, warp, h, t)
@@ -125,7 +125,7 @@ impl WarpGen for HotspotGen {
         per_launch * HS_ITERATIONS / HS_PYRAMID
     }
     fn kernel_objects(&self, kernel: usize) -> Option<Vec<AllocIndex>> {
-        Some(if kernel % 2 == 0 {
+        Some(if kernel.is_multiple_of(2) {
             vec![0, 1, 2]
         } else {
             vec![0, 2, 1]
@@ -281,7 +281,7 @@ impl WarpGen for SradGen {
         let col_of = move |a, c: u64| {
             half_rows(a, false, move |h, _| Some((r0 + ty0 + h) * n + c)).expect("lanes")
         };
-        let v: Vec<WarpInstr> = if kernel % 2 == 0 {
+        let v: Vec<WarpInstr> = if kernel.is_multiple_of(2) {
             // The source loads the neighbour first and reloads the edge value at the image
             // border, the first load falling outside J there; only the in-bounds load is kept.
             let north_row = if by == 0 { 0 } else { r0 - 1 };
