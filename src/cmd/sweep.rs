@@ -12,8 +12,8 @@
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
-use mcmvm_models::uvm::sweep::{forest_jobs, ForestJob};
-use mcmvm_models::uvm::{sweep_forest, SweepOptions};
+use mcmvm_models::uvm::sweep::{curve_table, forest_jobs, paper_table, ForestJob};
+use mcmvm_models::uvm::{sweep_forest, SweepEngine, SweepOptions};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -67,6 +67,15 @@ pub struct Args {
     /// forest: no oversubscription curve after the per-workload table.
     #[arg(long)]
     pub no_curve: bool,
+    /// forest: `timing` (the GPU timing model of --gpu-config: every warp's own timing,
+    /// compute and caches, whole-instruction replays) or `replay` (the UVM replay engine,
+    /// fast and approximate; every output says so).
+    #[arg(long, default_value = "timing", value_parser = ["timing", "replay"])]
+    pub engine: String,
+    /// forest on the timing model: the GPU (default: configs/gpu-turing.toml, the paper's
+    /// one-chiplet Turing GPU); the UVM parameters stay in --config.
+    #[arg(long, value_name = "FILE")]
+    pub gpu_config: Option<PathBuf>,
     #[command(flatten)]
     pub hw: super::common::HwArgs,
     /// clap, forest: write one shell command per run into FILE instead of running (GNU
@@ -274,6 +283,8 @@ pub(super) fn sweep_figures(dir: &Path, suite: &str) -> anyhow::Result<()> {
 pub(super) struct ForestSweep {
     pub opts: SweepOptions,
     pub config: PathBuf,
+    /// The GPU of the timing model (unused on the replay engine).
+    pub gpu_config: PathBuf,
     pub jobs: Vec<ForestJob>,
     pub out: PathBuf,
 }
@@ -286,6 +297,12 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
     let mut cfg = super::configs::uvm(&config, &[])?;
     cfg.engines = args.hw.hardware()?;
     let mut opts = SweepOptions::new(cfg);
+    let gpu_config = forest_gpu_config(args);
+    if args.engine == "timing" {
+        opts.engine = SweepEngine::timing(super::configs::gpu(&gpu_config)?);
+    } else if args.gpu_config.is_some() {
+        anyhow::bail!("--gpu-config goes with --engine timing (the replay engine has no GPU model)");
+    }
     opts.scale = args.scale;
     opts.seed = args.seed;
     if let Some(keep) = workload_filter(args, mcmvm_models::workload::forest_suite())? {
@@ -309,16 +326,30 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
     Ok(ForestSweep {
         opts,
         config,
+        gpu_config,
         jobs,
         out,
     })
+}
+
+/// `--gpu-config`, default the paper's GPU.
+fn forest_gpu_config(args: &Args) -> PathBuf {
+    args.gpu_config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("configs/gpu-turing.toml"))
 }
 
 fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
     let mut opts = s.opts;
     opts.out_dir = Some(s.out);
     println!(
-        "sweep forest: scale {}, seed {}, config {}, policies {}",
+        "sweep forest on the {}{}: scale {}, seed {}, config {}, policies {}",
+        opts.engine.label(),
+        match &opts.engine {
+            SweepEngine::Timing { placement, .. } =>
+                format!(" ({}, {placement})", s.gpu_config.display()),
+            SweepEngine::Replay => String::new(),
+        },
         args.scale,
         args.seed,
         s.config.display(),
@@ -329,9 +360,7 @@ fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
     let policies = mcmvm_models::uvm::sweep::POLICIES;
     let runs = opts.workloads.len() * opts.oversubs.len() * policies.len();
     let bar = super::progress::bar(runs as u64, "runs");
-    let tick = bar.clone();
-    opts.progress =
-        mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move || tick.inc(1))));
+    opts.progress = forest_progress(&bar);
     let t0 = std::time::Instant::now();
     let report = sweep_forest(&opts);
     bar.finish_and_clear();
@@ -367,16 +396,15 @@ fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
     );
     let n = opts.workloads.len() * opts.oversubs.len() * mcmvm_models::uvm::sweep::POLICIES.len();
     let bar = super::progress::bar(n as u64, "runs");
-    let tick = bar.clone();
-    opts.progress =
-        mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move || tick.inc(1))));
+    opts.progress = forest_progress(&bar);
     let t0 = std::time::Instant::now();
     let report = sweep_forest(&opts);
     bar.finish_and_clear();
     let report = report?;
     print!(
-        "{}",
-        mcmvm_models::uvm::sweep::curve_table(&report.summaries)
+        "{}{}",
+        curve_table(&report.engine, &report.summaries),
+        paper_table(&report.engine, &report.summaries)
     );
     println!("({:.0} s)", t0.elapsed().as_secs_f64());
     if let Some(dir) = &opts.out_dir {
@@ -384,6 +412,28 @@ fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
         sweep_figures(dir, "forest")?;
     }
     Ok(())
+}
+
+/// Each finished run advances `bar`; when stderr is no terminal (a log, `make run` piped)
+/// and not `--quiet`, a line per run on stderr instead, so a long sweep shows progress.
+fn forest_progress(bar: &indicatif::ProgressBar) -> mcmvm_models::uvm::sweep::Progress {
+    let (tick, lines) = (bar.clone(), bar.is_hidden() && !super::progress::quiet());
+    let total = bar.length().unwrap_or(0);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move |job, secs| {
+        tick.inc(1);
+        let what = format!(
+            "{} {} at {}",
+            job.workload,
+            job.policy.name(),
+            job.oversubscription
+        );
+        tick.set_message(what.clone());
+        if lines {
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            eprintln!("forest run {n}/{total}: {what} ({secs:.1} s)");
+        }
+    })))
 }
 
 fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
