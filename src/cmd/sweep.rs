@@ -20,8 +20,40 @@ use std::path::{Path, PathBuf};
 /// The oversubscription curve of the default Forest sweep (issue #21: 110-200 %).
 pub const CURVE_OVERSUBS: [f64; 5] = [1.1, 1.25, 1.5, 1.75, 2.0];
 
-/// Its default scale (the per-workload table runs at `--scale`, 1 by default).
+/// Its default scale on the replay engine (the per-workload table runs at `--scale`, 1 by
+/// default).
 pub const DEFAULT_CURVE_SCALE: f64 = 0.1;
+
+/// The Forest sweep's default scale on the GPU timing model, and its curve's: a thrashing
+/// gather's far faults replay whole warp instructions there, so `hchi` at scale 1 takes
+/// ~8 minutes a run on this 2-core host (tbnp; ~25 s at 0.1). These keep the default
+/// sweep (`make run`) within minutes; `make paper` runs the curve larger, sharded.
+pub const FOREST_TIMING_SCALE: f64 = 0.1;
+pub const TIMING_CURVE_SCALE: f64 = 0.02;
+
+impl Args {
+    /// `--scale`, else the suite's and engine's default.
+    pub fn scale(&self) -> f64 {
+        self.scale.unwrap_or(if self.forest_timing() {
+            FOREST_TIMING_SCALE
+        } else {
+            1.0
+        })
+    }
+
+    /// `--curve-scale`, else the engine's default.
+    pub fn curve_scale(&self) -> f64 {
+        self.curve_scale.unwrap_or(if self.forest_timing() {
+            TIMING_CURVE_SCALE
+        } else {
+            DEFAULT_CURVE_SCALE
+        })
+    }
+
+    fn forest_timing(&self) -> bool {
+        self.suite.as_deref() == Some("forest") && self.engine == "timing"
+    }
+}
 
 #[derive(clap::Args)]
 #[command(
@@ -40,9 +72,10 @@ pub struct Args {
     /// for forest).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Workload size multiplier.
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f64,
+    /// Workload size multiplier (default: 1; forest on the timing model:
+    /// FOREST_TIMING_SCALE, see `Args::scale`).
+    #[arg(long)]
+    pub scale: Option<f64>,
     /// Seed of the workload generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -62,8 +95,9 @@ pub struct Args {
     /// forest without --oversub: the scale of the oversubscription curve (110-200 %, every
     /// policy), run after the per-workload table; smaller than --scale to keep the default
     /// sweep quick.
-    #[arg(long, default_value_t = DEFAULT_CURVE_SCALE)]
-    pub curve_scale: f64,
+    /// Default: DEFAULT_CURVE_SCALE, on the timing model TIMING_CURVE_SCALE.
+    #[arg(long)]
+    pub curve_scale: Option<f64>,
     /// forest: no oversubscription curve after the per-workload table.
     #[arg(long)]
     pub no_curve: bool,
@@ -191,7 +225,7 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
         jobs.len(),
         jobs.len() / s.policies.len().max(1),
         s.policies.len(),
-        args.scale,
+        args.scale(),
         args.seed,
         s.config.display(),
         rayon::current_num_threads()
@@ -200,7 +234,7 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
     let results: Vec<(sweep::Job, Result<RunReport, String>)> = jobs
         .par_iter()
         .map(|job| {
-            let r = sweep::run_job(cfg, job, args.scale, args.seed).map_err(|e| e.to_string());
+            let r = sweep::run_job(cfg, job, args.scale(), args.seed).map_err(|e| e.to_string());
             bar.set_message(format!("{} {}", job.workload, job.policy));
             bar.inc(1);
             (job.clone(), r)
@@ -303,7 +337,7 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
     } else if args.gpu_config.is_some() {
         anyhow::bail!("--gpu-config goes with --engine timing (the replay engine has no GPU model)");
     }
-    opts.scale = args.scale;
+    opts.scale = args.scale();
     opts.seed = args.seed;
     if let Some(keep) = workload_filter(args, mcmvm_models::workload::forest_suite())? {
         opts.workloads.retain(|w| keep.contains(w));
@@ -350,7 +384,7 @@ fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
                 format!(" ({}, {placement})", s.gpu_config.display()),
             SweepEngine::Replay => String::new(),
         },
-        args.scale,
+        args.scale(),
         args.seed,
         s.config.display(),
         mcmvm_models::uvm::sweep::POLICIES
@@ -383,7 +417,7 @@ fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
 fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
     let mut opts = main.clone();
     opts.oversubs = CURVE_OVERSUBS.to_vec();
-    opts.scale = args.curve_scale;
+    opts.scale = args.curve_scale();
     opts.out_dir = main.out_dir.as_ref().map(|d| d.join("curve"));
     println!();
     println!(
@@ -460,13 +494,13 @@ fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
     println!(
         "sweep forest-sensitivity: {} thresholds, scale {}, seed {}, config {}",
         mcmvm_models::uvm::sensitivity::KNOBS.len(),
-        args.scale,
+        args.scale(),
         args.seed,
         config.display()
     );
     let t0 = std::time::Instant::now();
     let report =
-        mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, args.scale, args.seed)?;
+        mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, args.scale(), args.seed)?;
     println!(
         "Forest speed-up over TBNp at oversubscription {} (one threshold changed at a time):",
         report.oversubscription

@@ -129,7 +129,7 @@ fn shared_words(args: &Args, config: &Path, lists: &[(&str, String)]) -> anyhow:
         "--config".to_string(),
         config.display().to_string(),
         "--scale".into(),
-        args.scale.to_string(),
+        args.scale().to_string(),
         "--seed".into(),
         args.seed.to_string(),
     ];
@@ -191,7 +191,7 @@ pub fn run(args: &Args, suite: &str, task: Option<usize>) -> anyhow::Result<u8> 
         };
         let job = in_range(&split, n).map(|i| &s.jobs[i])?;
         run_task(&split, n, &job.workload, job.policy.name(), None, || {
-            let r = clap_study::run_job(&s.cfg, job, args.scale, args.seed)?;
+            let r = clap_study::run_job(&s.cfg, job, args.scale(), args.seed)?;
             Ok((RunSummary::of(&r), serde_json::to_string_pretty(&r)?))
         })
     } else {
@@ -245,7 +245,7 @@ fn sweep_id(args: &Args, suite: &str, runs: usize, words: String) -> SweepId {
         runs,
         args: words,
         seed: args.seed,
-        scale: args.scale,
+        scale: args.scale(),
         oversubs: Vec::new(),
         engine: String::new(),
     }
