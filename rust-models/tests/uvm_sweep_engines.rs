@@ -46,7 +46,7 @@ fn the_timing_model_sweep_has_the_table_the_curve_and_both_ablations() {
     let dir = std::env::temp_dir().join(format!("mcmvm-sweep-timing-{}", std::process::id()));
     let mut opts = options(
         SweepEngine::timing(configs().0),
-        &["ls", "hchi"],
+        &["ls", "lc"],
         &[1.25, 1.5],
     );
     opts.out_dir = Some(dir.clone());
@@ -62,28 +62,50 @@ fn the_timing_model_sweep_has_the_table_the_curve_and_both_ablations() {
             row.forest_lru_cycles,
             row.tbnp_aae_cycles,
         ];
-        assert!(cycles.iter().all(|&c| c > 0), "{}: {cycles:?}", row.workload);
+        assert!(
+            cycles.iter().all(|&c| c > 0),
+            "{}: {cycles:?}",
+            row.workload
+        );
         assert!(row.far_faults.iter().all(|&f| f > 0), "{}", row.workload);
         let expect = row.tbnp_cycles as f64 / row.tbnp_aae_cycles as f64;
         assert_eq!(row.tbnp_aae_speedup, expect);
     }
     // The runs are the timing model's: its cycles differ from the replay engine's.
     let replay = sweep_forest(&options(SweepEngine::Replay, &["ls"], &[1.5])).unwrap();
-    let timed = r.rows.iter().find(|x| x.workload == "ls" && x.oversubscription == 1.5);
-    assert_ne!(timed.map(|x| x.tbnp_cycles), Some(replay.rows[0].tbnp_cycles));
+    let timed = r
+        .rows
+        .iter()
+        .find(|x| x.workload == "ls" && x.oversubscription == 1.5);
+    assert_ne!(
+        timed.map(|x| x.tbnp_cycles),
+        Some(replay.rows[0].tbnp_cycles)
+    );
     assert_eq!(r.summaries.len(), 2);
     let table = r.table();
     assert!(table.starts_with("engine: GPU timing model\n"), "{table}");
-    assert!(table.contains("geomean at oversub 1.25 (GPU timing model)"), "{table}");
-    assert!(table.contains("forest over tbnp at 150 % (geomean)"), "{table}");
-    assert!(table.contains("specforest over tbnp at 125 % (geomean)"), "{table}");
+    assert!(
+        table.contains("geomean at oversub 1.25 (GPU timing model)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("forest over tbnp at 150 % (geomean)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("specforest over tbnp at 125 % (geomean)"),
+        "{table}"
+    );
     assert!(table.contains("223 -> 10"), "{table}");
     let csv = std::fs::read_to_string(dir.join("forest.csv")).unwrap();
     let mut lines = csv.lines();
     assert!(lines.next().unwrap().ends_with(",classes,engine"));
     assert!(lines.all(|l| l.ends_with(",GPU timing model")), "{csv}");
     let json = std::fs::read_to_string(dir.join("forest.json")).unwrap();
-    assert!(json.starts_with("{\n  \"engine\": \"GPU timing model\""), "{json}");
+    assert!(
+        json.starts_with("{\n  \"engine\": \"GPU timing model\""),
+        "{json}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -92,8 +114,14 @@ fn the_replay_engine_says_it_is_approximate_everywhere() {
     let r = sweep_forest(&options(SweepEngine::Replay, &["ls"], &[1.5])).unwrap();
     assert_eq!(r.engine, REPLAY_LABEL);
     let t = r.tables();
-    assert!(t.table().starts_with("engine: replay engine (fast approximate)\n"));
-    assert!(t.csv().lines().skip(1).all(|l| l.ends_with(",replay engine (fast approximate)")));
+    assert!(t
+        .table()
+        .starts_with("engine: replay engine (fast approximate)\n"));
+    assert!(t
+        .csv()
+        .lines()
+        .skip(1)
+        .all(|l| l.ends_with(",replay engine (fast approximate)")));
     let paper = paper_table(&r.engine, &r.summaries);
     assert!(paper.starts_with("the paper's figures beside ours (replay engine (fast approximate))"));
     // No 125 % run, no 125 % figure.

@@ -26,9 +26,9 @@ pub const DEFAULT_CURVE_SCALE: f64 = 0.1;
 
 /// The Forest sweep's default scale on the GPU timing model, and its curve's: a thrashing
 /// gather's far faults replay whole warp instructions there, so `hchi` at scale 1 takes
-/// ~8 minutes a run on this 2-core host (tbnp; ~25 s at 0.1). These keep the default
+/// ~8 minutes a run on this 2-core host (tbnp; 25-45 s at 0.1, 17-33 s at 0.05). These keep the default
 /// sweep (`make run`) within minutes; `make paper` runs the curve larger, sharded.
-pub const FOREST_TIMING_SCALE: f64 = 0.1;
+pub const FOREST_TIMING_SCALE: f64 = 0.05;
 pub const TIMING_CURVE_SCALE: f64 = 0.02;
 
 impl Args {
@@ -335,7 +335,9 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
     if args.engine == "timing" {
         opts.engine = SweepEngine::timing(super::configs::gpu(&gpu_config)?);
     } else if args.gpu_config.is_some() {
-        anyhow::bail!("--gpu-config goes with --engine timing (the replay engine has no GPU model)");
+        anyhow::bail!(
+            "--gpu-config goes with --engine timing (the replay engine has no GPU model)"
+        );
     }
     opts.scale = args.scale();
     opts.seed = args.seed;

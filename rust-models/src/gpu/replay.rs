@@ -104,16 +104,27 @@ mod tests {
             compute_cycles: 0,
         };
         let mut r = Replay::new(instr, 5);
-        assert_eq!(r.start_line(&mut c), 0, "a replay redoes the whole instruction");
+        assert_eq!(
+            r.start_line(&mut c),
+            0,
+            "a replay redoes the whole instruction"
+        );
         r.faulted_at(5, &mut c);
         r.faulted_at(7, &mut c);
-        assert_eq!(c.regressions, 0, "the same or a later line is no regression");
+        assert_eq!(
+            c.regressions, 0,
+            "the same or a later line is no regression"
+        );
         for k in 1..=MAX_REGRESSIONS {
             assert_eq!(r.start_line(&mut c), 0);
             r.faulted_at(2, &mut c);
             assert_eq!(c.regressions, k as u64);
         }
-        assert_eq!(r.start_line(&mut c), 7, "then it resumes at the furthest line");
+        assert_eq!(
+            r.start_line(&mut c),
+            7,
+            "then it resumes at the furthest line"
+        );
         assert_eq!(c.resumed, 1);
         assert_eq!(c.attempts, MAX_REGRESSIONS as u64 + 2);
     }

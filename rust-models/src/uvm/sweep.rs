@@ -16,8 +16,8 @@ use std::sync::Mutex;
 
 use super::config::UvmConfig;
 use super::metrics::UvmMetrics;
-pub use super::sweep_out::{curve_table, paper_table, SweepTables};
 pub use super::sweep_engine::SweepEngine;
+pub use super::sweep_out::{curve_table, paper_table, SweepTables};
 use super::{UvmError, UvmPolicy};
 use crate::gpu::sweep::exact_f64;
 
