@@ -148,6 +148,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if !split && (args.plan.is_some() || args.task_id.is_some()) {
         anyhow::bail!("--plan and --task-id go with --suite clap or forest");
     }
+    if suite != "forest" && (args.engine != "timing" || args.gpu_config.is_some()) {
+        anyhow::bail!("--engine and --gpu-config go with --suite forest");
+    }
     match suite.as_str() {
         "clap" | "forest" if args.plan.is_some() || task.is_some() => {
             super::sweep_plan::run(&args, &suite, task)
