@@ -12,16 +12,48 @@
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
-use mcmvm_models::uvm::sweep::{forest_jobs, ForestJob};
-use mcmvm_models::uvm::{sweep_forest, SweepOptions};
+use mcmvm_models::uvm::sweep::{curve_table, forest_jobs, paper_table, ForestJob};
+use mcmvm_models::uvm::{sweep_forest, SweepEngine, SweepOptions};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// The oversubscription curve of the default Forest sweep (issue #21: 110-200 %).
 pub const CURVE_OVERSUBS: [f64; 5] = [1.1, 1.25, 1.5, 1.75, 2.0];
 
-/// Its default scale (the per-workload table runs at `--scale`, 1 by default).
+/// Its default scale on the replay engine (the per-workload table runs at `--scale`, 1 by
+/// default).
 pub const DEFAULT_CURVE_SCALE: f64 = 0.1;
+
+/// The Forest sweep's default scale on the GPU timing model, and its curve's: a thrashing
+/// gather's far faults replay whole warp instructions there, so `hchi` at scale 1 takes
+/// ~8 minutes a run on this 2-core host (tbnp; 25-45 s at 0.1, 17-33 s at 0.05). These keep the default
+/// sweep (`make run`) within minutes; `make paper` runs the curve larger, sharded.
+pub const FOREST_TIMING_SCALE: f64 = 0.05;
+pub const TIMING_CURVE_SCALE: f64 = 0.02;
+
+impl Args {
+    /// `--scale`, else the suite's and engine's default.
+    pub fn scale(&self) -> f64 {
+        self.scale.unwrap_or(if self.forest_timing() {
+            FOREST_TIMING_SCALE
+        } else {
+            1.0
+        })
+    }
+
+    /// `--curve-scale`, else the engine's default.
+    pub fn curve_scale(&self) -> f64 {
+        self.curve_scale.unwrap_or(if self.forest_timing() {
+            TIMING_CURVE_SCALE
+        } else {
+            DEFAULT_CURVE_SCALE
+        })
+    }
+
+    fn forest_timing(&self) -> bool {
+        self.suite.as_deref() == Some("forest") && self.engine == "timing"
+    }
+}
 
 #[derive(clap::Args)]
 #[command(
@@ -40,9 +72,10 @@ pub struct Args {
     /// for forest).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Workload size multiplier.
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f64,
+    /// Workload size multiplier (default: 1; forest on the timing model:
+    /// FOREST_TIMING_SCALE, see `Args::scale`).
+    #[arg(long)]
+    pub scale: Option<f64>,
     /// Seed of the workload generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -62,11 +95,21 @@ pub struct Args {
     /// forest without --oversub: the scale of the oversubscription curve (110-200 %, every
     /// policy), run after the per-workload table; smaller than --scale to keep the default
     /// sweep quick.
-    #[arg(long, default_value_t = DEFAULT_CURVE_SCALE)]
-    pub curve_scale: f64,
+    /// Default: DEFAULT_CURVE_SCALE, on the timing model TIMING_CURVE_SCALE.
+    #[arg(long)]
+    pub curve_scale: Option<f64>,
     /// forest: no oversubscription curve after the per-workload table.
     #[arg(long)]
     pub no_curve: bool,
+    /// forest: `timing` (the GPU timing model of --gpu-config: every warp's own timing,
+    /// compute and caches, whole-instruction replays) or `replay` (the UVM replay engine,
+    /// fast and approximate; every output says so).
+    #[arg(long, default_value = "timing", value_parser = ["timing", "replay"])]
+    pub engine: String,
+    /// forest on the timing model: the GPU (default: configs/gpu-turing.toml, the paper's
+    /// one-chiplet Turing GPU); the UVM parameters stay in --config.
+    #[arg(long, value_name = "FILE")]
+    pub gpu_config: Option<PathBuf>,
     #[command(flatten)]
     pub hw: super::common::HwArgs,
     /// clap, forest: write one shell command per run into FILE instead of running (GNU
@@ -104,6 +147,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     };
     if !split && (args.plan.is_some() || args.task_id.is_some()) {
         anyhow::bail!("--plan and --task-id go with --suite clap or forest");
+    }
+    if suite != "forest" && (args.engine != "timing" || args.gpu_config.is_some()) {
+        anyhow::bail!("--engine and --gpu-config go with --suite forest");
     }
     match suite.as_str() {
         "clap" | "forest" if args.plan.is_some() || task.is_some() => {
@@ -182,7 +228,7 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
         jobs.len(),
         jobs.len() / s.policies.len().max(1),
         s.policies.len(),
-        args.scale,
+        args.scale(),
         args.seed,
         s.config.display(),
         rayon::current_num_threads()
@@ -191,7 +237,7 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
     let results: Vec<(sweep::Job, Result<RunReport, String>)> = jobs
         .par_iter()
         .map(|job| {
-            let r = sweep::run_job(cfg, job, args.scale, args.seed).map_err(|e| e.to_string());
+            let r = sweep::run_job(cfg, job, args.scale(), args.seed).map_err(|e| e.to_string());
             bar.set_message(format!("{} {}", job.workload, job.policy));
             bar.inc(1);
             (job.clone(), r)
@@ -274,6 +320,8 @@ pub(super) fn sweep_figures(dir: &Path, suite: &str) -> anyhow::Result<()> {
 pub(super) struct ForestSweep {
     pub opts: SweepOptions,
     pub config: PathBuf,
+    /// The GPU of the timing model (unused on the replay engine).
+    pub gpu_config: PathBuf,
     pub jobs: Vec<ForestJob>,
     pub out: PathBuf,
 }
@@ -286,7 +334,15 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
     let mut cfg = super::configs::uvm(&config, &[])?;
     cfg.engines = args.hw.hardware()?;
     let mut opts = SweepOptions::new(cfg);
-    opts.scale = args.scale;
+    let gpu_config = forest_gpu_config(args);
+    if args.engine == "timing" {
+        opts.engine = SweepEngine::timing(super::configs::gpu(&gpu_config)?);
+    } else if args.gpu_config.is_some() {
+        anyhow::bail!(
+            "--gpu-config goes with --engine timing (the replay engine has no GPU model)"
+        );
+    }
+    opts.scale = args.scale();
     opts.seed = args.seed;
     if let Some(keep) = workload_filter(args, mcmvm_models::workload::forest_suite())? {
         opts.workloads.retain(|w| keep.contains(w));
@@ -309,17 +365,31 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
     Ok(ForestSweep {
         opts,
         config,
+        gpu_config,
         jobs,
         out,
     })
+}
+
+/// `--gpu-config`, default the paper's GPU.
+fn forest_gpu_config(args: &Args) -> PathBuf {
+    args.gpu_config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("configs/gpu-turing.toml"))
 }
 
 fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
     let mut opts = s.opts;
     opts.out_dir = Some(s.out);
     println!(
-        "sweep forest: scale {}, seed {}, config {}, policies {}",
-        args.scale,
+        "sweep forest on the {}{}: scale {}, seed {}, config {}, policies {}",
+        opts.engine.label(),
+        match &opts.engine {
+            SweepEngine::Timing { placement, .. } =>
+                format!(" ({}, {placement})", s.gpu_config.display()),
+            SweepEngine::Replay => String::new(),
+        },
+        args.scale(),
         args.seed,
         s.config.display(),
         mcmvm_models::uvm::sweep::POLICIES
@@ -329,9 +399,7 @@ fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
     let policies = mcmvm_models::uvm::sweep::POLICIES;
     let runs = opts.workloads.len() * opts.oversubs.len() * policies.len();
     let bar = super::progress::bar(runs as u64, "runs");
-    let tick = bar.clone();
-    opts.progress =
-        mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move || tick.inc(1))));
+    opts.progress = forest_progress(&bar);
     let t0 = std::time::Instant::now();
     let report = sweep_forest(&opts);
     bar.finish_and_clear();
@@ -354,7 +422,7 @@ fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
 fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
     let mut opts = main.clone();
     opts.oversubs = CURVE_OVERSUBS.to_vec();
-    opts.scale = args.curve_scale;
+    opts.scale = args.curve_scale();
     opts.out_dir = main.out_dir.as_ref().map(|d| d.join("curve"));
     println!();
     println!(
@@ -367,16 +435,15 @@ fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
     );
     let n = opts.workloads.len() * opts.oversubs.len() * mcmvm_models::uvm::sweep::POLICIES.len();
     let bar = super::progress::bar(n as u64, "runs");
-    let tick = bar.clone();
-    opts.progress =
-        mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move || tick.inc(1))));
+    opts.progress = forest_progress(&bar);
     let t0 = std::time::Instant::now();
     let report = sweep_forest(&opts);
     bar.finish_and_clear();
     let report = report?;
     print!(
-        "{}",
-        mcmvm_models::uvm::sweep::curve_table(&report.summaries)
+        "{}{}",
+        curve_table(&report.engine, &report.summaries),
+        paper_table(&report.engine, &report.summaries)
     );
     println!("({:.0} s)", t0.elapsed().as_secs_f64());
     if let Some(dir) = &opts.out_dir {
@@ -384,6 +451,28 @@ fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
         sweep_figures(dir, "forest")?;
     }
     Ok(())
+}
+
+/// Each finished run advances `bar`; when stderr is no terminal (a log, `make run` piped)
+/// and not `--quiet`, a line per run on stderr instead, so a long sweep shows progress.
+fn forest_progress(bar: &indicatif::ProgressBar) -> mcmvm_models::uvm::sweep::Progress {
+    let (tick, lines) = (bar.clone(), bar.is_hidden() && !super::progress::quiet());
+    let total = bar.length().unwrap_or(0);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move |job, secs| {
+        tick.inc(1);
+        let what = format!(
+            "{} {} at {}",
+            job.workload,
+            job.policy.name(),
+            job.oversubscription
+        );
+        tick.set_message(what.clone());
+        if lines {
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            eprintln!("forest run {n}/{total}: {what} ({secs:.1} s)");
+        }
+    })))
 }
 
 fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
@@ -410,13 +499,13 @@ fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
     println!(
         "sweep forest-sensitivity: {} thresholds, scale {}, seed {}, config {}",
         mcmvm_models::uvm::sensitivity::KNOBS.len(),
-        args.scale,
+        args.scale(),
         args.seed,
         config.display()
     );
     let t0 = std::time::Instant::now();
     let report =
-        mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, args.scale, args.seed)?;
+        mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, args.scale(), args.seed)?;
     println!(
         "Forest speed-up over TBNp at oversubscription {} (one threshold changed at a time):",
         report.oversubscription

@@ -35,6 +35,14 @@ pub struct SweepId {
     pub scale: f64,
     /// forest: the oversubscriptions of the tables, in order (exact text).
     pub oversubs: Vec<String>,
+    /// forest: the engine (`timing`, `replay`; run files from before it was a choice
+    /// are the replay engine's).
+    #[serde(default = "replay_engine")]
+    pub engine: String,
+}
+
+fn replay_engine() -> String {
+    "replay".into()
 }
 
 /// A run file without its `report` (which follows it, see [`run_file_text`]).
@@ -121,7 +129,7 @@ fn shared_words(args: &Args, config: &Path, lists: &[(&str, String)]) -> anyhow:
         "--config".to_string(),
         config.display().to_string(),
         "--scale".into(),
-        args.scale.to_string(),
+        args.scale().to_string(),
         "--seed".into(),
         args.seed.to_string(),
     ];
@@ -183,16 +191,25 @@ pub fn run(args: &Args, suite: &str, task: Option<usize>) -> anyhow::Result<u8> 
         };
         let job = in_range(&split, n).map(|i| &s.jobs[i])?;
         run_task(&split, n, &job.workload, job.policy.name(), None, || {
-            let r = clap_study::run_job(&s.cfg, job, args.scale, args.seed)?;
+            let r = clap_study::run_job(&s.cfg, job, args.scale(), args.seed)?;
             Ok((RunSummary::of(&r), serde_json::to_string_pretty(&r)?))
         })
     } else {
         let s = forest_sweep(args)?;
         let oversubs: Vec<String> = s.opts.oversubs.iter().map(|o| o.to_string()).collect();
-        let lists = [
+        let mut lists = vec![
             ("--workloads", s.opts.workloads.join(",")),
             ("--oversub", oversubs.join(",")),
+            ("--engine", args.engine.clone()),
         ];
+        if args.engine == "timing" {
+            let gpu = if s.gpu_config.is_file() {
+                absolute(&s.gpu_config)?
+            } else {
+                s.gpu_config.clone()
+            };
+            lists.push(("--gpu-config", gpu.display().to_string()));
+        }
         let mut id = sweep_id(
             args,
             suite,
@@ -200,6 +217,7 @@ pub fn run(args: &Args, suite: &str, task: Option<usize>) -> anyhow::Result<u8> 
             shared_words(args, &s.config, &lists)?,
         );
         id.oversubs = s.opts.oversubs.iter().map(|o| format!("{o:?}")).collect();
+        id.engine = args.engine.clone();
         let split = Split {
             id,
             out: absolute(&s.out)?,
@@ -227,8 +245,9 @@ fn sweep_id(args: &Args, suite: &str, runs: usize, words: String) -> SweepId {
         runs,
         args: words,
         seed: args.seed,
-        scale: args.scale,
+        scale: args.scale(),
         oversubs: Vec::new(),
+        engine: String::new(),
     }
 }
 

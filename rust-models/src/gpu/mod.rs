@@ -52,6 +52,7 @@ pub mod memory;
 pub mod metrics;
 mod prefetch;
 pub(crate) mod ready_queue;
+pub mod replay;
 pub mod service;
 mod simulate;
 pub mod sweep;
