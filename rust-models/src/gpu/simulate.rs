@@ -105,7 +105,7 @@ impl Gpu<'_> {
             .per_alloc
             .iter()
             .fold((0, 0), |(a, r), p| (a + p.rt_access, r + p.rt_remote));
-        let sum = |v: &[u64; 3]| v.iter().sum::<u64>();
+        let sum = |v: &[u64]| v.iter().sum::<u64>();
         let (hbm_q, ring_q) = self.mem.queueing();
         Ok(RunReport {
             workload: self.workload.name().to_string(),

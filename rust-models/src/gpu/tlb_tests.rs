@@ -7,6 +7,7 @@ fn spec(ways: u32) -> TlbSpec {
         entries_4k: 4,
         entries_64k: 2,
         entries_2m: 2,
+        entries_intermediate: None,
         ways,
         latency: 10,
     }
