@@ -34,6 +34,7 @@ fn baselines_create_no_coalesced_or_merged_entry_and_clap_does() {
             PolicyKind::S512k,
             PolicyKind::S1m,
             PolicyKind::Mgvm,
+            PolicyKind::Cnuma,
         ] {
             let r = run(name, p);
             assert_eq!(
@@ -208,4 +209,62 @@ fn mgvm_moves_the_ptb_to_the_chiplet_holding_most_of_its_data() {
         s.walk_remote_levels
     );
     assert_eq!((m.coalesced_fills, m.merged_tlb_entries), (0, 0));
+}
+
+/// Chiplet 0 first-touches all sixteen 64 KB pages of 1 MB (thread block 0); then, after
+/// more than an epoch, chiplet 1 (thread block 1) reads them over and over, and its
+/// accesses to a second buffer fault once per page, giving the driver its epochs.
+fn touched_by_one_used_by_another() -> Scripted {
+    let mut s = Scripted::new(
+        "moved-owner",
+        vec![
+            Allocation::new("data", 1 << 20),
+            Allocation::new("later", 4 << 20),
+        ],
+        vec![Kernel::new("k", 4, 1)],
+    );
+    for page in 0..16u64 {
+        s.push(0, 0, 0, read32(0, page << 16));
+    }
+    for page in 0..64u64 {
+        s.push(
+            0,
+            1,
+            0,
+            WarpInstr {
+                compute_cycles: if page == 0 { 200_000 } else { 0 },
+                ..read32(1, page << 16)
+            },
+        );
+        for line in 0..16u64 {
+            s.push(0, 1, 0, read32(0, ((line % 16) << 16) + (page % 32) * 128));
+        }
+    }
+    s
+}
+
+#[test]
+fn cnuma_migrates_pages_to_the_chiplet_that_uses_them() {
+    let w = touched_by_one_used_by_another();
+    let (s, c) = (
+        gpu_support::run(&w, PolicyKind::S64k),
+        gpu_support::run(&w, PolicyKind::Cnuma),
+    );
+    let migrations = c.driver["migrations"].as_u64().expect("migrations");
+    let service = c.service.as_ref().expect("the C-NUMA service reports");
+    // All sixteen pages of `data` move to chiplet 1 once, none of `later`'s (chiplet 1's
+    // own first touches), and never back.
+    assert_eq!(migrations, 16);
+    assert_eq!(service["cnuma_migrations"].as_u64(), Some(16));
+    assert_eq!(s.driver["migrations"].as_u64(), Some(0));
+    assert_eq!(s.faults, c.faults);
+    assert!(
+        c.allocs[0].remote_ratio < s.allocs[0].remote_ratio,
+        "data: {} remote under cnuma, {} under s64k",
+        c.allocs[0].remote_ratio,
+        s.allocs[0].remote_ratio
+    );
+    assert!(c.shootdowns >= 16);
+    assert_eq!(c.translations_before_mapping, 0);
+    assert_eq!((c.coalesced_fills, c.merged_tlb_entries), (0, 0));
 }

@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// clap: comma-separated policies (the first one that is s64k is the baseline), or
-    /// `extended`: these and the other baselines (s128k, s256k, s512k, s1m, mgvm).
+    /// `extended`: these and the other baselines (s128k, s256k, s512k, s1m, mgvm, cnuma).
     #[arg(long, default_value = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal")]
     pub policies: String,
     /// clap, forest: only these workloads (comma-separated; default: the whole suite).

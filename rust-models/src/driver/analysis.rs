@@ -118,6 +118,7 @@ impl MemoryManager {
             evictions: self.n.evictions,
             chiplet_fallbacks: self.n.fallbacks,
             pt_rehomes: self.n.pt_rehomes,
+            migrations: self.n.migrations,
             allocs,
         }
     }

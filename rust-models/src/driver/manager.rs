@@ -383,7 +383,7 @@ impl MemoryManager {
         Ok(p)
     }
 
-    fn map_opts(&self, b: usize) -> MapOpts {
+    pub(super) fn map_opts(&self, b: usize) -> MapOpts {
         MapOpts {
             max_frag: self.cfg.max_frag,
             no_huge: false,

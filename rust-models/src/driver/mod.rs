@@ -26,6 +26,7 @@
 mod analysis;
 mod evict;
 mod manager;
+mod migrate;
 pub mod mma;
 pub mod phys;
 pub mod policy;
@@ -75,11 +76,15 @@ pub enum PolicyKind {
     /// data placement: each leaf page-table page lives on the chiplet holding most of the
     /// data it maps (re-homed as its pages are mapped), not on its first toucher.
     Mgvm,
+    /// Ideal C-NUMA (Carrefour-style, CLAP §3.5 and §5): S-64KB first-touch placement, then
+    /// reactive migration of each 64 KB page to the chiplet that accessed it most in the
+    /// last epoch, with zero-cost migration and TLB shootdown (`gpu/cnuma.rs`).
+    Cnuma,
 }
 
 impl PolicyKind {
     /// Every policy, in the order of the paper's figures.
-    pub const ALL: [PolicyKind; 12] = [
+    pub const ALL: [PolicyKind; 13] = [
         PolicyKind::S4k,
         PolicyKind::S64k,
         PolicyKind::S2m,
@@ -92,10 +97,11 @@ impl PolicyKind {
         PolicyKind::S512k,
         PolicyKind::S1m,
         PolicyKind::Mgvm,
+        PolicyKind::Cnuma,
     ];
     /// The command-line names, comma-separated (for messages).
     pub const NAMES: &'static str =
-        "s4k, s64k, s2m, olp, clap, ideal, s64k-coal, s128k, s256k, s512k, s1m, mgvm";
+        "s4k, s64k, s2m, olp, clap, ideal, s64k-coal, s128k, s256k, s512k, s1m, mgvm, cnuma";
     /// Command-line name.
     pub const fn name(self) -> &'static str {
         match self {
@@ -111,6 +117,7 @@ impl PolicyKind {
             PolicyKind::S512k => "s512k",
             PolicyKind::S1m => "s1m",
             PolicyKind::Mgvm => "mgvm",
+            PolicyKind::Cnuma => "cnuma",
         }
     }
     /// The static intermediate page size of `s128k` … `s1m`, in bytes (None otherwise).
@@ -347,6 +354,8 @@ pub struct DriverStats {
     pub chiplet_fallbacks: u64,
     /// Leaf page-table pages moved to the chiplet holding most of their data (`mgvm`).
     pub pt_rehomes: u64,
+    /// 64 KB pages migrated to the chiplet that accessed them most (`cnuma`).
+    pub migrations: u64,
     pub allocs: Vec<AllocStats>,
 }
 

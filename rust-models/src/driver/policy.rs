@@ -173,10 +173,12 @@ impl PolicyKind {
                     region_log: 0,
                 },
             }),
-            PolicyKind::S64k | PolicyKind::S64kCoal | PolicyKind::Mgvm => Box::new(StaticPolicy {
-                kind: self,
-                mode: BlockMode::PAGES_64K,
-            }),
+            PolicyKind::S64k | PolicyKind::S64kCoal | PolicyKind::Mgvm | PolicyKind::Cnuma => {
+                Box::new(StaticPolicy {
+                    kind: self,
+                    mode: BlockMode::PAGES_64K,
+                })
+            }
             PolicyKind::S2m => Box::new(StaticPolicy {
                 kind: self,
                 mode: BlockMode::Fixed {

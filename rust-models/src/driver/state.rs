@@ -65,6 +65,7 @@ pub(super) struct Counters {
     pub evictions: u64,
     pub fallbacks: u64,
     pub pt_rehomes: u64,
+    pub migrations: u64,
 }
 
 /// Page-table pages come from the faulting chiplet (first toucher), else the emptiest

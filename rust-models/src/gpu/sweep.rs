@@ -25,9 +25,9 @@ pub const CLAP_POLICIES: [PolicyKind; 6] = [
 
 /// The default sweep's policies (`mcmvm sweep --suite clap`) followed by the paper's other
 /// baselines (`--policies extended`, opt-in so the default run stays quick): the static
-/// intermediate page sizes of Fig. 6 with their own TLBs, and MGvm-style page-table
-/// placement.
-pub const CLAP_EXTENDED_POLICIES: [PolicyKind; 12] = [
+/// intermediate page sizes of Fig. 6 with their own TLBs, MGvm-style page-table
+/// placement and ideal C-NUMA.
+pub const CLAP_EXTENDED_POLICIES: [PolicyKind; 13] = [
     PolicyKind::S64k,
     PolicyKind::S2m,
     PolicyKind::Olp,
@@ -40,6 +40,7 @@ pub const CLAP_EXTENDED_POLICIES: [PolicyKind; 12] = [
     PolicyKind::S512k,
     PolicyKind::S1m,
     PolicyKind::Mgvm,
+    PolicyKind::Cnuma,
 ];
 
 /// One cell of the study.
