@@ -242,7 +242,8 @@ fn unknown_policy_names_the_valid_ones_and_bad_addresses_are_errors() {
     let e = "s1g".parse::<PolicyKind>().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown policy `s1g` (valid: s4k, s64k, s2m, olp, clap, ideal, s64k-coal)"
+        "unknown policy `s1g` (valid: s4k, s64k, s2m, olp, clap, ideal, s64k-coal, s128k, s256k, \
+         s512k, s1m, mgvm, cnuma)"
     );
     let names: Vec<&str> = PolicyKind::ALL.iter().map(|p| p.name()).collect();
     assert_eq!(PolicyKind::NAMES, names.join(", "));

@@ -82,7 +82,8 @@ pub struct Args {
     /// Output directory (default: out/<suite>).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// clap: comma-separated policies (the first one that is s64k is the baseline).
+    /// clap: comma-separated policies (the first one that is s64k is the baseline), or
+    /// `extended`: these and the other baselines (s128k, s256k, s512k, s1m, mgvm, cnuma).
     #[arg(long, default_value = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal")]
     pub policies: String,
     /// clap, forest: only these workloads (comma-separated; default: the whole suite).
@@ -196,11 +197,14 @@ pub(super) fn clap_sweep(args: &Args) -> anyhow::Result<ClapSweep> {
         .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
     let mut cfg = super::configs::gpu(&config)?;
     cfg.engines = args.hw.hardware()?;
-    let policies: Vec<PolicyKind> = args
-        .policies
-        .split(',')
-        .map(|p| p.trim().parse::<PolicyKind>())
-        .collect::<Result<_, _>>()?;
+    let policies: Vec<PolicyKind> = if args.policies.trim() == "extended" {
+        sweep::CLAP_EXTENDED_POLICIES.to_vec()
+    } else {
+        args.policies
+            .split(',')
+            .map(|p| p.trim().parse::<PolicyKind>())
+            .collect::<Result<_, _>>()?
+    };
     if !policies.contains(&PolicyKind::S64k) {
         anyhow::bail!("--policies must include s64k, the baseline of Figure 18");
     }

@@ -117,6 +117,8 @@ impl MemoryManager {
             olp_releases: self.n.olp_releases,
             evictions: self.n.evictions,
             chiplet_fallbacks: self.n.fallbacks,
+            pt_rehomes: self.n.pt_rehomes,
+            migrations: self.n.migrations,
             allocs,
         }
     }

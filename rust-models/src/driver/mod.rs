@@ -26,9 +26,11 @@
 mod analysis;
 mod evict;
 mod manager;
+mod migrate;
 pub mod mma;
 pub mod phys;
 pub mod policy;
+mod pt_home;
 mod state;
 mod uvm_map;
 
@@ -60,11 +62,29 @@ pub enum PolicyKind {
     /// S-64KB with CLAP's TLB coalescing hardware (§4.6): what the coalescer alone buys,
     /// without CLAP's placement.
     S64kCoal,
+    /// Static 128 KB pages (CLAP Fig. 6): a 128 KB reservation on first touch, 64 KB
+    /// sub-pages on demand, remapped as one 128 KB fragment when full, which its own
+    /// TLB (L1 16, L2 512 entries) then holds as one entry. No coalescer.
+    S128k,
+    /// Static 256 KB pages, as `s128k`.
+    S256k,
+    /// Static 512 KB pages, as `s128k`.
+    S512k,
+    /// Static 1 MB pages, as `s128k`.
+    S1m,
+    /// MGvm-style page-table placement (MICRO 2022, CLAP's baseline [87]) over S-64KB
+    /// data placement: each leaf page-table page lives on the chiplet holding most of the
+    /// data it maps (re-homed as its pages are mapped), not on its first toucher.
+    Mgvm,
+    /// Ideal C-NUMA (Carrefour-style, CLAP §3.5 and §5): S-64KB first-touch placement, then
+    /// reactive migration of each 64 KB page to the chiplet that accessed it most in the
+    /// last epoch, with zero-cost migration and TLB shootdown (`gpu/cnuma.rs`).
+    Cnuma,
 }
 
 impl PolicyKind {
     /// Every policy, in the order of the paper's figures.
-    pub const ALL: [PolicyKind; 7] = [
+    pub const ALL: [PolicyKind; 13] = [
         PolicyKind::S4k,
         PolicyKind::S64k,
         PolicyKind::S2m,
@@ -72,9 +92,16 @@ impl PolicyKind {
         PolicyKind::Clap,
         PolicyKind::Ideal,
         PolicyKind::S64kCoal,
+        PolicyKind::S128k,
+        PolicyKind::S256k,
+        PolicyKind::S512k,
+        PolicyKind::S1m,
+        PolicyKind::Mgvm,
+        PolicyKind::Cnuma,
     ];
     /// The command-line names, comma-separated (for messages).
-    pub const NAMES: &'static str = "s4k, s64k, s2m, olp, clap, ideal, s64k-coal";
+    pub const NAMES: &'static str =
+        "s4k, s64k, s2m, olp, clap, ideal, s64k-coal, s128k, s256k, s512k, s1m, mgvm, cnuma";
     /// Command-line name.
     pub const fn name(self) -> &'static str {
         match self {
@@ -85,7 +112,30 @@ impl PolicyKind {
             PolicyKind::Clap => "clap",
             PolicyKind::Ideal => "ideal",
             PolicyKind::S64kCoal => "s64k-coal",
+            PolicyKind::S128k => "s128k",
+            PolicyKind::S256k => "s256k",
+            PolicyKind::S512k => "s512k",
+            PolicyKind::S1m => "s1m",
+            PolicyKind::Mgvm => "mgvm",
+            PolicyKind::Cnuma => "cnuma",
         }
+    }
+    /// The static intermediate page size of `s128k` … `s1m`, in bytes (None otherwise).
+    /// Its full pages are translated by a TLB of their own size class (CLAP Fig. 6), not
+    /// by the 64 KB TLB's masked entries as CLAP's regions are.
+    pub const fn static_intermediate_bytes(self) -> Option<u64> {
+        match self {
+            PolicyKind::S128k => Some(128 << 10),
+            PolicyKind::S256k => Some(256 << 10),
+            PolicyKind::S512k => Some(512 << 10),
+            PolicyKind::S1m => Some(1 << 20),
+            _ => None,
+        }
+    }
+    /// Where leaf page-table pages live: on the chiplet holding most of the data they map
+    /// (`mgvm`), or on the chiplet whose fault created them (every other policy).
+    pub const fn ptes_follow_data(self) -> bool {
+        matches!(self, PolicyKind::Mgvm)
     }
     /// Whether the GPU's TLB coalescing hardware is in use (CLAP §4.6): the GMMU's
     /// coalescer merges each 64 KB leaf's PTE line into one entry, and a TLB widens an
@@ -302,6 +352,10 @@ pub struct DriverStats {
     pub evictions: u64,
     /// Faults whose frame came from another chiplet because the toucher's was full.
     pub chiplet_fallbacks: u64,
+    /// Leaf page-table pages moved to the chiplet holding most of their data (`mgvm`).
+    pub pt_rehomes: u64,
+    /// 64 KB pages migrated to the chiplet that accessed them most (`cnuma`).
+    pub migrations: u64,
     pub allocs: Vec<AllocStats>,
 }
 

@@ -64,6 +64,8 @@ pub(super) struct Counters {
     pub olp_releases: u64,
     pub evictions: u64,
     pub fallbacks: u64,
+    pub pt_rehomes: u64,
+    pub migrations: u64,
 }
 
 /// Page-table pages come from the faulting chiplet (first toucher), else the emptiest

@@ -387,7 +387,7 @@ impl Gpu<'_> {
         }
         g.track_walk(w.done, tr.pte)?;
         self.count_walk(&w, alloc);
-        let (mut fill, extra) = self.make_fill(va, tr, reach, chiplet, w.done)?;
+        let (mut fill, extra) = self.make_fill(va, tr, reach, chiplet, w.done, w.leaf)?;
         let class = fill.class as usize;
         self.counters.l1_tlb_misses[class] += 1;
         self.counters.l2_tlb_misses[class] += 1;

@@ -1,7 +1,7 @@
 //! What a run measured: counters kept by the engine while it runs, and the report built
 //! from them at the end (serde `Serialize` for JSON; [`RunReport::csv_row`] for CSV).
 
-use super::tlb::SizeClass;
+use super::tlb::{SizeClass, CLASSES};
 use serde::Serialize;
 
 /// Raw counters of one run (kept by the engine; cheap to bump).
@@ -12,10 +12,10 @@ pub struct Counters {
     pub warp_instrs: u64,
     pub lines: u64,
     pub remote_lines: u64,
-    pub l1_tlb_hits: [u64; 3],
-    pub l1_tlb_misses: [u64; 3],
-    pub l2_tlb_hits: [u64; 3],
-    pub l2_tlb_misses: [u64; 3],
+    pub l1_tlb_hits: [u64; CLASSES],
+    pub l1_tlb_misses: [u64; CLASSES],
+    pub l2_tlb_hits: [u64; CLASSES],
+    pub l2_tlb_misses: [u64; CLASSES],
     pub walks: u64,
     pub walk_levels_read: u64,
     pub walk_remote_levels: u64,
@@ -149,10 +149,17 @@ pub fn ratio(num: u64, den: u64) -> f64 {
     }
 }
 
-/// Per-class TLB statistics from hit and miss counters.
-pub fn class_stats(hits: &[u64; 3], misses: &[u64; 3], warp_instrs: u64) -> Vec<ClassStats> {
+/// Per-class TLB statistics from hit and miss counters: the paper's three classes always
+/// (4 KB, 64 KB, 2 MB, in that order), an intermediate class only if it saw a lookup
+/// (the `s128k` … `s1m` policies).
+pub fn class_stats(
+    hits: &[u64; CLASSES],
+    misses: &[u64; CLASSES],
+    warp_instrs: u64,
+) -> Vec<ClassStats> {
     SizeClass::ALL
         .iter()
+        .filter(|&&c| c as usize <= 2 || hits[c as usize] + misses[c as usize] > 0)
         .map(|&c| {
             let (h, m) = (hits[c as usize], misses[c as usize]);
             ClassStats {

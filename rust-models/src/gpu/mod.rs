@@ -41,6 +41,7 @@
 //! slots free up.
 
 mod access;
+pub mod cnuma;
 pub mod config;
 mod engine;
 mod fill;

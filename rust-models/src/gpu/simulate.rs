@@ -35,6 +35,12 @@ pub fn simulate(
     spec: RunSpec,
 ) -> Result<RunReport, GpuError> {
     let latency = cfg.derived().fault_latency;
+    if spec.policy == PolicyKind::Cnuma {
+        // Ideal C-NUMA counts every access and migrates at faults (`gpu/cnuma.rs`).
+        let mm = MemoryManager::new(driver_config(cfg), spec.policy, workload.allocations())?;
+        let service = super::cnuma::CnumaService::new(latency, cfg.gpu.chiplets, mm.va_span());
+        return simulate_built(cfg, workload, spec, mm, Box::new(service));
+    }
     simulate_with(cfg, workload, spec, Box::new(FirstTouchService { latency }))
 }
 
@@ -46,6 +52,17 @@ pub fn simulate_with<'w>(
     service: Box<dyn MemoryService + 'w>,
 ) -> Result<RunReport, GpuError> {
     let mm = MemoryManager::new(driver_config(cfg), spec.policy, workload.allocations())?;
+    simulate_built(cfg, workload, spec, mm, service)
+}
+
+/// Run `workload` with a memory manager and service already built.
+fn simulate_built<'w>(
+    cfg: &GpuConfig,
+    workload: &'w dyn Workload,
+    spec: RunSpec,
+    mm: MemoryManager,
+    service: Box<dyn MemoryService + 'w>,
+) -> Result<RunReport, GpuError> {
     let mut gpu = Gpu::new(cfg, workload, mm, service)?;
     let t0 = Instant::now();
     gpu.run_all()?;
@@ -105,7 +122,7 @@ impl Gpu<'_> {
             .per_alloc
             .iter()
             .fold((0, 0), |(a, r), p| (a + p.rt_access, r + p.rt_remote));
-        let sum = |v: &[u64; 3]| v.iter().sum::<u64>();
+        let sum = |v: &[u64]| v.iter().sum::<u64>();
         let (hbm_q, ring_q) = self.mem.queueing();
         Ok(RunReport {
             workload: self.workload.name().to_string(),
