@@ -41,7 +41,10 @@
 //! slots free up.
 
 mod access;
+pub mod clap_extras;
+pub mod clap_tables;
 pub mod config;
+pub mod driver_spec;
 mod engine;
 mod fill;
 pub mod gmmu;
