@@ -238,7 +238,7 @@ fn the_driver_section_is_optional_checked_and_reaches_the_driver() {
         (d.pmm_fraction, d.mma_min_full_blocks, d.chiplets),
         (0.2, 1, 4)
     );
-    let start = text.find("[driver]").expect("a [driver] section");
+    let start = text.find("\n[driver]\n").expect("a [driver] section");
     let end = start + text[start..].find("\n\n# [hw]").expect("section end");
     let without = format!("{}{}", &text[..start], &text[end..]);
     assert_eq!(
