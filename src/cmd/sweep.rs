@@ -3,7 +3,8 @@
 //! `clap`: every workload of the CLAP suite × every policy (rayon over the cores, an
 //! indicatif progress bar), then Figure 18 (speed-up over s64k, remote ratio, geometric
 //! means; CLAP against s64k and s2m) and Table 4 (page size per structure), with CSV and
-//! JSON written to `--out`. `forest`: the UVM study, run by `mcmvm_models::uvm`.
+//! JSON written to `--out`; then Table 2, the extra runs (`sweep_extras`) and the paper's
+//! figures beside ours. `forest`: the UVM study, run by `mcmvm_models::uvm`.
 //!
 //! Beyond one machine (clap and forest; `sweep_plan`): `--plan FILE` writes one shell
 //! command per run, `--task-id N` runs one job of the fixed job list into `OUT/runs/`, and
@@ -111,6 +112,17 @@ pub struct Args {
     /// one-chiplet Turing GPU); the UVM parameters stay in --config.
     #[arg(long, value_name = "FILE")]
     pub gpu_config: Option<PathBuf>,
+    /// clap: skip the extra runs after Table 4 (8 chiplets, PMM-threshold and MMA
+    /// block-count sensitivity); Table 2 and the paper comparison still print.
+    #[arg(long)]
+    pub no_extras: bool,
+    /// clap: the extra runs' workloads, comma-separated, or `all` (the sweep's); default:
+    /// bfs, ste, paf and gemm-vit where the sweep runs them.
+    #[arg(long, value_name = "LIST")]
+    pub extras_workloads: Option<String>,
+    /// clap: the extra runs' scale (default: --scale).
+    #[arg(long, value_name = "S")]
+    pub extras_scale: Option<f64>,
     #[command(flatten)]
     pub hw: super::common::HwArgs,
     /// clap, forest: write one shell command per run into FILE instead of running (GNU
@@ -263,7 +275,15 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
         .iter()
         .map(serde_json::to_string_pretty)
         .collect::<Result<Vec<_>, _>>()?;
-    clap_outputs(&s.out, &sweep::summaries(&runs), &reports, args.seed)?;
+    let summaries = sweep::summaries(&runs);
+    clap_outputs(&s.out, &summaries, &reports, args.seed)?;
+    let extras = if args.no_extras {
+        None
+    } else {
+        Some(super::sweep_extras::run(args, &s, &summaries)?)
+    };
+    super::sweep_extras::paper(&s.out, &summaries, extras.as_ref())?;
+    failed += extras.map_or(0, |e| e.failed);
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
@@ -293,6 +313,7 @@ pub(super) fn clap_outputs(
         "wrote {}/clap.csv, clap_structures.csv, clap.json",
         dir.display()
     );
+    super::sweep_extras::table2(dir, runs)?;
     sweep_figures(dir, "clap")
 }
 

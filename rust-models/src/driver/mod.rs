@@ -16,8 +16,9 @@
 //! - **PMM + MMA** (§4.2, §4.4). CLAP maps a structure with 64 KB pages (and OLP) until
 //!   20 % of it is mapped, then drains the Remote Trackers, scores the locality tree of each
 //!   fully mapped VA block, lowers the threshold by the remote ratio (Eq. 4), and applies the
-//!   dominant level's size to the rest of the structure (§4.5). Structures under 10 MB, or
-//!   with no fully mapped block, fall back to OLP.
+//!   dominant level's size to the rest of the structure (§4.5). With fewer fully mapped
+//!   VA blocks than `mma_min_full_blocks` (1) — a small structure, or a sample spread over
+//!   too many blocks — CLAP falls back to OLP ([`table4`]).
 //! - **Chiplet full** (§4.7): frames come from the emptiest other chiplet. **GPU full**: the
 //!   least recently mapped VA block migrates to host ([`MemoryManager::evict_block`]).
 //!
@@ -32,10 +33,12 @@ pub mod phys;
 pub mod policy;
 mod pt_home;
 mod state;
+pub mod table4;
 mod uvm_map;
 
 pub use manager::MemoryManager;
 pub use policy::{BlockMode, Policy};
+pub use table4::{HugeBlocks, MmaFallback};
 
 use crate::addr::{ChipletId, Pa, Va};
 use crate::pagetable::{Level, PageTableError};
@@ -182,8 +185,11 @@ pub struct DriverConfig {
     pub rt_k: f64,
     /// Eq. 4 target remote ratio (0).
     pub ratio_target: f64,
-    /// Structures smaller than this fall back to OLP instead of MMA (10 MB).
-    pub small_structure_bytes: u64,
+    /// MMA runs only with at least this many fully mapped 2 MB VA blocks at the end of
+    /// PMM; with fewer, CLAP falls back to OLP (§4.5). The paper gives no count: 1 is its
+    /// "no VA block fully mapped" case, and at the 20 % PMM threshold it also covers its
+    /// "small allocations (typically under 10 MB)", whose 20 % fills no 2 MB block.
+    pub mma_min_full_blocks: u32,
     /// amdgpu fragment cap for mappings (31 on modern GPUs).
     pub max_frag: u32,
     /// Virtual address of the first allocation (2 MB aligned).
@@ -204,7 +210,7 @@ impl Default for DriverConfig {
             mma_threshold: 1.0,
             rt_k: 1.0,
             ratio_target: 0.0,
-            small_structure_bytes: 10 << 20,
+            mma_min_full_blocks: 1,
             max_frag: crate::pte::FRAG_MAX,
             va_base: 1 << 32,
             evict_when_full: true,
@@ -292,12 +298,16 @@ pub struct MmaReport {
     pub threshold: f64,
     /// Fully mapped VA blocks analysed.
     pub blocks_analysed: u32,
+    /// VA blocks of the structure with a mapped 64 KB page when PMM ended.
+    pub blocks_touched: u32,
+    /// Fully mapped VA blocks MMA needs (`mma_min_full_blocks`).
+    pub blocks_needed: u32,
     /// Blocks per chosen level (0 = 64 KB … 5 = 2 MB).
     pub level_histogram: [u32; 6],
     /// Region size applied to the rest of the structure; `None` = OLP fallback.
     pub chosen_bytes: Option<u64>,
     /// Why OLP was kept instead, if it was.
-    pub fallback: Option<&'static str>,
+    pub fallback: Option<MmaFallback>,
 }
 
 /// What a fault did.
@@ -324,8 +334,14 @@ pub struct AllocStats {
     pub name: String,
     pub bytes: u64,
     pub mapped_bytes: u64,
-    /// The page size / placement applied (Table 4): "4KB", "64KB" … "2MB", or "OLP".
+    /// The page size / placement applied: "4KB", "64KB" … "2MB", or "OLP".
     pub placement: String,
+    /// What happened, for Table 4: `128KB (MMA)`, `OLP (fallback: small structure): 2MB`,
+    /// `OLP disabled: 64KB`, `64KB` ([`table4::Table4`]).
+    pub table4: String,
+    /// Its VA blocks touched and, of them, mapped as one 2 MB page (what OLP or S-2MB
+    /// made of them).
+    pub blocks: HugeBlocks,
     /// Region bytes applied (the OLP reservation size, 2 MB, for "OLP").
     pub page_bytes: u64,
     /// The PMM phase ended (CLAP) and at which fault count.

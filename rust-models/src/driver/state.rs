@@ -135,6 +135,12 @@ pub(super) fn validate(cfg: &DriverConfig) -> Result<(), DriverError> {
     {
         return bad("rt_k", "k must be positive and thresholds finite".into());
     }
+    if cfg.mma_min_full_blocks == 0 {
+        return bad(
+            "mma_min_full_blocks",
+            "expected at least 1 fully mapped VA block".into(),
+        );
+    }
     if cfg.max_frag > crate::pte::FRAG_MAX {
         return bad("max_frag", format!("{} exceeds 31", cfg.max_frag));
     }

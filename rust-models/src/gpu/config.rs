@@ -25,6 +25,9 @@ pub struct GpuConfig {
     /// Parameters of the Remote Tracker and TLB coalescing twins (same keys as `hw.toml`).
     #[serde(default)]
     pub hw: HwConfig,
+    /// The driver's PMM, OLP and MMA thresholds (optional; the paper's by default).
+    #[serde(default)]
+    pub driver: super::driver_spec::DriverSpec,
     /// Which engines serve the blocks (`--hw`); not a TOML key.
     #[serde(skip)]
     pub engines: crate::blocks::Hardware,
@@ -321,6 +324,9 @@ impl GpuConfig {
                     MAX_PHYSICAL_BYTES >> 30
                 ),
             ));
+        }
+        if let Err((key, message)) = self.driver.check() {
+            return Err(bad(key, message));
         }
         // The twins' keys are reported as in hw.toml (`remote_tracker.entries`, …).
         self.hw.validate(path)

@@ -209,7 +209,11 @@ impl<'w> Gpu<'w> {
     /// Run every kernel of the workload to completion.
     pub fn run_all(&mut self) -> Result<(), GpuError> {
         for k in 0..self.workload.kernels().len() {
+            let (instrs, start) = (self.counters.warp_instrs, self.cycles);
             self.run_kernel(k)?;
+            let c = &mut self.counters;
+            c.kernels
+                .push((c.warp_instrs - instrs, self.cycles - start));
         }
         self.service
             .on_run_end(crate::addr::Cycle(self.cycles), &mut self.mm)

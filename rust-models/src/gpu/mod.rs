@@ -42,7 +42,10 @@
 
 mod access;
 pub mod cnuma;
+pub mod clap_extras;
+pub mod clap_tables;
 pub mod config;
+pub mod driver_spec;
 mod engine;
 mod fill;
 pub mod gmmu;

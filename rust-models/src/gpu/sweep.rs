@@ -91,6 +91,16 @@ pub struct RunSummary {
     #[serde(with = "exact_f64")]
     pub speed: f64,
     pub allocs: Vec<AllocSummary>,
+    /// Table 2's counters: warp instructions, L2 cache and L2 TLB misses, and the
+    /// dominant kernel's name and thread blocks ([`super::metrics::dominant_kernel`]).
+    #[serde(default)]
+    pub warp_instrs: u64,
+    #[serde(default)]
+    pub l2_cache_misses: u64,
+    #[serde(default)]
+    pub l2_tlb_misses: u64,
+    #[serde(default)]
+    pub dominant_kernel: Option<(String, u32)>,
     /// The run's row of `clap.csv`.
     pub csv_row: String,
     /// The run's rows of `clap_structures.csv`.
@@ -103,6 +113,9 @@ pub struct AllocSummary {
     pub name: String,
     pub bytes: u64,
     pub page_size: String,
+    /// What happened to it (Table 4's label).
+    #[serde(default)]
+    pub table4: String,
 }
 
 impl RunSummary {
@@ -121,8 +134,14 @@ impl RunSummary {
                     name: a.name.clone(),
                     bytes: a.bytes,
                     page_size: a.page_size.clone(),
+                    table4: a.table4.clone(),
                 })
                 .collect(),
+            warp_instrs: r.warp_instrs,
+            l2_cache_misses: r.l2_cache_misses,
+            l2_tlb_misses: r.l2_tlb.iter().map(|c| c.misses).sum(),
+            dominant_kernel: super::metrics::dominant_kernel(&r.kernels)
+                .map(|k| (k.name.clone(), k.thread_blocks)),
             csv_row: r.csv_row(),
             structure_rows: structure_rows(r),
         }
@@ -280,7 +299,8 @@ pub fn table4_of(runs: &[RunSummary]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "Table 4: page size chosen by CLAP for the three largest structures"
+        "Table 4: page size chosen by CLAP for the three largest structures \
+         (MMA's choice; OLP as MMA's fallback, with why and the size OLP made)"
     );
     for w in workloads_in_order(runs) {
         let Some(r) = find(runs, &w, "clap") else {
@@ -292,10 +312,15 @@ pub fn table4_of(runs: &[RunSummary]) -> String {
             .iter()
             .take(3)
             .map(|a| {
+                let label = if a.table4.is_empty() {
+                    &a.page_size
+                } else {
+                    &a.table4
+                };
                 format!(
-                    "{} {} ({:.0} MB)",
+                    "{} {} ({:.1} MB)",
                     a.name,
-                    a.page_size,
+                    label,
                     a.bytes as f64 / 1048576.0
                 )
             })
@@ -329,7 +354,8 @@ pub fn alloc_csv(runs: &[RunReport]) -> String {
 /// [`alloc_csv`] from run summaries.
 pub fn alloc_csv_of(runs: &[RunSummary]) -> String {
     let mut s = String::from(
-        "workload,policy,structure,bytes,page_size,lines,remote_ratio,rt_remote_ratio,walks\n",
+        "workload,policy,structure,bytes,page_size,lines,remote_ratio,rt_remote_ratio,walks,\
+         table4\n",
     );
     for r in runs {
         for row in &r.structure_rows {
@@ -346,7 +372,7 @@ fn structure_rows(r: &RunReport) -> Vec<String> {
         .iter()
         .map(|a| {
             format!(
-                "{},{},{},{},{},{},{:.6},{},{}",
+                "{},{},{},{},{},{},{:.6},{},{},{}",
                 r.workload,
                 r.policy,
                 a.name,
@@ -357,7 +383,8 @@ fn structure_rows(r: &RunReport) -> Vec<String> {
                 a.rt_remote_ratio
                     .map(|x| format!("{x:.6}"))
                     .unwrap_or_default(),
-                a.walks
+                a.walks,
+                a.table4
             )
         })
         .collect()

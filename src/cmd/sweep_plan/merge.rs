@@ -73,6 +73,8 @@ pub fn merge(m: MergeArgs) -> anyhow::Result<u8> {
         println!("merge clap: {} runs from {}", id.runs, runs_dir.display());
         let (summaries, reports): (Vec<RunSummary>, Vec<String>) = runs.into_iter().unzip();
         super::super::sweep::clap_outputs(&out, &summaries, &reports, id.seed)?;
+        // The extra runs are the in-process sweep's; the tables from these runs print.
+        super::super::sweep_extras::paper(&out, &summaries, None)?;
     } else {
         let (id, runs) = load::<RunPart>(&m.dir, &files)?;
         let oversubs = id
