@@ -73,7 +73,7 @@ fn workloads(args: &Args, main: &[RunSummary]) -> anyhow::Result<Vec<String>> {
 /// print their tables and write `clap_8chiplet.csv`, `clap_pmm.csv`,
 /// `clap_min_blocks.csv`.
 pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Result<Extras> {
-    let scale = args.extras_scale.unwrap_or(args.scale);
+    let scale = args.extras_scale.unwrap_or(args.scale());
     if !(scale.is_finite() && scale > 0.0) {
         anyhow::bail!("--extras-scale: expected a positive number, got {scale}");
     }
@@ -83,7 +83,7 @@ pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Re
     let jobs = extras::extra_jobs(&s.cfg, &ws);
     let from_main = |j: &ExtraJob| -> Option<RunSummary> {
         let m = j.main_equivalent()?;
-        (scale == args.scale)
+        (scale == args.scale())
             .then(|| {
                 main.iter()
                     .find(|r| r.workload == m.workload && r.policy == m.policy.name())
