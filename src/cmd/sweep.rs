@@ -14,6 +14,7 @@ use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
 use mcmvm_models::uvm::sweep::{forest_jobs, ForestJob};
 use mcmvm_models::uvm::{sweep_forest, SweepOptions};
+use mcmvm_models::workload::Scale;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -40,9 +41,11 @@ pub struct Args {
     /// for forest).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Workload size multiplier.
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f64,
+    /// Workload size: a multiplier (1 = the quick default) or `paper`, each CLAP
+    /// workload at the CLAP paper's input size class (docs/workloads.md; the Forest suite
+    /// has no paper class and runs at 1).
+    #[arg(long, default_value = "1")]
+    pub scale: Scale,
     /// Seed of the workload generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -114,6 +117,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         "forest-sensitivity" => run_sensitivity(args),
         other => anyhow::bail!("unknown suite `{other}` (valid: clap, forest, forest-sensitivity)"),
     }
+}
+
+/// The one multiplier of the Forest suite's workloads (its sweeps record a single scale).
+pub(super) fn forest_scale(scale: &Scale) -> anyhow::Result<f64> {
+    scale
+        .uniform(mcmvm_models::workload::forest_suite())
+        .with_context(|| format!("--scale {scale}: the Forest workloads do not share one size"))
 }
 
 /// `--workloads`, checked against a suite (None: not given).
@@ -191,7 +201,8 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
     let results: Vec<(sweep::Job, Result<RunReport, String>)> = jobs
         .par_iter()
         .map(|job| {
-            let r = sweep::run_job(cfg, job, args.scale, args.seed).map_err(|e| e.to_string());
+            let scale = args.scale.factor(&job.workload);
+            let r = sweep::run_job(cfg, job, scale, args.seed).map_err(|e| e.to_string());
             bar.set_message(format!("{} {}", job.workload, job.policy));
             bar.inc(1);
             (job.clone(), r)
@@ -286,7 +297,7 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
     let mut cfg = super::configs::uvm(&config, &[])?;
     cfg.engines = args.hw.hardware()?;
     let mut opts = SweepOptions::new(cfg);
-    opts.scale = args.scale;
+    opts.scale = forest_scale(&args.scale)?;
     opts.seed = args.seed;
     if let Some(keep) = workload_filter(args, mcmvm_models::workload::forest_suite())? {
         opts.workloads.retain(|w| keep.contains(w));
@@ -415,8 +426,8 @@ fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
         config.display()
     );
     let t0 = std::time::Instant::now();
-    let report =
-        mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, args.scale, args.seed)?;
+    let scale = forest_scale(&args.scale)?;
+    let report = mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, scale, args.seed)?;
     println!(
         "Forest speed-up over TBNp at oversubscription {} (one threshold changed at a time):",
         report.oversubscription

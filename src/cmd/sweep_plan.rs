@@ -13,7 +13,8 @@
 
 use super::sweep::{clap_sweep, forest_sweep, Args};
 use anyhow::Context;
-use mcmvm_models::gpu::sweep::{self as clap_study, exact_f64, RunSummary};
+use mcmvm_models::gpu::sweep::{self as clap_study, RunSummary};
+use mcmvm_models::workload::Scale;
 use mcmvm_models::uvm::sweep::{run_forest_job, RunPart};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -31,8 +32,8 @@ pub struct SweepId {
     /// `--task-id` and `--out`).
     pub args: String,
     pub seed: u64,
-    #[serde(with = "exact_f64")]
-    pub scale: f64,
+    /// `--scale`: a multiplier (its exact text) or `paper`.
+    pub scale: Scale,
     /// forest: the oversubscriptions of the tables, in order (exact text).
     pub oversubs: Vec<String>,
 }
@@ -183,7 +184,8 @@ pub fn run(args: &Args, suite: &str, task: Option<usize>) -> anyhow::Result<u8> 
         };
         let job = in_range(&split, n).map(|i| &s.jobs[i])?;
         run_task(&split, n, &job.workload, job.policy.name(), None, || {
-            let r = clap_study::run_job(&s.cfg, job, args.scale, args.seed)?;
+            let scale = args.scale.factor(&job.workload);
+            let r = clap_study::run_job(&s.cfg, job, scale, args.seed)?;
             Ok((RunSummary::of(&r), serde_json::to_string_pretty(&r)?))
         })
     } else {

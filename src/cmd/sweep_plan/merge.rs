@@ -85,7 +85,7 @@ pub fn merge(m: MergeArgs) -> anyhow::Result<u8> {
         let rows = rows_of(&parts).with_context(|| format!("{}", runs_dir.display()))?;
         let tables = SweepTables {
             seed: id.seed,
-            scale: id.scale,
+            scale: super::super::sweep::forest_scale(&id.scale)?,
             summaries: summaries_of(&oversubs, &rows),
             rows,
         };
