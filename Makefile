@@ -28,9 +28,11 @@ run: deps build
 # The full studies beyond `make run`: every workload and policy of CLAP, the Forest
 # oversubscription curve (110-200 %), run as sweep plans sharded over this machine's cores
 # (the same plans go to a cluster with `make sweep-slurm`; docs/cluster.md), then merged
-# into the usual tables and figures under $(PAPER_OUT). PAPER_SCALE multiplies the inputs.
+# into the usual tables and figures under $(PAPER_OUT). PAPER_SCALE sizes the inputs: `paper`
+# gives each CLAP workload the paper's input size class (docs/workloads.md; the Forest
+# workloads have none and run at 1), a number multiplies every workload.
 PAPER_OUT ?= out/paper
-PAPER_SCALE ?= 1
+PAPER_SCALE ?= paper
 PAPER_OVERSUB ?= 1.1,1.25,1.5,1.75,2.0
 paper: build
 	@mkdir -p $(PAPER_OUT)

@@ -6,8 +6,8 @@
 //! `workload_generators.rs`.)
 
 use mcmvm_models::workload::{
-    by_name, clap_suite, count_by_walking, footprint_bytes, paper_factor, Lanes, Scale,
-    Workload, PAPER_SCALES,
+    by_name, clap_suite, count_by_walking, footprint_bytes, paper_factor, Lanes, Scale, Workload,
+    PAPER_SCALES,
 };
 use std::collections::HashMap;
 
@@ -36,7 +36,10 @@ fn touches(w: &dyn Workload, k: usize, alloc: u16, write: bool) -> HashMap<u64, 
 fn once_each(m: &HashMap<u64, u32>, elems: u64, elem: u64, what: &str) {
     assert_eq!(m.len() as u64, elems, "{what}: elements touched");
     assert!(m.values().all(|&c| c == 1), "{what}: some element twice");
-    assert!(m.keys().all(|&o| o % elem == 0 && o / elem < elems), "{what}");
+    assert!(
+        m.keys().all(|&o| o % elem == 0 && o / elem < elems),
+        "{what}"
+    );
 }
 
 #[test]
@@ -77,7 +80,12 @@ fn kmeans_transposes_every_feature_once_then_reads_it_once_per_cluster() {
     let w = by_name("kmeans", 4096.0 / (1 << 18) as f64, 1).unwrap();
     let elems = 4096 * 34;
     once_each(&touches(w.as_ref(), 0, 0, false), elems, 4, "feature read");
-    once_each(&touches(w.as_ref(), 0, 1, true), elems, 4, "feature_flipped written");
+    once_each(
+        &touches(w.as_ref(), 0, 1, true),
+        elems,
+        4,
+        "feature_flipped written",
+    );
     let reads = touches(w.as_ref(), 1, 1, false);
     assert_eq!(reads.len() as u64, elems);
     assert!(reads.values().all(|&c| c == 5), "once per cluster");
@@ -96,7 +104,10 @@ fn transpose_reads_and_writes_every_element_once_and_blocks_write_their_tile() {
         for i in w.warp_stream(0, tb, warp).filter(|i| i.write) {
             let (lo, hi) = i.lanes.extent().unwrap();
             let (row, col) = (lo / 4 / 96, lo / 4 % 96);
-            assert!((160..192).contains(&row) && col == 64 && hi - lo == 128, "{lo}");
+            assert!(
+                (160..192).contains(&row) && col == 64 && hi - lo == 128,
+                "{lo}"
+            );
         }
     }
 }
@@ -129,7 +140,11 @@ fn lbm_pushes_every_distribution_to_one_cell_of_its_slab() {
     let w = by_name("lbm", 2.0 / 32.0, 1).unwrap();
     let slab = 120 * 120 * 6 + 16;
     let writes = touches(w.as_ref(), 0, 1, true);
-    assert_eq!(writes.len(), 19 * 120 * 120 * 2, "one write per (cell, direction)");
+    assert_eq!(
+        writes.len(),
+        19 * 120 * 120 * 2,
+        "one write per (cell, direction)"
+    );
     assert!(writes.values().all(|&c| c == 1), "no cell written twice");
     let mut per_slab = [0u64; 19];
     for &o in writes.keys() {
@@ -144,7 +159,11 @@ fn lbm_pushes_every_distribution_to_one_cell_of_its_slab() {
         .collect();
     assert_eq!(c[0], 32 + 120 + (1 + 2) * 120 * 120);
     let reads = touches(w.as_ref(), 0, 0, false);
-    assert_eq!(reads.len(), 20 * 120 * 120 * 2, "20 entries of every cell read");
+    assert_eq!(
+        reads.len(),
+        20 * 120 * 120 * 2,
+        "20 entries of every cell read"
+    );
 }
 
 #[test]
@@ -174,10 +193,21 @@ fn paper_scale_footprints_lie_in_the_papers_range() {
         let entry = entry.unwrap_or_else(|| panic!("{name}: no paper scale"));
         let w = by_name(name, entry.factor, 1).unwrap();
         let bytes = footprint_bytes(w.as_ref());
-        println!("{name:14} {:>6} MiB (target {} MiB)", bytes / MIB, entry.target_bytes / MIB);
-        assert!((60 * MIB..=4096 * MIB).contains(&bytes), "{name}: {bytes} B");
+        println!(
+            "{name:14} {:>6} MiB (target {} MiB)",
+            bytes / MIB,
+            entry.target_bytes / MIB
+        );
+        assert!(
+            (60 * MIB..=4096 * MIB).contains(&bytes),
+            "{name}: {bytes} B"
+        );
         let off = bytes.abs_diff(entry.target_bytes) as f64 / entry.target_bytes as f64;
-        assert!(off < 0.1, "{name}: {bytes} B against the target {}", entry.target_bytes);
+        assert!(
+            off < 0.1,
+            "{name}: {bytes} B against the target {}",
+            entry.target_bytes
+        );
     }
     // The two inputs the paper sizes: PAF's largest structure 1.86 GB, BLK 310 MB in all.
     let paf = by_name("paf", paper_factor("paf"), 1).unwrap();

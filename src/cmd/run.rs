@@ -273,7 +273,9 @@ enum Source {
 impl Source {
     fn open(args: &Args) -> anyhow::Result<Source> {
         Ok(match (&args.workload, &args.trace) {
-            (Some(name), _) => Source::Built(workload::by_name(name, args.scale.factor(name), args.seed)?),
+            (Some(name), _) => {
+                Source::Built(workload::by_name(name, args.scale.factor(name), args.seed)?)
+            }
             (None, Some(path)) => Source::Trace(Box::new(TraceWorkload::open(path)?)),
             (None, None) => anyhow::bail!("give --workload NAME or --trace FILE"),
         })

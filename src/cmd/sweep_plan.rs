@@ -14,8 +14,8 @@
 use super::sweep::{clap_sweep, forest_sweep, Args};
 use anyhow::Context;
 use mcmvm_models::gpu::sweep::{self as clap_study, RunSummary};
-use mcmvm_models::workload::Scale;
 use mcmvm_models::uvm::sweep::{run_forest_job, RunPart};
+use mcmvm_models::workload::Scale;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

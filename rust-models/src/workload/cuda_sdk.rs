@@ -64,11 +64,24 @@ impl WarpGen for TransposeGen {
         let (bx, by) = (tb as u64 % gx, tb as u64 / gx);
         let (w, h) = (warp as u64, self.height);
         let rows = (0..TILE).step_by(BLOCK_ROWS as usize);
-        let loads = rows
-            .clone()
-            .map(move |i| coalesced(IDATA, ((by * TILE + w + i) * WIDTH + bx * TILE) * 4, WARP, 4, false));
-        let stores = rows
-            .map(move |i| coalesced(ODATA, ((bx * TILE + w + i) * h + by * TILE) * 4, WARP, 4, true));
+        let loads = rows.clone().map(move |i| {
+            coalesced(
+                IDATA,
+                ((by * TILE + w + i) * WIDTH + bx * TILE) * 4,
+                WARP,
+                4,
+                false,
+            )
+        });
+        let stores = rows.map(move |i| {
+            coalesced(
+                ODATA,
+                ((bx * TILE + w + i) * h + by * TILE) * 4,
+                WARP,
+                4,
+                true,
+            )
+        });
         Box::new(loads.chain(stores))
     }
 

@@ -96,7 +96,9 @@ impl Iterator for EdgeWalk<'_> {
         let lanes = self.live.count_ones() as usize;
         let live = super::graph_kernels::set_bits(self.live);
         let offsets = match op.index {
-            EdgeIndex::Edge => LaneOffsets::from_exact(lanes, live.map(|l| (self.first[l] + j) * e)),
+            EdgeIndex::Edge => {
+                LaneOffsets::from_exact(lanes, live.map(|l| (self.first[l] + j) * e))
+            }
             EdgeIndex::Dest => LaneOffsets::from_exact(
                 lanes,
                 live.map(|l| self.g.dest(self.first[l] + j) as u64 * e),

@@ -101,14 +101,24 @@ impl LbmGen {
 
 impl WarpGen for LbmGen {
     fn stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_> {
-        let (src, dst) = if kernel.is_multiple_of(2) { (0, 1) } else { (1, 0) };
+        let (src, dst) = if kernel.is_multiple_of(2) {
+            (0, 1)
+        } else {
+            (1, 0)
+        };
         let (y, z) = ((tb as u64 % SIZE_Y) as i64, (tb as u64 / SIZE_Y) as i64);
         let x0 = warp as u64 * WARP;
         let lanes = WARP.min(SIZE_X - x0);
         let x = x0 as i64;
         let loads = (0..=FLAGS).map(move |e| coalesced(src, self.at(e, x, y, z), lanes, 4, false));
         let stores = DIRS.iter().enumerate().map(move |(e, &(dx, dy, dz))| {
-            let s = coalesced(dst, self.at(e as u64, x + dx, y + dy, z + dz), lanes, 4, true);
+            let s = coalesced(
+                dst,
+                self.at(e as u64, x + dx, y + dy, z + dz),
+                lanes,
+                4,
+                true,
+            );
             // The collision (~200 flops per cell in Parboil's kernel) precedes the first
             // store; the cycle count is our estimate.
             if e == 0 {

@@ -59,7 +59,13 @@ struct KmeansGen {
 
 fn kmeans(scale: f64) -> Result<Box<dyn Workload>, WorkloadError> {
     check_scale("kmeans", scale)?;
-    let npoints = scaled("kmeans", scale, KM_POINTS, KM_POINTS_PER_TB, KM_POINTS_PER_TB)?;
+    let npoints = scaled(
+        "kmeans",
+        scale,
+        KM_POINTS,
+        KM_POINTS_PER_TB,
+        KM_POINTS_PER_TB,
+    )?;
     let grid = grid_u32("kmeans", scale, npoints / KM_POINTS_PER_TB)?;
     let mut kernels = vec![Kernel::new("invert_mapping", grid, KM_WARPS as u32)];
     kernels.extend((0..KM_ITERATIONS).map(|_| Kernel::new("kmeansPoint", grid, KM_WARPS as u32)));
@@ -86,7 +92,9 @@ impl WarpGen for KmeansGen {
         if kernel == 0 {
             // Feature i of the warp's points: lane l reads feature[(p0 + l) * 34 + i].
             return Box::new((0..KM_FEATURES).flat_map(move |i| {
-                let lanes: Vec<u64> = (0..WARP).map(|l| ((p0 + l) * KM_FEATURES + i) * 4).collect();
+                let lanes: Vec<u64> = (0..WARP)
+                    .map(|l| ((p0 + l) * KM_FEATURES + i) * 4)
+                    .collect();
                 [
                     gather(FEATURE, &lanes, 4, false),
                     coalesced(FLIPPED, (i * n + p0) * 4, WARP, 4, true),
@@ -95,9 +103,16 @@ impl WarpGen for KmeansGen {
         }
         let loads = (0..KM_CLUSTERS).flat_map(move |_| {
             // Three flops per feature: a subtraction and a multiply-add.
-            (0..KM_FEATURES).map(move |j| after(coalesced(FLIPPED, (j * n + p0) * 4, WARP, 4, false), 3))
+            (0..KM_FEATURES)
+                .map(move |j| after(coalesced(FLIPPED, (j * n + p0) * 4, WARP, 4, false), 3))
         });
-        Box::new(loads.chain(std::iter::once(coalesced(MEMBERSHIP, p0 * 4, WARP, 4, true))))
+        Box::new(loads.chain(std::iter::once(coalesced(
+            MEMBERSHIP,
+            p0 * 4,
+            WARP,
+            4,
+            true,
+        ))))
     }
 
     fn count(&self) -> u64 {

@@ -124,23 +124,63 @@ pub const PAPER_SCALES: [PaperScale; 18] = [
     ps("3dc", 4.0, 256 * MIB, "range only (60 MB-4 GB)"),
     ps("lps", 8.0, 256 * MIB, "range only (60 MB-4 GB)"),
     // 310 MB total over five arrays (the paper: 310 MB, 77 MB per structure on average).
-    ps("blk", 310.0 / 160.0, 310 * MIB, "310 MB total, 77 MB per structure"),
+    ps(
+        "blk",
+        310.0 / 160.0,
+        310 * MIB,
+        "310 MB total, 77 MB per structure",
+    ),
     // The wall grows to 1.86 GB (3809 of 131072 columns), the paper's largest structure.
-    ps("paf", 3810.0 / 480.0, 1905 * MIB, "~2 GB total, largest structure 1.86 GB"),
+    ps(
+        "paf",
+        3810.0 / 480.0,
+        1905 * MIB,
+        "~2 GB total, largest structure 1.86 GB",
+    ),
     // A 4096 x 4096 matrix (Rodinia's largest generated input is 8192 x 8192); the area
     // is what scales, instructions grow as factor^1.5.
-    ps("lud", (4096.0 * 4096.0) / (1536.0 * 1536.0), 64 * MIB, "range only (60 MB-4 GB)"),
+    ps(
+        "lud",
+        (4096.0 * 4096.0) / (1536.0 * 1536.0),
+        64 * MIB,
+        "range only (60 MB-4 GB)",
+    ),
     ps("sc", 4.0, 133 * MIB, "range only (60 MB-4 GB)"),
     ps("gemm-resnet50", 4.0, 198 * MIB, "range only (60 MB-4 GB)"),
     ps("gemm-vit", 4.0, 194 * MIB, "range only (60 MB-4 GB)"),
     ps("gemm-gpt3", 2.0, 152 * MIB, "range only (60 MB-4 GB)"),
-    ps("pagerank", 8.0, 112 * MIB, "not named in the paper (our choice)"),
+    ps(
+        "pagerank",
+        8.0,
+        112 * MIB,
+        "not named in the paper (our choice)",
+    ),
     ps("dc", 4.0, 400 * MIB, "not named in the paper (our choice)"),
-    ps("kmeans", 4.0, 276 * MIB, "not named in the paper (our choice)"),
-    ps("hotspot", 4.0, 192 * MIB, "not named in the paper (our choice)"),
+    ps(
+        "kmeans",
+        4.0,
+        276 * MIB,
+        "not named in the paper (our choice)",
+    ),
+    ps(
+        "hotspot",
+        4.0,
+        192 * MIB,
+        "not named in the paper (our choice)",
+    ),
     // Parboil's own lattice: 120 x 120 x 150 cells (150 of the default 32 planes).
-    ps("lbm", 150.0 / 32.0, 338 * MIB, "not named in the paper (our choice)"),
-    ps("transpose", 4.0, 512 * MIB, "not named in the paper (our choice)"),
+    ps(
+        "lbm",
+        150.0 / 32.0,
+        338 * MIB,
+        "not named in the paper (our choice)",
+    ),
+    ps(
+        "transpose",
+        4.0,
+        512 * MIB,
+        "not named in the paper (our choice)",
+    ),
 ];
 
 const fn ps(name: &'static str, factor: f64, target_bytes: u64, paper: &'static str) -> PaperScale {
