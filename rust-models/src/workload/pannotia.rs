@@ -1,7 +1,8 @@
-//! `pagerank`: Pannotia's PageRank (Che et al., IISWC'12, "Pannotia: Understanding
-//! Irregular GPGPU Graph Applications"; the suite of the CLAP paper's reference 22). Not
-//! named in the CLAP paper: one of the six workloads we chose for its remaining benchmarks
-//! (docs/workloads.md).
+//! `pagerank`: Pannotia's PageRank (Che et al., IISWC'13, "Pannotia: Understanding
+//! Irregular GPGPU Graph Applications"). The CLAP paper's summary lists Pannotia among its
+//! suites (its reference 22, "A Quantitative Study of Irregular Programs on GPUs",
+//! IISWC'12, is Burtscher et al.'s LonestarGPU study). Not named in the CLAP paper: one of
+//! the six workloads we chose for its remaining benchmarks (docs/workloads.md).
 //!
 //! The kernels, one thread per vertex over a CSR graph (`row`, `col`):
 //! - `inibuffer`: `page_rank1[v] = 1 / n; page_rank2[v] = 0`, once;
