@@ -21,8 +21,10 @@ fn a_bad_scale_names_the_option_and_both_forms() {
         vec!["workloads"],
     ] {
         for bad in ["big", "0", "-2"] {
+            // `--scale=V`: clap reads a separate `-2` as an option, not a value.
+            let opt = format!("--scale={bad}");
             let mut args = cmd.clone();
-            args.extend(["--scale", bad]);
+            args.push(&opt);
             let o = mcmvm(&args);
             let err = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
