@@ -31,12 +31,14 @@ run: deps build
 # The full studies beyond `make run`: every workload and policy of CLAP, the Forest
 # oversubscription curve (110-200 %), run as sweep plans sharded over this machine's cores
 # (the same plans go to a cluster with `make sweep-slurm`; docs/cluster.md), then merged
-# into the usual tables and figures under $(PAPER_OUT). PAPER_SCALE multiplies the inputs;
-# PAPER_FOREST_SCALE the Forest suite's on the GPU timing model, where a thrashing gather
-# replays whole warp instructions (hchi: ~25-45 s a run at 0.1, ~8 min at 1 on 2 loaded
-# cores), so its full curve stays within hours.
+# into the usual tables and figures under $(PAPER_OUT). PAPER_SCALE sizes the inputs: `paper`
+# gives each CLAP workload the paper's input size class (docs/workloads.md; the Forest
+# workloads have none), a number multiplies every workload. PAPER_FOREST_SCALE sizes the
+# Forest suite on the GPU timing model, where a thrashing gather replays whole warp
+# instructions (hchi: ~25-45 s a run at 0.1, ~8 min at 1 on 2 loaded cores), so its full
+# curve stays within hours.
 PAPER_OUT ?= out/paper
-PAPER_SCALE ?= 1
+PAPER_SCALE ?= paper
 PAPER_FOREST_SCALE ?= 0.25
 PAPER_OVERSUB ?= 1.1,1.25,1.5,1.75,2.0
 paper: build

@@ -15,6 +15,7 @@ use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
 use mcmvm_models::uvm::sweep::{curve_table, forest_jobs, paper_table, ForestJob};
 use mcmvm_models::uvm::{sweep_forest, SweepEngine, SweepOptions};
+use mcmvm_models::workload::Scale;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -34,12 +35,20 @@ pub const TIMING_CURVE_SCALE: f64 = 0.02;
 
 impl Args {
     /// `--scale`, else the suite's and engine's default.
-    pub fn scale(&self) -> f64 {
-        self.scale.unwrap_or(if self.forest_timing() {
+    pub fn scale_spec(&self) -> Scale {
+        self.scale.unwrap_or(Scale::Factor(if self.forest_timing() {
             FOREST_TIMING_SCALE
         } else {
             1.0
-        })
+        }))
+    }
+
+    /// The one multiplier of the Forest suite (its workloads have no paper class, so
+    /// `paper` is 1 there), for the lines that print the Forest sweep's scale.
+    pub fn scale(&self) -> f64 {
+        self.scale_spec()
+            .uniform(mcmvm_models::workload::forest_suite())
+            .unwrap_or(1.0)
     }
 
     /// `--curve-scale`, else the engine's default.
@@ -73,10 +82,12 @@ pub struct Args {
     /// for forest).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Workload size multiplier (default: 1; forest on the timing model:
-    /// FOREST_TIMING_SCALE, see `Args::scale`).
+    /// Workload size: a multiplier (1 = the quick default) or `paper`, each CLAP
+    /// workload at the CLAP paper's input size class (docs/workloads.md; the Forest suite
+    /// has no paper class and runs at 1). Default: 1; forest on the timing model:
+    /// FOREST_TIMING_SCALE (see `Args::scale_spec`).
     #[arg(long)]
-    pub scale: Option<f64>,
+    pub scale: Option<Scale>,
     /// Seed of the workload generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -175,6 +186,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
 }
 
+/// The one multiplier of the Forest suite's workloads (its sweeps record a single scale).
+pub(super) fn forest_scale(scale: &Scale) -> anyhow::Result<f64> {
+    scale
+        .uniform(mcmvm_models::workload::forest_suite())
+        .with_context(|| format!("--scale {scale}: the Forest workloads do not share one size"))
+}
+
 /// `--workloads`, checked against a suite (None: not given).
 fn workload_filter(args: &Args, suite: &[&str]) -> anyhow::Result<Option<Vec<String>>> {
     let Some(ws) = &args.workloads else {
@@ -244,7 +262,7 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
         jobs.len(),
         jobs.len() / s.policies.len().max(1),
         s.policies.len(),
-        args.scale(),
+        args.scale_spec(),
         args.seed,
         s.config.display(),
         rayon::current_num_threads()
@@ -253,7 +271,8 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
     let results: Vec<(sweep::Job, Result<RunReport, String>)> = jobs
         .par_iter()
         .map(|job| {
-            let r = sweep::run_job(cfg, job, args.scale(), args.seed).map_err(|e| e.to_string());
+            let scale = args.scale_spec().factor(&job.workload);
+            let r = sweep::run_job(cfg, job, scale, args.seed).map_err(|e| e.to_string());
             bar.set_message(format!("{} {}", job.workload, job.policy));
             bar.inc(1);
             (job.clone(), r)
@@ -367,7 +386,7 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
             "--gpu-config goes with --engine timing (the replay engine has no GPU model)"
         );
     }
-    opts.scale = args.scale();
+    opts.scale = forest_scale(&args.scale_spec())?;
     opts.seed = args.seed;
     if let Some(keep) = workload_filter(args, mcmvm_models::workload::forest_suite())? {
         opts.workloads.retain(|w| keep.contains(w));
@@ -529,8 +548,8 @@ fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
         config.display()
     );
     let t0 = std::time::Instant::now();
-    let report =
-        mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, args.scale(), args.seed)?;
+    let scale = forest_scale(&args.scale_spec())?;
+    let report = mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, scale, args.seed)?;
     println!(
         "Forest speed-up over TBNp at oversubscription {} (one threshold changed at a time):",
         report.oversubscription

@@ -73,7 +73,13 @@ fn workloads(args: &Args, main: &[RunSummary]) -> anyhow::Result<Vec<String>> {
 /// print their tables and write `clap_8chiplet.csv`, `clap_pmm.csv`,
 /// `clap_min_blocks.csv`.
 pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Result<Extras> {
-    let scale = args.extras_scale.unwrap_or(args.scale());
+    // Under `--scale paper` the extras run at the quick default size unless
+    // --extras-scale says otherwise (paper-size extras would multiply the sweep's time).
+    let main_factor = match args.scale_spec() {
+        mcmvm_models::workload::Scale::Factor(x) => Some(x),
+        mcmvm_models::workload::Scale::Paper => None,
+    };
+    let scale = args.extras_scale.or(main_factor).unwrap_or(1.0);
     if !(scale.is_finite() && scale > 0.0) {
         anyhow::bail!("--extras-scale: expected a positive number, got {scale}");
     }
@@ -83,7 +89,7 @@ pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Re
     let jobs = extras::extra_jobs(&s.cfg, &ws);
     let from_main = |j: &ExtraJob| -> Option<RunSummary> {
         let m = j.main_equivalent()?;
-        (scale == args.scale())
+        (Some(scale) == main_factor)
             .then(|| {
                 main.iter()
                     .find(|r| r.workload == m.workload && r.policy == m.policy.name())

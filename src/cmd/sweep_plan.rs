@@ -13,8 +13,9 @@
 
 use super::sweep::{clap_sweep, forest_sweep, Args};
 use anyhow::Context;
-use mcmvm_models::gpu::sweep::{self as clap_study, exact_f64, RunSummary};
+use mcmvm_models::gpu::sweep::{self as clap_study, RunSummary};
 use mcmvm_models::uvm::sweep::{run_forest_job, RunPart};
+use mcmvm_models::workload::Scale;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -31,8 +32,8 @@ pub struct SweepId {
     /// `--task-id` and `--out`).
     pub args: String,
     pub seed: u64,
-    #[serde(with = "exact_f64")]
-    pub scale: f64,
+    /// `--scale`: a multiplier (its exact text) or `paper`.
+    pub scale: Scale,
     /// forest: the oversubscriptions of the tables, in order (exact text).
     pub oversubs: Vec<String>,
     /// forest: the engine (`timing`, `replay`; run files from before it was a choice
@@ -129,7 +130,7 @@ fn shared_words(args: &Args, config: &Path, lists: &[(&str, String)]) -> anyhow:
         "--config".to_string(),
         config.display().to_string(),
         "--scale".into(),
-        args.scale().to_string(),
+        args.scale_spec().to_string(),
         "--seed".into(),
         args.seed.to_string(),
     ];
@@ -191,7 +192,8 @@ pub fn run(args: &Args, suite: &str, task: Option<usize>) -> anyhow::Result<u8> 
         };
         let job = in_range(&split, n).map(|i| &s.jobs[i])?;
         run_task(&split, n, &job.workload, job.policy.name(), None, || {
-            let r = clap_study::run_job(&s.cfg, job, args.scale(), args.seed)?;
+            let scale = args.scale_spec().factor(&job.workload);
+            let r = clap_study::run_job(&s.cfg, job, scale, args.seed)?;
             Ok((RunSummary::of(&r), serde_json::to_string_pretty(&r)?))
         })
     } else {
@@ -245,7 +247,7 @@ fn sweep_id(args: &Args, suite: &str, runs: usize, words: String) -> SweepId {
         runs,
         args: words,
         seed: args.seed,
-        scale: args.scale(),
+        scale: args.scale_spec(),
         oversubs: Vec::new(),
         engine: String::new(),
     }

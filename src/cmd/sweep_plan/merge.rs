@@ -88,7 +88,7 @@ pub fn merge(m: MergeArgs) -> anyhow::Result<u8> {
         let tables = SweepTables {
             engine: mcmvm_models::uvm::sweep_engine::label_of(&id.engine).to_string(),
             seed: id.seed,
-            scale: id.scale,
+            scale: super::super::sweep::forest_scale(&id.scale)?,
             summaries: summaries_of(&oversubs, &rows),
             rows,
         };
