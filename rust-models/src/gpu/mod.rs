@@ -41,9 +41,9 @@
 //! slots free up.
 
 mod access;
-pub mod cnuma;
 pub mod clap_extras;
 pub mod clap_tables;
+pub mod cnuma;
 pub mod config;
 pub mod driver_spec;
 mod engine;

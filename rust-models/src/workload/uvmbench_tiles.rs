@@ -93,7 +93,11 @@ impl HotspotGen {
 
 impl WarpGen for HotspotGen {
     fn stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_> {
-        let (src, dst) = if kernel.is_multiple_of(2) { (1, 2) } else { (2, 1) };
+        let (src, dst) = if kernel.is_multiple_of(2) {
+            (1, 2)
+        } else {
+            (2, 1)
+        };
         let load = |a| {
             half_rows(a, false, |h, t| {
                 self.inside(tb, warp, h, t)
