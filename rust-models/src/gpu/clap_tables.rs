@@ -139,12 +139,16 @@ pub fn table2_csv(rows: &[Table2Row]) -> String {
     s
 }
 
+/// One workload's row of the 8-chiplet table: per policy (speed-up over s64k, remote
+/// ratio), `None` where that run is missing.
+pub type Chiplets8Row = (String, Vec<Option<(f64, f64)>>);
+
 /// The 8-chiplet runs: per workload each policy's speed-up over s64k and remote ratio.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Chiplets8 {
     pub policies: Vec<String>,
     /// Per workload and policy: (speed-up over s64k, remote ratio).
-    pub rows: Vec<(String, Vec<Option<(f64, f64)>>)>,
+    pub rows: Vec<Chiplets8Row>,
     /// Per policy: geometric-mean speed-up over s64k.
     pub geomeans: Vec<Option<f64>>,
     /// CLAP's geometric-mean speed-up over s64k and over s2m, minus 1.

@@ -128,7 +128,7 @@ impl WarpGen for PageRankGen {
                 .into_iter(),
             );
         }
-        if kernel % 2 == 0 {
+        if kernel.is_multiple_of(2) {
             return Box::new(
                 [
                     coalesced(RANK2, v * 4, n, 4, false),
