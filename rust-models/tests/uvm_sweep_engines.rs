@@ -122,8 +122,27 @@ fn the_replay_engine_says_it_is_approximate_everywhere() {
         .lines()
         .skip(1)
         .all(|l| l.ends_with(",replay engine (fast approximate)")));
-    let paper = paper_table(&r.engine, &r.summaries);
+    let paper = paper_table(&r.engine, &r.summaries, &r.rows);
     assert!(paper.starts_with("the paper's figures beside ours (replay engine (fast approximate))"));
-    // No 125 % run, no 125 % figure.
+    // No 125 % run, no 125 % figure; no DL network ran, so no DL figure.
     assert!(!paper.contains("125 %"), "{paper}");
+    assert!(!paper.contains("DL networks"), "{paper}");
+}
+
+#[test]
+fn the_paper_table_sets_specforest_on_dl_beside_the_papers_151() {
+    let r = sweep_forest(&options(SweepEngine::Replay, &["ls", "alexnet"], &[1.5])).unwrap();
+    let paper = paper_table(&r.engine, &r.summaries, &r.rows);
+    let dl = r.rows.iter().find(|x| x.workload == "alexnet").unwrap();
+    let line = paper
+        .lines()
+        .find(|l| l.starts_with("specforest over tbnp on 1 DL networks"))
+        .unwrap_or_else(|| panic!("{paper}"));
+    assert!(line.contains("1.51x"), "{line}");
+    // One network: the geometric mean is its own speed-up.
+    assert!(
+        line.ends_with(&format!("{:.3}x", dl.specforest_speedup)),
+        "{line} vs {}",
+        dl.specforest_speedup
+    );
 }

@@ -487,7 +487,7 @@ fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
     print!(
         "{}{}",
         curve_table(&report.engine, &report.summaries),
-        paper_table(&report.engine, &report.summaries)
+        paper_table(&report.engine, &report.summaries, &report.rows)
     );
     println!("({:.0} s)", t0.elapsed().as_secs_f64());
     if let Some(dir) = &opts.out_dir {

@@ -44,6 +44,11 @@ mod uvmbench_rodinia;
 mod uvmbench_tiles;
 
 pub use registry::{by_name, catalog, clap_suite, forest_suite, WorkloadInfo};
+
+/// The DL networks of the Forest suite (the paper's SpecForest-on-DL figure averages them).
+pub fn dl_networks() -> &'static [&'static str] {
+    &dl::NAMES
+}
 pub use scale::{paper_factor, Scale, ScaleParseError, PAPER_SCALES};
 pub use trace::{write_trace, TraceWorkload};
 
