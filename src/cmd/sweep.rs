@@ -19,6 +19,9 @@ use mcmvm_models::workload::Scale;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
+/// The CLAP sweep's default `--policies`, Figure 18's columns in order.
+const DEFAULT_CLAP_POLICIES: &str = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal";
+
 /// The oversubscription curve of the default Forest sweep (issue #21: 110-200 %).
 pub const CURVE_OVERSUBS: [f64; 5] = [1.1, 1.25, 1.5, 1.75, 2.0];
 
@@ -96,7 +99,7 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// clap: comma-separated policies (the first one that is s64k is the baseline), or
     /// `extended`: these and the other baselines (s128k, s256k, s512k, s1m, mgvm, cnuma).
-    #[arg(long, default_value = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal")]
+    #[arg(long, default_value = DEFAULT_CLAP_POLICIES)]
     pub policies: String,
     /// clap, forest: only these workloads (comma-separated; default: the whole suite).
     #[arg(long)]
@@ -227,13 +230,15 @@ pub(super) fn clap_sweep(args: &Args) -> anyhow::Result<ClapSweep> {
         .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
     let mut cfg = super::configs::gpu(&config)?;
     cfg.engines = args.hw.hardware()?;
-    let policies: Vec<PolicyKind> = if args.policies.trim() == "extended" {
-        sweep::CLAP_EXTENDED_POLICIES.to_vec()
-    } else {
-        args.policies
-            .split(',')
+    let parse = |list: &str| -> Result<Vec<PolicyKind>, _> {
+        list.split(',')
             .map(|p| p.trim().parse::<PolicyKind>())
-            .collect::<Result<_, _>>()?
+            .collect()
+    };
+    let policies: Vec<PolicyKind> = if args.policies.trim() == "extended" {
+        sweep::extended_policies(&parse(DEFAULT_CLAP_POLICIES)?)
+    } else {
+        parse(&args.policies)?
     };
     if !policies.contains(&PolicyKind::S64k) {
         anyhow::bail!("--policies must include s64k, the baseline of Figure 18");

@@ -23,25 +23,15 @@ pub const CLAP_POLICIES: [PolicyKind; 6] = [
     PolicyKind::S64kCoal,
 ];
 
-/// The default sweep's policies (`mcmvm sweep --suite clap`) followed by the paper's other
-/// baselines (`--policies extended`, opt-in so the default run stays quick): the static
-/// intermediate page sizes of Fig. 6 with their own TLBs, MGvm-style page-table
-/// placement and ideal C-NUMA.
-pub const CLAP_EXTENDED_POLICIES: [PolicyKind; 13] = [
-    PolicyKind::S64k,
-    PolicyKind::S2m,
-    PolicyKind::Olp,
-    PolicyKind::Clap,
-    PolicyKind::Ideal,
-    PolicyKind::S4k,
-    PolicyKind::S64kCoal,
-    PolicyKind::S128k,
-    PolicyKind::S256k,
-    PolicyKind::S512k,
-    PolicyKind::S1m,
-    PolicyKind::Mgvm,
-    PolicyKind::Cnuma,
-];
+/// `default` (the default sweep's policies, `mcmvm sweep --suite clap`) followed by every
+/// other policy in [`PolicyKind::ALL`]'s order: the paper's other baselines (`--policies
+/// extended`, opt-in so the default run stays quick) — the static intermediate page sizes
+/// of Fig. 6 with their own TLBs, MGvm-style page-table placement and ideal C-NUMA.
+pub fn extended_policies(default: &[PolicyKind]) -> Vec<PolicyKind> {
+    let mut all = default.to_vec();
+    all.extend(PolicyKind::ALL.iter().filter(|p| !default.contains(p)));
+    all
+}
 
 /// One cell of the study.
 #[derive(Debug, Clone, PartialEq)]

@@ -74,6 +74,14 @@ impl<'a> EdgeWalk<'a> {
         (v0..v0 + n).map(|v| g.edges(v).1).max().unwrap_or(0) as u64
     }
 
+    /// Loop iterations summed over every full warp of one vertex per lane (a kernel's
+    /// edge loops, for the generators' exact instruction counts).
+    pub(super) fn iterations_of_all_warps(g: &Graph, lanes: u32) -> u64 {
+        (0..g.n / lanes)
+            .map(|w| EdgeWalk::iterations(g, w * lanes, lanes))
+            .sum()
+    }
+
     fn load_step(&mut self) {
         self.live = 0;
         for l in 0..self.n {

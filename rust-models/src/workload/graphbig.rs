@@ -103,9 +103,7 @@ impl WarpGen for DcGen {
 
     fn count(&self) -> u64 {
         let warps = self.g.n / WARP as u32;
-        let loops: u64 = (0..warps)
-            .map(|w| EdgeWalk::iterations(&self.g, w * WARP as u32, WARP as u32))
-            .sum();
+        let loops = EdgeWalk::iterations_of_all_warps(&self.g, WARP as u32);
         warps as u64 * (1 + 2) + loops * LOOP.len() as u64
     }
 }

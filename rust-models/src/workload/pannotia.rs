@@ -152,9 +152,7 @@ impl WarpGen for PageRankGen {
 
     fn count(&self) -> u64 {
         let warps = self.g.n / WARP as u32;
-        let loops: u64 = (0..warps)
-            .map(|w| EdgeWalk::iterations(&self.g, w * WARP as u32, WARP as u32))
-            .sum();
+        let loops = EdgeWalk::iterations_of_all_warps(&self.g, WARP as u32);
         let per_iteration = warps as u64 * (3 + 3) + loops * LOOP.len() as u64;
         warps as u64 * 2 + ITERATIONS as u64 * per_iteration
     }
