@@ -139,6 +139,14 @@ fn check_runs_non_default_block_parameters_on_the_emitted_verilog() {
     let r = simulate(&cfg, wl.as_ref(), spec).expect("check run");
     assert!(r.hardware.compared() > 0);
     assert_eq!(twin, simulated(&r));
+    // The checker thread has compared every block cycle by the end of the run.
+    for b in &r.hardware.blocks {
+        assert_eq!(
+            b.engine.compared, b.block_cycles,
+            "{} on {}",
+            b.block, b.unit
+        );
+    }
 
     let mut ucfg = uvm_cfg();
     ucfg.att = AttConfig {
@@ -149,6 +157,11 @@ fn check_runs_non_default_block_parameters_on_the_emitted_verilog() {
     let wl = workload::by_name("ls", 0.05, SEED).expect("ls");
     let m = uvm::run_workload(wl.as_ref(), &ucfg, UvmPolicy::Forest, false).expect("ATT check");
     assert!(m.hardware.compared() > 0);
+    let att = &m.hardware.blocks[0];
+    assert_eq!(
+        att.engine.compared, att.block_cycles,
+        "every ATT cycle compared"
+    );
 }
 
 /// The Verilator models' own registers keep the blocks' invariants under system traffic:
@@ -293,55 +306,61 @@ fn a_wrong_twin_is_caught_at_the_exact_system_cycle_and_signal() {
         .expect("lock")
         .clone()
         .expect("bfs under clap drains a hit");
-    // The same run with the broken twin checked against the Verilog.
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("mcmvm-wrong-twin-{}", std::process::id()));
-    let mut opts = HwOptions::new(HwMode::Check);
-    opts.mismatch_dir = dir.clone();
-    let err = run(Hardware(Arc::new(RtOnly(
-        move |cfg: &RtConfig, unit: &str| {
-            let hw = mcmvm_models::config::HwConfig {
-                remote_tracker: cfg.clone(),
-                ..Default::default()
-            };
-            let rtl = mcmvm_cosim::verilator::VerilatorModel::<RtIn, RtOut>::new(
-                BlockKind::RemoteTracker,
-                &hw,
-            )
-            .expect("the RT's Verilator model builds");
-            Box::new(CheckEngine::new(
-                BlockKind::RemoteTracker,
-                unit,
-                ("twin", Box::new(OffByOne(RemoteTracker::new(cfg)))),
-                ("verilator", Box::new(rtl)),
-                &hw,
-                &opts,
-            )) as BoxedSystemEngine<RtIn, RtOut>
-        },
-        "check",
-    ))))
-    .expect_err("the broken twin is caught");
-    match err {
-        GpuError::Block(BlockFault::Mismatch {
-            system_cycle,
-            signal,
-            unit: u,
-            values,
-            vcd,
-            ..
-        }) => {
-            assert_eq!(
-                (system_cycle, u.as_str(), signal),
-                (cycle, unit.as_str(), "drain_access")
-            );
-            assert_eq!(values[0].1, values[1].1 + 1, "{values:?}");
-            let vcd = vcd.expect("the mismatch VCD is written");
-            let text = std::fs::read_to_string(&vcd).expect("VCD readable");
-            assert!(text.contains("$scope module inputs"), "{text:.200}");
+    // The same run with the broken twin checked against the Verilog, compared on a
+    // thread of its own (the default) and on the system's thread: the same fault.
+    for check_thread in [true, false] {
+        let dir: PathBuf = std::env::temp_dir().join(format!(
+            "mcmvm-wrong-twin-{}-{check_thread}",
+            std::process::id()
+        ));
+        let mut opts = HwOptions::new(HwMode::Check);
+        opts.mismatch_dir = dir.clone();
+        opts.check_thread = check_thread;
+        let err = run(Hardware(Arc::new(RtOnly(
+            move |cfg: &RtConfig, unit: &str| {
+                let hw = mcmvm_models::config::HwConfig {
+                    remote_tracker: cfg.clone(),
+                    ..Default::default()
+                };
+                let rtl = mcmvm_cosim::verilator::VerilatorModel::<RtIn, RtOut>::new(
+                    BlockKind::RemoteTracker,
+                    &hw,
+                )
+                .expect("the RT's Verilator model builds");
+                Box::new(CheckEngine::new(
+                    BlockKind::RemoteTracker,
+                    unit,
+                    ("twin", Box::new(OffByOne(RemoteTracker::new(cfg)))),
+                    ("verilator", Box::new(rtl)),
+                    &hw,
+                    &opts,
+                )) as BoxedSystemEngine<RtIn, RtOut>
+            },
+            "check",
+        ))))
+        .expect_err("the broken twin is caught");
+        match err {
+            GpuError::Block(BlockFault::Mismatch {
+                system_cycle,
+                signal,
+                unit: u,
+                values,
+                vcd,
+                ..
+            }) => {
+                assert_eq!(
+                    (system_cycle, u.as_str(), signal),
+                    (cycle, unit.as_str(), "drain_access")
+                );
+                assert_eq!(values[0].1, values[1].1 + 1, "{values:?}");
+                let vcd = vcd.expect("the mismatch VCD is written");
+                let text = std::fs::read_to_string(&vcd).expect("VCD readable");
+                assert!(text.contains("$scope module inputs"), "{text:.200}");
+            }
+            e => panic!("expected a mismatch, got {e}"),
         }
-        e => panic!("expected a mismatch, got {e}"),
+        let _ = std::fs::remove_dir_all(dir);
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -9,6 +9,7 @@
 //! `mcmvm-models` knows none of this: it sees only `mcmvm_protocol::system`'s traits.
 
 mod check;
+mod check_thread;
 mod record;
 
 pub use check::CheckEngine;
@@ -84,6 +85,9 @@ pub struct HwOptions {
     /// (`--hw-invariants`; `verilator_invariants`): their O(n²) pair checks cost more than
     /// the block itself, so a system run asks for them.
     pub invariants: bool,
+    /// `check` steps the second engine and compares on a thread of its own (the default;
+    /// `system/check.rs`); false compares on the system's thread.
+    pub check_thread: bool,
 }
 
 impl HwOptions {
@@ -95,6 +99,7 @@ impl HwOptions {
             every_cycle: false,
             record_dir: None,
             invariants: false,
+            check_thread: true,
         }
     }
 }

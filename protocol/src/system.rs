@@ -131,6 +131,13 @@ pub trait SystemEngine<I: Ports, O: Ports>: Send {
     fn skip_idle(&mut self, _from: u64, _cycles: u64) -> Result<(), BlockFault> {
         Ok(())
     }
+    /// Wait until every cycle stepped so far has been checked, and return the first fault
+    /// found. An engine that checks on another thread (`--hw check`) reports a fault of
+    /// cycle `t` at a later `step` or here; the system calls this where a run ends (a
+    /// kernel's end, the GPU's final flush), so no fault goes unreported.
+    fn sync(&mut self) -> Result<(), BlockFault> {
+        Ok(())
+    }
     /// Who served and how many cycles each engine stepped.
     fn report(&self) -> EngineReport;
 }
@@ -145,6 +152,9 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for BoxedSystemEngine<I, O> {
     }
     fn skip_idle(&mut self, from: u64, cycles: u64) -> Result<(), BlockFault> {
         (**self).skip_idle(from, cycles)
+    }
+    fn sync(&mut self) -> Result<(), BlockFault> {
+        (**self).sync()
     }
     fn report(&self) -> EngineReport {
         (**self).report()
@@ -320,6 +330,11 @@ impl<I: Ports, O: Ports, E: SystemEngine<I, O>> ClockedBlock<I, O, E> {
         self.stepped += 1;
         self.next = at + 1;
         Ok(out)
+    }
+
+    /// Every cycle stepped so far checked ([`SystemEngine::sync`]); the first fault found.
+    pub fn sync(&mut self) -> Result<(), BlockFault> {
+        self.engine.sync().map_err(|f| f.at_unit(&self.unit))
     }
 
     /// This instance's line of the run's hardware report.

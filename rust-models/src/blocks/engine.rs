@@ -42,6 +42,12 @@ where
             BlockEngine::Other(e) => e.skip_idle(from, cycles),
         }
     }
+    fn sync(&mut self) -> Result<(), BlockFault> {
+        match self {
+            BlockEngine::Twin(_) => Ok(()),
+            BlockEngine::Other(e) => e.sync(),
+        }
+    }
     fn report(&self) -> EngineReport {
         match self {
             BlockEngine::Twin(t) => t.report(),

@@ -87,6 +87,11 @@ impl Gpu<'_> {
         for i in 0..n.min(255) {
             bank.drain(i as u8 + 1);
         }
+        if self.block_fault.is_none() {
+            for g in self.gmmus.iter_mut() {
+                g.sync_blocks()?;
+            }
+        }
         if let Some(f) = self.block_fault.take() {
             return Err(f.into());
         }

@@ -151,6 +151,9 @@ impl<'w> Engine<'w> {
                 return Err(f.into());
             }
         }
+        if let Some(f) = self.core.sync_blocks() {
+            return Err(f.into());
+        }
         self.core.metrics.cycles = now.max(self.core.driver_free_at.min(now));
         Ok(())
     }
