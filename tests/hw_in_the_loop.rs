@@ -115,6 +115,13 @@ fn rusthdl_and_check_serve_a_small_clap_run_and_an_8_chiplet_one() {
             let got = clap_run(&cfg, "bfs", PolicyKind::Clap, scale).expect("RTL run");
             assert_eq!(want, got, "{cfg_name}, --hw {}", m.name());
         }
+        // The Verilog serving on the system's thread, no twin predicting it.
+        let mut o = HwOptions::new(HwMode::Verilator);
+        o.predict = false;
+        let mut cfg = twin.clone();
+        cfg.engines = hardware(o);
+        let got = clap_run(&cfg, "bfs", PolicyKind::Clap, scale).expect("unpredicted run");
+        assert_eq!(want, got, "{cfg_name}, --hw verilator --hw-unpredicted");
     }
 }
 
@@ -397,4 +404,102 @@ fn a_rule_broken_in_both_engines_alike_is_caught_by_the_readme_reference() {
         Err(e) => panic!("expected a reference violation, got {e}"),
         Ok(_) => panic!("two engines broken alike were not caught"),
     }
+}
+
+/// `--hw verilator`'s RT, with the broken twin as its predictor; unpredicted, the plain
+/// Verilog. The coalescer and the ATT are the twins.
+struct WrongPredictor {
+    predict: bool,
+}
+
+impl BlockFactory for WrongPredictor {
+    fn name(&self) -> &str {
+        "verilator"
+    }
+    fn unpredicted(&self) -> Option<Arc<dyn BlockFactory>> {
+        self.predict
+            .then(|| Arc::new(WrongPredictor { predict: false }) as Arc<dyn BlockFactory>)
+    }
+    fn remote_tracker(
+        &self,
+        cfg: &RtConfig,
+        unit: &str,
+    ) -> Result<BoxedSystemEngine<RtIn, RtOut>, BlockFault> {
+        let hw = mcmvm_models::config::HwConfig {
+            remote_tracker: cfg.clone(),
+            ..Default::default()
+        };
+        let rtl = mcmvm_cosim::verilator::VerilatorModel::<RtIn, RtOut>::new(
+            BlockKind::RemoteTracker,
+            &hw,
+        )
+        .expect("the RT's Verilator model builds");
+        Ok(if self.predict {
+            Box::new(CheckEngine::predicted(
+                BlockKind::RemoteTracker,
+                unit,
+                Box::new(OffByOne(RemoteTracker::new(cfg))),
+                ("verilator", Box::new(rtl)),
+                &hw,
+                &HwOptions::new(HwMode::Verilator),
+            ))
+        } else {
+            Box::new(Plain::new(rtl, "verilator"))
+        })
+    }
+    fn tlb_coalescer(
+        &self,
+        cfg: &CoalescerConfig,
+        unit: &str,
+    ) -> Result<BoxedSystemEngine<CoalIn, CoalOut>, BlockFault> {
+        RtOnly(|_: &RtConfig, _: &str| unreachable!(), "twins").tlb_coalescer(cfg, unit)
+    }
+    fn access_time_tracker(
+        &self,
+        cfg: &AttConfig,
+        unit: &str,
+    ) -> Result<BoxedSystemEngine<AttIn, AttOut>, BlockFault> {
+        RtOnly(|_: &RtConfig, _: &str| unreachable!(), "twins").access_time_tracker(cfg, unit)
+    }
+}
+
+/// `--hw verilator` runs the RTL on a thread of its own with the twin predicting its
+/// outputs; when the twin is wrong, the run is repeated with the RTL serving unpredicted,
+/// so the results are the RTL's (here: the correct twin's), and the report says why.
+#[test]
+fn a_mispredicting_twin_repeats_the_run_with_the_rtl_serving() {
+    let scale = 0.03;
+    println!("bfs / clap at scale {scale}, seed {SEED}");
+    let twin = gpu_cfg("mcm-4chiplet.toml");
+    let want = clap_run(&twin, "bfs", PolicyKind::Clap, scale).expect("twin run");
+    let mut cfg = twin.clone();
+    cfg.engines = Hardware(Arc::new(WrongPredictor { predict: true }));
+    let wl = workload::by_name("bfs", scale, SEED).expect("bfs");
+    let spec = RunSpec {
+        policy: PolicyKind::Clap,
+        scale,
+        seed: SEED,
+    };
+    let r = simulate(&cfg, wl.as_ref(), spec).expect("the repeated run completes");
+    let why = r
+        .hardware
+        .repeated_after
+        .clone()
+        .expect("the run was repeated");
+    assert!(why.contains("mispredicted `drain_access`"), "{why}");
+    assert!(r
+        .hardware
+        .table()
+        .contains("repeated with the RTL serving unpredicted"));
+    assert_eq!(want, simulated(&r), "the repeat gives the RTL's results");
+    // A correct predictor is never repeated.
+    let mut cfg = twin.clone();
+    cfg.engines = mode(HwMode::Verilator);
+    let r = simulate(&cfg, wl.as_ref(), spec).expect("verilator run");
+    assert_eq!(r.hardware.repeated_after, None);
+    assert!(r
+        .hardware
+        .blocks
+        .iter()
+        .all(|b| b.engine.compared == b.block_cycles));
 }

@@ -88,6 +88,10 @@ pub struct HwOptions {
     /// `check` steps the second engine and compares on a thread of its own (the default;
     /// `system/check.rs`); false compares on the system's thread.
     pub check_thread: bool,
+    /// `rusthdl` / `verilator`: the twin predicts the RTL's outputs so the RTL runs on a
+    /// thread of its own, and a misprediction repeats the run unpredicted (the default;
+    /// `CheckEngine::predicted`). False: the RTL serves on the system's thread.
+    pub predict: bool,
 }
 
 impl HwOptions {
@@ -100,6 +104,7 @@ impl HwOptions {
             record_dir: None,
             invariants: false,
             check_thread: true,
+            predict: true,
         }
     }
 }
@@ -156,6 +161,17 @@ impl RtlFactory {
     ) -> Result<BoxedSystemEngine<I, O>, BlockFault> {
         let engine: BoxedSystemEngine<I, O> = match self.opts.mode {
             HwMode::Twin => Box::new(Plain::new(twin, "twin")),
+            HwMode::RustHdl | HwMode::Verilator if self.opts.predict => {
+                let rtl = rtl()?;
+                Box::new(CheckEngine::predicted(
+                    kind,
+                    unit,
+                    twin,
+                    (rtl.1, rtl.0),
+                    hw,
+                    &self.opts,
+                ))
+            }
             HwMode::RustHdl | HwMode::Verilator => {
                 let (model, name) = rtl()?;
                 Box::new(Plain::new(model, name))
@@ -197,6 +213,15 @@ impl RtlFactory {
 impl BlockFactory for RtlFactory {
     fn name(&self) -> &str {
         self.opts.mode.name()
+    }
+
+    fn unpredicted(&self) -> Option<Arc<dyn BlockFactory>> {
+        let predicted = matches!(self.opts.mode, HwMode::RustHdl | HwMode::Verilator);
+        (predicted && self.opts.predict).then(|| {
+            let mut opts = self.opts.clone();
+            opts.predict = false;
+            Arc::new(RtlFactory { opts }) as Arc<dyn BlockFactory>
+        })
     }
 
     fn remote_tracker(

@@ -44,6 +44,9 @@ pub(super) struct Compare<I: Ports, O: Ports> {
     wave_path: PathBuf,
     /// Cycles compared (every cycle compared is one block cycle of both engines).
     pub(super) compared: u64,
+    /// The first engine predicts the second's outputs (`--hw verilator`): a difference is
+    /// a [`BlockFault::Mispredicted`], and no VCD is written.
+    predicting: bool,
 }
 
 impl<I: Ports, O: Ports> Compare<I, O> {
@@ -58,14 +61,18 @@ impl<I: Ports, O: Ports> Compare<I, O> {
     ) -> Result<(), BlockFault> {
         let block_cycle = self.compared;
         self.compared += 1;
-        if self.history.len() == self.keep {
+        if self.predicting {
+            // A misprediction repeats the run; there is no history to show.
+        } else if self.history.len() == self.keep {
             self.history.pop_front();
         }
-        self.history.push_back(Traffic {
-            block_cycle,
-            input: *input,
-            outputs,
-        });
+        if !self.predicting {
+            self.history.push_back(Traffic {
+                block_cycle,
+                input: *input,
+                outputs,
+            });
+        }
         if let Some((engine, invariant)) = violation {
             return Err(BlockFault::Invariant {
                 block: self.kind.module_name(),
@@ -81,6 +88,18 @@ impl<I: Ports, O: Ports> Compare<I, O> {
             let i = (0..O::PORTS.len())
                 .find(|&i| oa.get(i) != ob.get(i))
                 .unwrap_or(0);
+            if self.predicting {
+                return Err(BlockFault::Mispredicted {
+                    block: self.kind.module_name(),
+                    unit: self.unit.clone(),
+                    system_cycle,
+                    block_cycle,
+                    signal: O::PORTS[i].name,
+                    engine: self.names[1].to_string(),
+                    twin: oa.get(i),
+                    rtl: ob.get(i),
+                });
+            }
             return Err(self.mismatch(
                 system_cycle,
                 block_cycle,
@@ -148,6 +167,7 @@ pub struct CheckEngine<I: Ports, O: Ports> {
     reference_checked: u64,
     /// The last outputs served (the idle outputs before a skip).
     last: Option<O>,
+    predicting: bool,
 }
 
 impl<I: Ports + Send + 'static, O: Ports + Send + 'static> CheckEngine<I, O> {
@@ -158,6 +178,34 @@ impl<I: Ports + Send + 'static, O: Ports + Send + 'static> CheckEngine<I, O> {
         b: (&'static str, SendModel<I, O>),
         hw: &HwConfig,
         opts: &HwOptions,
+    ) -> CheckEngine<I, O> {
+        CheckEngine::build(kind, unit, a, b, hw, opts, false)
+    }
+
+    /// `rtl` serves and `twin` predicts its outputs, so that the RTL runs on a thread of its
+    /// own: the system goes on with the twin's outputs while the RTL confirms them, cycle
+    /// by cycle. A difference is a [`BlockFault::Mispredicted`], after which the run is
+    /// repeated with the RTL serving on the system's thread (`serve_predicted`). So the
+    /// run's results are always the RTL's.
+    pub fn predicted(
+        kind: BlockKind,
+        unit: &str,
+        twin: SendModel<I, O>,
+        rtl: (&'static str, SendModel<I, O>),
+        hw: &HwConfig,
+        opts: &HwOptions,
+    ) -> CheckEngine<I, O> {
+        CheckEngine::build(kind, unit, ("twin", twin), rtl, hw, opts, true)
+    }
+
+    fn build(
+        kind: BlockKind,
+        unit: &str,
+        a: (&'static str, SendModel<I, O>),
+        b: (&'static str, SendModel<I, O>),
+        hw: &HwConfig,
+        opts: &HwOptions,
+        predicting: bool,
     ) -> CheckEngine<I, O> {
         let file = format!(
             "{}-{}-mismatch.vcd",
@@ -173,8 +221,9 @@ impl<I: Ports + Send + 'static, O: Ports + Send + 'static> CheckEngine<I, O> {
             keep: opts.history.max(1),
             wave_path: opts.mismatch_dir.join(file),
             compared: 0,
+            predicting,
         };
-        let second = if opts.check_thread && !opts.every_cycle {
+        let second = if predicting || (opts.check_thread && !opts.every_cycle) {
             Second::Thread(Worker::spawn(b.1, compare))
         } else {
             Second::Here {
@@ -188,11 +237,17 @@ impl<I: Ports + Send + 'static, O: Ports + Send + 'static> CheckEngine<I, O> {
             names,
             first: a.1,
             second,
-            every_cycle: opts.every_cycle,
+            every_cycle: opts.every_cycle && !predicting,
             cycles: 0,
-            reference: mcmvm_refcheck::monitor_for::<I, O>(kind, hw),
+            // The README references watch `--hw check`; a served run is not a check.
+            reference: if predicting {
+                None
+            } else {
+                mcmvm_refcheck::monitor_for::<I, O>(kind, hw)
+            },
             reference_checked: 0,
             last: None,
+            predicting,
         }
     }
 }
@@ -290,8 +345,13 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for CheckEngine<I, O> {
             Second::Here { compare, .. } => compare.compared,
             Second::Thread(w) => w.compared(),
         };
+        let engine = if self.predicting {
+            format!("{} (twin-predicted)", self.names[1])
+        } else {
+            format!("check({},{})", self.names[0], self.names[1])
+        };
         EngineReport {
-            engine: format!("check({},{})", self.names[0], self.names[1]),
+            engine,
             stepped: self
                 .names
                 .iter()

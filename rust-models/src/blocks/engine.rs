@@ -126,6 +126,24 @@ impl Hardware {
         self.0.name()
     }
 
+    /// The same engines with no twin predicting them, if these are predicted.
+    pub fn unpredicted(&self) -> Option<Hardware> {
+        self.0.unpredicted().map(Hardware)
+    }
+
+    /// Run `run` with these engines; when a twin predicting an RTL engine was wrong, run it
+    /// again with the RTL serving unpredicted (`mcmvm_protocol::system::serve_predicted`).
+    /// `run` gets `None` (use these engines) or the engines of the repeat; `fault` finds a
+    /// block fault in its error; the second value is the failed prediction, if repeated.
+    pub fn serve<T, E>(
+        &self,
+        run: impl Fn(Option<Hardware>) -> Result<T, E>,
+        fault: impl Fn(&E) -> Option<&BlockFault>,
+    ) -> Result<(T, Option<String>), E> {
+        mcmvm_protocol::system::serve_predicted(&*self.0, |f| run(f.map(Hardware)), fault)
+            .map(|(t, f)| (t, f.map(|f| f.to_string())))
+    }
+
     /// The Remote Tracker of `unit` ("chiplet 2").
     pub fn remote_tracker(&self, cfg: &RtConfig, unit: String) -> Result<RtBlock, BlockFault> {
         let engine = if self.0.is_twin() {

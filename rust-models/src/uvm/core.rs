@@ -162,6 +162,7 @@ impl UvmCore {
         mcmvm_protocol::system::HardwareReport {
             engine: self.cfg.engines.name().to_string(),
             blocks: self.forest.iter().map(|f| f.att.report()).collect(),
+            ..Default::default()
         }
     }
 

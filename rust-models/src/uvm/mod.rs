@@ -161,3 +161,13 @@ pub enum UvmError {
     #[error("hardware: {0}")]
     Block(#[from] mcmvm_protocol::system::BlockFault),
 }
+
+impl UvmError {
+    /// The block fault this error is, if it is one.
+    pub fn block_fault(&self) -> Option<&mcmvm_protocol::system::BlockFault> {
+        match self {
+            UvmError::Block(f) => Some(f),
+            _ => None,
+        }
+    }
+}
