@@ -49,6 +49,7 @@ pub mod service;
 pub mod sweep;
 pub mod sweep_engine;
 pub mod sweep_out;
+pub mod sweep_parts;
 pub mod tbnp;
 
 pub use config::UvmConfig;
