@@ -11,6 +11,7 @@ fn small_cfg() -> RtConfig {
         alloc_id_bits: 8,
         counter_bits: 4,
         report_evictions: true,
+        replacement: RtReplacement::Ranks,
     }
 }
 
@@ -34,7 +35,16 @@ fn rejects_parameters_the_ports_cannot_carry() {
 
 #[test]
 fn verilog_is_lint_clean() {
-    for (tag, cfg) in [("small", small_cfg()), ("paper", RtConfig::default())] {
+    let nru = |cfg: RtConfig| RtConfig {
+        replacement: RtReplacement::Nru,
+        ..cfg
+    };
+    for (tag, cfg) in [
+        ("small", small_cfg()),
+        ("paper", RtConfig::default()),
+        ("small_nru", nru(small_cfg())),
+        ("paper_nru", nru(RtConfig::default())),
+    ] {
         let v = verilog_file(&cfg, tag);
         assert_lint_clean(&v, tag);
         remove_scratch(&v);
@@ -57,4 +67,19 @@ fn verilog_passes_yosys_check_and_synthesises() {
         );
     }
     remove_scratch(&v);
+}
+
+#[test]
+fn each_replacement_order_has_only_its_own_state() {
+    let ranks = RemoteTrackerRtl::new(&RtConfig::default());
+    assert_eq!((ranks.rank.len(), ranks.used.len()), (32, 0));
+    assert_eq!(ranks.target_rank_tree.len(), READ_TREE_NODES);
+    assert!(ranks.victim_any_tree.is_empty() && ranks.other_clear_tree.is_empty());
+    let nru = RemoteTrackerRtl::new(&RtConfig {
+        replacement: RtReplacement::Nru,
+        ..RtConfig::default()
+    });
+    assert_eq!((nru.rank.len(), nru.used.len()), (0, 32));
+    assert!(nru.target_rank_tree.is_empty() && nru.oldest_rank.is_empty());
+    assert_eq!(nru.victim_slot_tree.len(), READ_TREE_NODES);
 }
