@@ -105,11 +105,11 @@ impl Logic for RemoteTrackerRtl {
             self.victim_any_tree[i].next = !self.used[i].q.val();
             self.victim_slot_tree[i].next = self.slot_number[i].val();
         }
-        for i in self.used.len()..(self.victim_any_tree.len() + 1usize) / 2usize {
+        for i in self.used.len()..((self.victim_any_tree.len() + 1) / 2) {
             self.victim_any_tree[i].next = false;
             self.victim_slot_tree[i].next = self.rank_zero.val();
         }
-        for j in 0..self.victim_any_tree.len() / 2usize {
+        for j in 0..(self.victim_any_tree.len() / 2) {
             self.victim_any_tree[32 + j].next =
                 self.victim_any_tree[2 * j].val() || self.victim_any_tree[2 * j + 1].val();
             self.victim_slot_tree[32 + j].next = self.victim_slot_tree[2 * j].val();
@@ -177,11 +177,11 @@ impl Logic for RemoteTrackerRtl {
                 self.drain_rank_tree[i].next = self.rank[i].q.val();
             }
         }
-        for i in self.rank.len()..(self.target_rank_tree.len() + 1usize) / 2usize {
+        for i in self.rank.len()..((self.target_rank_tree.len() + 1) / 2) {
             self.target_rank_tree[i].next = self.rank_zero.val();
             self.drain_rank_tree[i].next = self.rank_zero.val();
         }
-        for j in 0..self.target_rank_tree.len() / 2usize {
+        for j in 0..(self.target_rank_tree.len() / 2) {
             self.target_rank_tree[32 + j].next =
                 self.target_rank_tree[2 * j].val() | self.target_rank_tree[2 * j + 1].val();
             self.drain_rank_tree[32 + j].next =
@@ -303,10 +303,10 @@ impl Logic for RemoteTrackerRtl {
                 && !self.target_sel[i].val()
                 && !self.used[i].q.val();
         }
-        for i in self.used.len()..(self.other_clear_tree.len() + 1usize) / 2usize {
+        for i in self.used.len()..((self.other_clear_tree.len() + 1) / 2) {
             self.other_clear_tree[i].next = false;
         }
-        for j in 0..self.other_clear_tree.len() / 2usize {
+        for j in 0..(self.other_clear_tree.len() / 2) {
             self.other_clear_tree[32 + j].next =
                 self.other_clear_tree[2 * j].val() || self.other_clear_tree[2 * j + 1].val();
         }
