@@ -129,8 +129,41 @@ pub fn section_in(out: &Path, sub: &str, done: &mut Outcome) -> Result<Section, 
                 .push(raw(&t, "clap_structures.csv: every structure of every run"));
         }
     }
+    // The sweep's further tables, as it wrote them (absent: not run, nothing to say).
+    for (file, caption) in EXTRA_TABLES {
+        if let Some(t) = Table::load(&out.join(format!("{sub}/{file}")))? {
+            let mut table = raw(&t, &format!("{file}: {caption}"));
+            table.folded = false;
+            s.tables.push(table);
+        }
+    }
     Ok(s)
 }
+
+/// The further tables of `mcmvm sweep --suite clap` (file, caption).
+const EXTRA_TABLES: [(&str, &str); 5] = [
+    (
+        "clap_paper.csv",
+        "the paper's figures beside ours (fractions; difference = ours - paper)",
+    ),
+    (
+        "clap_table2.csv",
+        "Table 2: footprint, dominant kernel, L2 cache and L2 TLB MPKI and remote ratio \
+         under s4k, s64k, s2m",
+    ),
+    (
+        "clap_8chiplet.csv",
+        "8 chiplets: speed-up over s64k and remote ratio",
+    ),
+    (
+        "clap_pmm.csv",
+        "PMM threshold: clap's geometric-mean speed-up over s64k",
+    ),
+    (
+        "clap_min_blocks.csv",
+        "MMA's fully mapped VA blocks needed: clap's speed-up over s64k",
+    ),
+];
 
 /// A whole CSV as a folded table.
 pub fn raw(t: &Table, caption: &str) -> HtmlTable {
@@ -271,6 +304,9 @@ pub struct Structure {
     pub name: String,
     pub bytes: f64,
     pub page_size: String,
+    /// What happened to it (`128KB (MMA)`, `OLP (fallback: …): 2MB`); the page size in
+    /// files written before the column existed.
+    pub table4: String,
 }
 
 /// The clap-policy rows of `clap_structures.csv`.
@@ -281,6 +317,7 @@ pub fn structures(t: &Table) -> Result<Vec<Structure>, ReportError> {
         t.column("structure")?,
     );
     let (b, ps) = (t.column("bytes")?, t.column("page_size")?);
+    let label = t.column("table4").unwrap_or(ps);
     let mut out = Vec::new();
     for row in t.rows.iter().filter(|r| t.text(r, p) == "clap") {
         out.push(Structure {
@@ -288,6 +325,7 @@ pub fn structures(t: &Table) -> Result<Vec<Structure>, ReportError> {
             name: t.text(row, n).to_string(),
             bytes: t.num(row, b)?,
             page_size: t.text(row, ps).to_string(),
+            table4: t.text(row, label).to_string(),
         });
     }
     Ok(out)
@@ -380,14 +418,16 @@ fn table4(structs: &[Structure]) -> HtmlTable {
             let mut row = vec![w.clone()];
             row.extend((0..3).map(|i| {
                 mine.get(i).map_or(String::new(), |s| {
-                    format!("{} {} ({})", s.name, s.page_size, mb(s.bytes))
+                    format!("{} {} ({})", s.name, s.table4, mb(s.bytes))
                 })
             }));
             row
         })
         .collect();
     HtmlTable {
-        caption: "Table 4: page size chosen by CLAP for the three largest structures".into(),
+        caption: "Table 4: page size chosen by CLAP for the three largest structures (MMA's \
+                  choice, or OLP as its fallback with why and the size OLP made)"
+            .into(),
         header: ["workload", "largest", "second", "third"]
             .map(String::from)
             .to_vec(),

@@ -3,7 +3,7 @@
 
 use mcmvm_models::addr::{ChipletId, Va, PAGE_2M, PAGE_4K, PAGE_64K};
 use mcmvm_models::driver::{
-    BlockMode, DriverConfig, DriverError, MemoryManager, NoRemoteTrackers, PolicyKind,
+    BlockMode, DriverConfig, DriverError, MemoryManager, MmaFallback, NoRemoteTrackers, PolicyKind,
 };
 use mcmvm_models::pagetable::Level;
 use mcmvm_models::workload::Allocation;
@@ -154,7 +154,8 @@ fn clap_pmm_ends_at_20_percent_and_small_structures_fall_back_to_olp() {
         })
     );
 
-    // 8 MB is under the 10 MB small-structure size: OLP for the rest.
+    // 8 MB: its 20 % (26 pages of 64 KB) fills no whole 2 MB VA block, however laid out:
+    // OLP for the rest.
     let mut small = one(8 << 20, PolicyKind::Clap, DriverConfig::default());
     let base = small.alloc_base(0).0;
     let mut report = None;
@@ -163,7 +164,14 @@ fn clap_pmm_ends_at_20_percent_and_small_structures_fall_back_to_olp() {
     }
     let report = report.expect("20 % of 8 MB is 26 pages");
     assert_eq!(report.chosen_bytes, None);
-    assert!(report.fallback.unwrap().contains("small"));
+    assert_eq!(
+        report.fallback,
+        Some(MmaFallback::SmallStructure {
+            mapped_bytes: 26 * PAGE_64K,
+            capacity: 0,
+            needed: 1
+        })
+    );
     assert_eq!(small.stats().allocs[0].placement, "OLP");
 }
 
@@ -188,7 +196,14 @@ fn clap_without_a_fully_mapped_block_falls_back_to_olp() {
     }
     let report = report.expect("PMM ended");
     assert_eq!(report.blocks_analysed, 0);
-    assert_eq!(report.fallback, Some("no fully mapped VA block"));
+    assert_eq!(
+        report.fallback,
+        Some(MmaFallback::InsufficientlyMapped {
+            full: 0,
+            touched: 10,
+            needed: 1
+        })
+    );
 }
 
 #[test]
@@ -242,7 +257,8 @@ fn unknown_policy_names_the_valid_ones_and_bad_addresses_are_errors() {
     let e = "s1g".parse::<PolicyKind>().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown policy `s1g` (valid: s4k, s64k, s2m, olp, clap, ideal, s64k-coal)"
+        "unknown policy `s1g` (valid: s4k, s64k, s2m, olp, clap, ideal, s64k-coal, s128k, s256k, \
+         s512k, s1m, mgvm, cnuma)"
     );
     let names: Vec<&str> = PolicyKind::ALL.iter().map(|p| p.name()).collect();
     assert_eq!(PolicyKind::NAMES, names.join(", "));

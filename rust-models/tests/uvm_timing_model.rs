@@ -13,15 +13,20 @@ use mcmvm_models::workload::by_name;
 const SCALE: f64 = 0.05;
 
 fn run(name: &str, oversub: f64) -> GpuUvmReport {
+    run_on(name, oversub, "mcm-4chiplet.toml", PolicyKind::S64k)
+}
+
+/// `name` on the GPU of `gpu_config` under placement `placement`.
+fn run_on(name: &str, oversub: f64, gpu_config: &str, placement: PolicyKind) -> GpuUvmReport {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
-    let gpu = GpuConfig::load(&root.join("mcm-4chiplet.toml")).expect("mcm-4chiplet.toml loads");
+    let gpu = GpuConfig::load(&root.join(gpu_config)).expect("the GPU config loads");
     let path = root.join("uvm-turing.toml");
     let text = std::fs::read_to_string(&path).expect("uvm-turing.toml reads");
     let sets = vec![format!("memory.oversubscription={oversub}")];
     let ucfg = UvmConfig::from_text(&text, &path, &sets).expect("uvm-turing.toml parses");
     let wl = by_name(name, SCALE, 1).expect("built-in workload");
     let spec = RunSpec {
-        policy: PolicyKind::S64k,
+        policy: placement,
         scale: SCALE,
         seed: 1,
     };
@@ -50,4 +55,17 @@ fn a_thrashing_gather_completes_on_the_timing_model() {
     assert!(r.uvm.far_faults > 0, "faults: {}", r.uvm.far_faults);
     assert!(r.uvm.evictions > 0, "evictions: {}", r.uvm.evictions);
     assert!(r.uvm.cycles > 0 || r.gpu.cycles > 0, "the run finished");
+}
+
+#[test]
+fn ls_is_ls_on_the_papers_gpu_too() {
+    // The Forest sweep's default: one Turing chiplet, 4 KB pages, whole-instruction replays.
+    let r = run_on("ls", 1.5, "gpu-turing.toml", PolicyKind::S4k);
+    for name in ["A", "B", "C"] {
+        let o = r.uvm.objects.iter().find(|o| o.name == name);
+        let class = o.and_then(|o| o.class.as_deref());
+        assert_eq!(class, Some("LS"), "{name}");
+    }
+    assert!(r.replays.attempts > 0, "far faults replay");
+    assert_eq!(r.protocol.accesses_not_resident, 0);
 }

@@ -11,7 +11,7 @@ use mcmvm_models::uvm::UvmConfig;
 use std::path::{Path, PathBuf};
 
 /// (name, what it is, TOML text).
-const BUILTIN: [(&str, &str, &str); 4] = [
+const BUILTIN: [(&str, &str, &str); 5] = [
     (
         "mcm-4chiplet",
         "the 4-chiplet MCM GPU of CLAP's Table 1 (default of run and sweep --suite clap)",
@@ -23,8 +23,13 @@ const BUILTIN: [(&str, &str, &str); 4] = [
         include_str!("../../configs/mcm-8chiplet.toml"),
     ),
     (
+        "gpu-turing",
+        "the Forest paper's one-chiplet Turing GPU on the timing model (default of sweep --suite forest)",
+        include_str!("../../configs/gpu-turing.toml"),
+    ),
+    (
         "uvm-turing",
-        "the one-GPU UVM replay engine, Forest's Turing GPU (default of --uvm runs)",
+        "the UVM parameters of Forest's Turing GPU, and its replay engine (default of --uvm runs)",
         include_str!("../../configs/uvm-turing.toml"),
     ),
     (
@@ -131,6 +136,7 @@ mod tests {
     fn every_builtin_parses_and_paths_resolve_to_them_only_when_no_file_exists() {
         gpu(Path::new("/nonexistent/configs/mcm-4chiplet.toml")).unwrap();
         gpu(Path::new("mcm-8chiplet")).unwrap();
+        gpu(Path::new("gpu-turing")).unwrap();
         uvm(Path::new("uvm-turing.toml"), &[]).unwrap();
         hw(Path::new("/nowhere/configs/hw.toml")).unwrap();
         assert!(is_uvm(Path::new("uvm-turing")).unwrap());

@@ -13,6 +13,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod sweep;
+pub mod sweep_extras;
 pub mod sweep_plan;
 pub mod synth;
 pub mod verilog;

@@ -9,7 +9,7 @@ use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, GpuConfig, RunSpec};
 use mcmvm_models::uvm::{self, UvmPolicy};
-use mcmvm_models::workload::{self, TraceWorkload, Workload};
+use mcmvm_models::workload::{self, Scale, TraceWorkload, Workload};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -44,9 +44,10 @@ pub struct Args {
     /// UVM configuration override KEY=VALUE (e.g. forest.apd.r2=0.8); repeatable.
     #[arg(long = "set")]
     pub set: Vec<String>,
-    /// Workload size multiplier (built-in workloads).
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f64,
+    /// Workload size: a multiplier (1 = the quick default) or `paper`, each CLAP
+    /// workload at the CLAP paper's input size class (docs/workloads.md).
+    #[arg(long, default_value = "1")]
+    pub scale: Scale,
     /// Seed of the workload generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -92,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     );
     let spec = RunSpec {
         policy,
-        scale: args.scale,
+        scale: args.scale.factor(w.name()),
         seed: args.seed,
     };
     let spin = super::progress::spinner(format!("simulating {} under {policy}", w.name()));
@@ -125,7 +126,7 @@ fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         .workload
         .as_deref()
         .context("--uvm runs need --workload NAME")?;
-    let w = workload::by_name(name, args.scale, args.seed)?;
+    let w = workload::by_name(name, args.scale.factor(name), args.seed)?;
     println!(
         "seed: {}  config: {}  workload: {}  uvm: {}",
         args.seed,
@@ -215,7 +216,7 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
     );
     let spec = RunSpec {
         policy: placement,
-        scale: args.scale,
+        scale: args.scale.factor(w.name()),
         seed: args.seed,
     };
     let spin = super::progress::spinner(format!(
@@ -272,7 +273,9 @@ enum Source {
 impl Source {
     fn open(args: &Args) -> anyhow::Result<Source> {
         Ok(match (&args.workload, &args.trace) {
-            (Some(name), _) => Source::Built(workload::by_name(name, args.scale, args.seed)?),
+            (Some(name), _) => {
+                Source::Built(workload::by_name(name, args.scale.factor(name), args.seed)?)
+            }
             (None, Some(path)) => Source::Trace(Box::new(TraceWorkload::open(path)?)),
             (None, None) => anyhow::bail!("give --workload NAME or --trace FILE"),
         })

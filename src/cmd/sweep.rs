@@ -3,7 +3,8 @@
 //! `clap`: every workload of the CLAP suite × every policy (rayon over the cores, an
 //! indicatif progress bar), then Figure 18 (speed-up over s64k, remote ratio, geometric
 //! means; CLAP against s64k and s2m) and Table 4 (page size per structure), with CSV and
-//! JSON written to `--out`. `forest`: the UVM study, run by `mcmvm_models::uvm`.
+//! JSON written to `--out`; then Table 2, the extra runs (`sweep_extras`) and the paper's
+//! figures beside ours. `forest`: the UVM study, run by `mcmvm_models::uvm`.
 //!
 //! Beyond one machine (clap and forest; `sweep_plan`): `--plan FILE` writes one shell
 //! command per run, `--task-id N` runs one job of the fixed job list into `OUT/runs/`, and
@@ -12,16 +13,60 @@
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
-use mcmvm_models::uvm::sweep::{forest_jobs, ForestJob};
-use mcmvm_models::uvm::{sweep_forest, SweepOptions};
+use mcmvm_models::uvm::sweep::{curve_table, forest_jobs, paper_table, ForestJob};
+use mcmvm_models::uvm::{sweep_forest, SweepEngine, SweepOptions};
+use mcmvm_models::workload::Scale;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+
+/// The CLAP sweep's default `--policies`, Figure 18's columns in order.
+const DEFAULT_CLAP_POLICIES: &str = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal";
 
 /// The oversubscription curve of the default Forest sweep (issue #21: 110-200 %).
 pub const CURVE_OVERSUBS: [f64; 5] = [1.1, 1.25, 1.5, 1.75, 2.0];
 
-/// Its default scale (the per-workload table runs at `--scale`, 1 by default).
+/// Its default scale on the replay engine (the per-workload table runs at `--scale`, 1 by
+/// default).
 pub const DEFAULT_CURVE_SCALE: f64 = 0.1;
+
+/// The Forest sweep's default scale on the GPU timing model, and its curve's: a thrashing
+/// gather's far faults replay whole warp instructions there, so `hchi` at scale 1 takes
+/// ~8 minutes a run on this 2-core host (tbnp; 25-45 s at 0.1, 17-33 s at 0.05). These keep the default
+/// sweep (`make run`) within minutes; `make paper` runs the curve larger, sharded.
+pub const FOREST_TIMING_SCALE: f64 = 0.05;
+pub const TIMING_CURVE_SCALE: f64 = 0.02;
+
+impl Args {
+    /// `--scale`, else the suite's and engine's default.
+    pub fn scale_spec(&self) -> Scale {
+        self.scale.unwrap_or(Scale::Factor(if self.forest_timing() {
+            FOREST_TIMING_SCALE
+        } else {
+            1.0
+        }))
+    }
+
+    /// The one multiplier of the Forest suite (its workloads have no paper class, so
+    /// `paper` is 1 there), for the lines that print the Forest sweep's scale.
+    pub fn scale(&self) -> f64 {
+        self.scale_spec()
+            .uniform(mcmvm_models::workload::forest_suite())
+            .unwrap_or(1.0)
+    }
+
+    /// `--curve-scale`, else the engine's default.
+    pub fn curve_scale(&self) -> f64 {
+        self.curve_scale.unwrap_or(if self.forest_timing() {
+            TIMING_CURVE_SCALE
+        } else {
+            DEFAULT_CURVE_SCALE
+        })
+    }
+
+    fn forest_timing(&self) -> bool {
+        self.suite.as_deref() == Some("forest") && self.engine == "timing"
+    }
+}
 
 #[derive(clap::Args)]
 #[command(
@@ -40,17 +85,21 @@ pub struct Args {
     /// for forest).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Workload size multiplier.
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f64,
+    /// Workload size: a multiplier (1 = the quick default) or `paper`, each CLAP
+    /// workload at the CLAP paper's input size class (docs/workloads.md; the Forest suite
+    /// has no paper class and runs at 1). Default: 1; forest on the timing model:
+    /// FOREST_TIMING_SCALE (see `Args::scale_spec`).
+    #[arg(long)]
+    pub scale: Option<Scale>,
     /// Seed of the workload generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Output directory (default: out/<suite>).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// clap: comma-separated policies (the first one that is s64k is the baseline).
-    #[arg(long, default_value = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal")]
+    /// clap: comma-separated policies (the first one that is s64k is the baseline), or
+    /// `extended`: these and the other baselines (s128k, s256k, s512k, s1m, mgvm, cnuma).
+    #[arg(long, default_value = DEFAULT_CLAP_POLICIES)]
     pub policies: String,
     /// clap, forest: only these workloads (comma-separated; default: the whole suite).
     #[arg(long)]
@@ -62,11 +111,32 @@ pub struct Args {
     /// forest without --oversub: the scale of the oversubscription curve (110-200 %, every
     /// policy), run after the per-workload table; smaller than --scale to keep the default
     /// sweep quick.
-    #[arg(long, default_value_t = DEFAULT_CURVE_SCALE)]
-    pub curve_scale: f64,
+    /// Default: DEFAULT_CURVE_SCALE, on the timing model TIMING_CURVE_SCALE.
+    #[arg(long)]
+    pub curve_scale: Option<f64>,
     /// forest: no oversubscription curve after the per-workload table.
     #[arg(long)]
     pub no_curve: bool,
+    /// forest: `timing` (the GPU timing model of --gpu-config: every warp's own timing,
+    /// compute and caches, whole-instruction replays) or `replay` (the UVM replay engine,
+    /// fast and approximate; every output says so).
+    #[arg(long, default_value = "timing", value_parser = ["timing", "replay"])]
+    pub engine: String,
+    /// forest on the timing model: the GPU (default: configs/gpu-turing.toml, the paper's
+    /// one-chiplet Turing GPU); the UVM parameters stay in --config.
+    #[arg(long, value_name = "FILE")]
+    pub gpu_config: Option<PathBuf>,
+    /// clap: skip the extra runs after Table 4 (8 chiplets, PMM-threshold and MMA
+    /// block-count sensitivity); Table 2 and the paper comparison still print.
+    #[arg(long)]
+    pub no_extras: bool,
+    /// clap: the extra runs' workloads, comma-separated, or `all` (the sweep's); default:
+    /// bfs, ste, paf and gemm-vit where the sweep runs them.
+    #[arg(long, value_name = "LIST")]
+    pub extras_workloads: Option<String>,
+    /// clap: the extra runs' scale (default: --scale).
+    #[arg(long, value_name = "S")]
+    pub extras_scale: Option<f64>,
     #[command(flatten)]
     pub hw: super::common::HwArgs,
     /// clap, forest: write one shell command per run into FILE instead of running (GNU
@@ -105,6 +175,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if !split && (args.plan.is_some() || args.task_id.is_some()) {
         anyhow::bail!("--plan and --task-id go with --suite clap or forest");
     }
+    if suite != "forest" && (args.engine != "timing" || args.gpu_config.is_some()) {
+        anyhow::bail!("--engine and --gpu-config go with --suite forest");
+    }
     match suite.as_str() {
         "clap" | "forest" if args.plan.is_some() || task.is_some() => {
             super::sweep_plan::run(&args, &suite, task)
@@ -114,6 +187,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         "forest-sensitivity" => run_sensitivity(args),
         other => anyhow::bail!("unknown suite `{other}` (valid: clap, forest, forest-sensitivity)"),
     }
+}
+
+/// The one multiplier of the Forest suite's workloads (its sweeps record a single scale).
+pub(super) fn forest_scale(scale: &Scale) -> anyhow::Result<f64> {
+    scale
+        .uniform(mcmvm_models::workload::forest_suite())
+        .with_context(|| format!("--scale {scale}: the Forest workloads do not share one size"))
 }
 
 /// `--workloads`, checked against a suite (None: not given).
@@ -150,11 +230,16 @@ pub(super) fn clap_sweep(args: &Args) -> anyhow::Result<ClapSweep> {
         .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
     let mut cfg = super::configs::gpu(&config)?;
     cfg.engines = args.hw.hardware()?;
-    let policies: Vec<PolicyKind> = args
-        .policies
-        .split(',')
-        .map(|p| p.trim().parse::<PolicyKind>())
-        .collect::<Result<_, _>>()?;
+    let parse = |list: &str| -> Result<Vec<PolicyKind>, _> {
+        list.split(',')
+            .map(|p| p.trim().parse::<PolicyKind>())
+            .collect()
+    };
+    let policies: Vec<PolicyKind> = if args.policies.trim() == "extended" {
+        sweep::extended_policies(&parse(DEFAULT_CLAP_POLICIES)?)
+    } else {
+        parse(&args.policies)?
+    };
     if !policies.contains(&PolicyKind::S64k) {
         anyhow::bail!("--policies must include s64k, the baseline of Figure 18");
     }
@@ -182,7 +267,7 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
         jobs.len(),
         jobs.len() / s.policies.len().max(1),
         s.policies.len(),
-        args.scale,
+        args.scale_spec(),
         args.seed,
         s.config.display(),
         rayon::current_num_threads()
@@ -191,7 +276,8 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
     let results: Vec<(sweep::Job, Result<RunReport, String>)> = jobs
         .par_iter()
         .map(|job| {
-            let r = sweep::run_job(cfg, job, args.scale, args.seed).map_err(|e| e.to_string());
+            let scale = args.scale_spec().factor(&job.workload);
+            let r = sweep::run_job(cfg, job, scale, args.seed).map_err(|e| e.to_string());
             bar.set_message(format!("{} {}", job.workload, job.policy));
             bar.inc(1);
             (job.clone(), r)
@@ -213,7 +299,15 @@ fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
         .iter()
         .map(serde_json::to_string_pretty)
         .collect::<Result<Vec<_>, _>>()?;
-    clap_outputs(&s.out, &sweep::summaries(&runs), &reports, args.seed)?;
+    let summaries = sweep::summaries(&runs);
+    clap_outputs(&s.out, &summaries, &reports, args.seed)?;
+    let extras = if args.no_extras {
+        None
+    } else {
+        Some(super::sweep_extras::run(args, &s, &summaries)?)
+    };
+    super::sweep_extras::paper(&s.out, &summaries, extras.as_ref())?;
+    failed += extras.map_or(0, |e| e.failed);
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
@@ -243,6 +337,7 @@ pub(super) fn clap_outputs(
         "wrote {}/clap.csv, clap_structures.csv, clap.json",
         dir.display()
     );
+    super::sweep_extras::table2(dir, runs)?;
     sweep_figures(dir, "clap")
 }
 
@@ -274,6 +369,8 @@ pub(super) fn sweep_figures(dir: &Path, suite: &str) -> anyhow::Result<()> {
 pub(super) struct ForestSweep {
     pub opts: SweepOptions,
     pub config: PathBuf,
+    /// The GPU of the timing model (unused on the replay engine).
+    pub gpu_config: PathBuf,
     pub jobs: Vec<ForestJob>,
     pub out: PathBuf,
 }
@@ -286,7 +383,15 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
     let mut cfg = super::configs::uvm(&config, &[])?;
     cfg.engines = args.hw.hardware()?;
     let mut opts = SweepOptions::new(cfg);
-    opts.scale = args.scale;
+    let gpu_config = forest_gpu_config(args);
+    if args.engine == "timing" {
+        opts.engine = SweepEngine::timing(super::configs::gpu(&gpu_config)?);
+    } else if args.gpu_config.is_some() {
+        anyhow::bail!(
+            "--gpu-config goes with --engine timing (the replay engine has no GPU model)"
+        );
+    }
+    opts.scale = forest_scale(&args.scale_spec())?;
     opts.seed = args.seed;
     if let Some(keep) = workload_filter(args, mcmvm_models::workload::forest_suite())? {
         opts.workloads.retain(|w| keep.contains(w));
@@ -309,17 +414,31 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
     Ok(ForestSweep {
         opts,
         config,
+        gpu_config,
         jobs,
         out,
     })
+}
+
+/// `--gpu-config`, default the paper's GPU.
+fn forest_gpu_config(args: &Args) -> PathBuf {
+    args.gpu_config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("configs/gpu-turing.toml"))
 }
 
 fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
     let mut opts = s.opts;
     opts.out_dir = Some(s.out);
     println!(
-        "sweep forest: scale {}, seed {}, config {}, policies {}",
-        args.scale,
+        "sweep forest on the {}{}: scale {}, seed {}, config {}, policies {}",
+        opts.engine.label(),
+        match &opts.engine {
+            SweepEngine::Timing { placement, .. } =>
+                format!(" ({}, {placement})", s.gpu_config.display()),
+            SweepEngine::Replay => String::new(),
+        },
+        args.scale(),
         args.seed,
         s.config.display(),
         mcmvm_models::uvm::sweep::POLICIES
@@ -329,9 +448,7 @@ fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
     let policies = mcmvm_models::uvm::sweep::POLICIES;
     let runs = opts.workloads.len() * opts.oversubs.len() * policies.len();
     let bar = super::progress::bar(runs as u64, "runs");
-    let tick = bar.clone();
-    opts.progress =
-        mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move || tick.inc(1))));
+    opts.progress = forest_progress(&bar);
     let t0 = std::time::Instant::now();
     let report = sweep_forest(&opts);
     bar.finish_and_clear();
@@ -354,7 +471,7 @@ fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
 fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
     let mut opts = main.clone();
     opts.oversubs = CURVE_OVERSUBS.to_vec();
-    opts.scale = args.curve_scale;
+    opts.scale = args.curve_scale();
     opts.out_dir = main.out_dir.as_ref().map(|d| d.join("curve"));
     println!();
     println!(
@@ -367,16 +484,15 @@ fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
     );
     let n = opts.workloads.len() * opts.oversubs.len() * mcmvm_models::uvm::sweep::POLICIES.len();
     let bar = super::progress::bar(n as u64, "runs");
-    let tick = bar.clone();
-    opts.progress =
-        mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move || tick.inc(1))));
+    opts.progress = forest_progress(&bar);
     let t0 = std::time::Instant::now();
     let report = sweep_forest(&opts);
     bar.finish_and_clear();
     let report = report?;
     print!(
-        "{}",
-        mcmvm_models::uvm::sweep::curve_table(&report.summaries)
+        "{}{}",
+        curve_table(&report.engine, &report.summaries),
+        paper_table(&report.engine, &report.summaries, &report.rows)
     );
     println!("({:.0} s)", t0.elapsed().as_secs_f64());
     if let Some(dir) = &opts.out_dir {
@@ -384,6 +500,28 @@ fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
         sweep_figures(dir, "forest")?;
     }
     Ok(())
+}
+
+/// Each finished run advances `bar`; when stderr is no terminal (a log, `make run` piped)
+/// and not `--quiet`, a line per run on stderr instead, so a long sweep shows progress.
+fn forest_progress(bar: &indicatif::ProgressBar) -> mcmvm_models::uvm::sweep::Progress {
+    let (tick, lines) = (bar.clone(), bar.is_hidden() && !super::progress::quiet());
+    let total = bar.length().unwrap_or(0);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move |job, secs| {
+        tick.inc(1);
+        let what = format!(
+            "{} {} at {}",
+            job.workload,
+            job.policy.name(),
+            job.oversubscription
+        );
+        tick.set_message(what.clone());
+        if lines {
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            eprintln!("forest run {n}/{total}: {what} ({secs:.1} s)");
+        }
+    })))
 }
 
 fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
@@ -410,13 +548,13 @@ fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
     println!(
         "sweep forest-sensitivity: {} thresholds, scale {}, seed {}, config {}",
         mcmvm_models::uvm::sensitivity::KNOBS.len(),
-        args.scale,
+        args.scale(),
         args.seed,
         config.display()
     );
     let t0 = std::time::Instant::now();
-    let report =
-        mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, args.scale, args.seed)?;
+    let scale = forest_scale(&args.scale_spec())?;
+    let report = mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, scale, args.seed)?;
     println!(
         "Forest speed-up over TBNp at oversubscription {} (one threshold changed at a time):",
         report.oversubscription

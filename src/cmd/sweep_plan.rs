@@ -13,8 +13,9 @@
 
 use super::sweep::{clap_sweep, forest_sweep, Args};
 use anyhow::Context;
-use mcmvm_models::gpu::sweep::{self as clap_study, exact_f64, RunSummary};
+use mcmvm_models::gpu::sweep::{self as clap_study, RunSummary};
 use mcmvm_models::uvm::sweep::{run_forest_job, RunPart};
+use mcmvm_models::workload::Scale;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -31,10 +32,18 @@ pub struct SweepId {
     /// `--task-id` and `--out`).
     pub args: String,
     pub seed: u64,
-    #[serde(with = "exact_f64")]
-    pub scale: f64,
+    /// `--scale`: a multiplier (its exact text) or `paper`.
+    pub scale: Scale,
     /// forest: the oversubscriptions of the tables, in order (exact text).
     pub oversubs: Vec<String>,
+    /// forest: the engine (`timing`, `replay`; run files from before it was a choice
+    /// are the replay engine's).
+    #[serde(default = "replay_engine")]
+    pub engine: String,
+}
+
+fn replay_engine() -> String {
+    "replay".into()
 }
 
 /// A run file without its `report` (which follows it, see [`run_file_text`]).
@@ -121,7 +130,7 @@ fn shared_words(args: &Args, config: &Path, lists: &[(&str, String)]) -> anyhow:
         "--config".to_string(),
         config.display().to_string(),
         "--scale".into(),
-        args.scale.to_string(),
+        args.scale_spec().to_string(),
         "--seed".into(),
         args.seed.to_string(),
     ];
@@ -183,16 +192,26 @@ pub fn run(args: &Args, suite: &str, task: Option<usize>) -> anyhow::Result<u8> 
         };
         let job = in_range(&split, n).map(|i| &s.jobs[i])?;
         run_task(&split, n, &job.workload, job.policy.name(), None, || {
-            let r = clap_study::run_job(&s.cfg, job, args.scale, args.seed)?;
+            let scale = args.scale_spec().factor(&job.workload);
+            let r = clap_study::run_job(&s.cfg, job, scale, args.seed)?;
             Ok((RunSummary::of(&r), serde_json::to_string_pretty(&r)?))
         })
     } else {
         let s = forest_sweep(args)?;
         let oversubs: Vec<String> = s.opts.oversubs.iter().map(|o| o.to_string()).collect();
-        let lists = [
+        let mut lists = vec![
             ("--workloads", s.opts.workloads.join(",")),
             ("--oversub", oversubs.join(",")),
+            ("--engine", args.engine.clone()),
         ];
+        if args.engine == "timing" {
+            let gpu = if s.gpu_config.is_file() {
+                absolute(&s.gpu_config)?
+            } else {
+                s.gpu_config.clone()
+            };
+            lists.push(("--gpu-config", gpu.display().to_string()));
+        }
         let mut id = sweep_id(
             args,
             suite,
@@ -200,6 +219,7 @@ pub fn run(args: &Args, suite: &str, task: Option<usize>) -> anyhow::Result<u8> 
             shared_words(args, &s.config, &lists)?,
         );
         id.oversubs = s.opts.oversubs.iter().map(|o| format!("{o:?}")).collect();
+        id.engine = args.engine.clone();
         let split = Split {
             id,
             out: absolute(&s.out)?,
@@ -227,8 +247,9 @@ fn sweep_id(args: &Args, suite: &str, runs: usize, words: String) -> SweepId {
         runs,
         args: words,
         seed: args.seed,
-        scale: args.scale,
+        scale: args.scale_spec(),
         oversubs: Vec::new(),
+        engine: String::new(),
     }
 }
 

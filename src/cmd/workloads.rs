@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use mcmvm_models::workload::trace::write_accelsim_trace;
-use mcmvm_models::workload::{by_name, catalog, footprint_bytes, write_trace, Workload};
+use mcmvm_models::workload::{by_name, catalog, footprint_bytes, write_trace, Scale, Workload};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -13,9 +13,10 @@ pub struct Args {
     /// Which study's workloads to list.
     #[arg(long, default_value = "all", value_parser = ["clap", "forest", "all"])]
     suite: String,
-    /// Problem-size multiplier (1.0 = the default size).
-    #[arg(long, default_value_t = 1.0)]
-    scale: f64,
+    /// Problem size: a multiplier (1 = the default size) or `paper` (each CLAP workload
+    /// at the CLAP paper's input size class, docs/workloads.md).
+    #[arg(long, default_value = "1")]
+    scale: Scale,
     /// Seed of the randomised generators (graphs, gathers).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -45,6 +46,8 @@ struct Listing {
     name: String,
     suite: &'static str,
     description: String,
+    /// The multiplier the workload was built with (per workload under `--scale paper`).
+    scale: f64,
     warp_instructions: u64,
     footprint_bytes: u64,
     allocations: Vec<mcmvm_models::workload::Allocation>,
@@ -54,7 +57,7 @@ struct Listing {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(v) = &args.write_trace {
         let (name, file) = (&v[0], PathBuf::from(&v[1]));
-        let w = by_name(name, args.scale, args.seed)?;
+        let w = by_name(name, args.scale.factor(name), args.seed)?;
         match args.format.as_str() {
             "accelsim" => write_accelsim_trace(w.as_ref(), &file)?,
             _ => write_trace(w.as_ref(), &file)?,
@@ -76,8 +79,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let listings: Vec<Listing> = infos
         .par_iter()
         .map(|info| {
-            let w = by_name(info.name, args.scale, args.seed)?;
-            Ok(listing(w.as_ref(), info.suite))
+            let factor = args.scale.factor(info.name);
+            let w = by_name(info.name, factor, args.seed)?;
+            Ok(listing(w.as_ref(), info.suite, factor))
         })
         .collect::<anyhow::Result<_>>()
         .context("building the workloads")?;
@@ -93,9 +97,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         println!();
         println!("{} [{}] — {}", l.name, l.suite, l.description);
         println!(
-            "  {:.2} M warp memory instructions, footprint {}",
+            "  {:.2} M warp memory instructions, footprint {} (scale {})",
             l.warp_instructions as f64 / 1e6,
-            human(l.footprint_bytes)
+            human(l.footprint_bytes),
+            l.scale
         );
         let kernels: Vec<String> = l
             .kernels
@@ -118,7 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-fn listing(w: &dyn Workload, suite: &'static str) -> Listing {
+fn listing(w: &dyn Workload, suite: &'static str, scale: f64) -> Listing {
     let mut kernels: Vec<KernelGroup> = Vec::new();
     for k in w.kernels() {
         match kernels
@@ -138,6 +143,7 @@ fn listing(w: &dyn Workload, suite: &'static str) -> Listing {
         name: w.name().to_string(),
         suite,
         description: w.description().to_string(),
+        scale,
         warp_instructions: w.instr_count(),
         footprint_bytes: footprint_bytes(w),
         allocations: w.allocations().to_vec(),

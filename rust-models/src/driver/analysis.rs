@@ -3,8 +3,10 @@
 use super::manager::MemoryManager;
 use super::mma::{dominant_level, effective_threshold};
 use super::policy::{BlockMode, Phase};
-use super::{alloc_id, AllocStats, DriverStats, MmaReport, RtDrain};
-use crate::addr::{PAGE_2M, PAGE_4K, PAGE_64K};
+use super::table4::{HugeBlocks, MmaFallback, OlpWhy, Table4};
+use super::{alloc_id, AllocStats, DriverStats, MmaReport, PolicyKind, RtDrain};
+use crate::addr::{Vpn, PAGE_2M, PAGE_4K, PAGE_64K};
+use crate::pagetable::Level;
 use crate::workload::AllocIndex;
 
 /// Region size of an MMA level: 64 KB << level.
@@ -23,7 +25,8 @@ fn size_label(bytes: u64) -> String {
 impl MemoryManager {
     /// PMM ended for allocation `a`: drain the Remote Trackers, analyse every fully mapped
     /// VA block's locality tree and pick the region size for the rest of the structure,
-    /// or fall back to OLP (small structure, no fully mapped block).
+    /// or fall back to OLP with fewer than `mma_min_full_blocks` fully mapped blocks
+    /// ([`MmaFallback`]).
     pub(super) fn run_mma(&mut self, a: usize, rt: &mut dyn RtDrain) -> MmaReport {
         let (access, remote) = rt.drain(alloc_id(a as AllocIndex));
         let ratio = if access == 0 {
@@ -38,6 +41,7 @@ impl MemoryManager {
             self.cfg.rt_k,
         );
         let st = &self.allocs[a];
+        let needed = self.cfg.mma_min_full_blocks.max(1);
         let mut report = MmaReport {
             alloc: a as AllocIndex,
             rt_access: access,
@@ -45,31 +49,48 @@ impl MemoryManager {
             rt_ratio: ratio,
             threshold,
             blocks_analysed: 0,
+            blocks_touched: 0,
+            blocks_needed: needed,
             level_histogram: [0; 6],
             chosen_bytes: None,
             fallback: None,
         };
         let blocks = st.first_block as usize..(st.first_block + st.blocks) as usize;
-        if st.bytes < self.cfg.small_structure_bytes {
-            report.fallback = Some("structure under the small-structure size");
-        } else {
-            for blk in &self.blocks[blocks] {
-                if let Some(tree) = blk.tree.as_ref().filter(|t| t.full()) {
-                    report.level_histogram[tree.select_level(threshold)] += 1;
-                    report.blocks_analysed += 1;
-                }
-            }
-            match dominant_level(&report.level_histogram) {
-                Some(level) => report.chosen_bytes = Some(level_bytes(level)),
-                None => report.fallback = Some("no fully mapped VA block"),
+        for blk in &self.blocks[blocks] {
+            let Some(tree) = blk.tree.as_ref() else {
+                continue;
+            };
+            report.blocks_touched += 1;
+            if tree.full() {
+                report.level_histogram[tree.select_level(threshold)] += 1;
+                report.blocks_analysed += 1;
             }
         }
+        if report.blocks_analysed >= needed {
+            report.chosen_bytes = dominant_level(&report.level_histogram).map(level_bytes);
+        } else {
+            // However the sample is laid out, it fills at most this many whole blocks.
+            let capacity = (st.mapped_bytes / PAGE_2M) as u32;
+            report.fallback = Some(if capacity < needed {
+                MmaFallback::SmallStructure {
+                    mapped_bytes: st.mapped_bytes,
+                    capacity,
+                    needed,
+                }
+            } else {
+                MmaFallback::InsufficientlyMapped {
+                    full: report.blocks_analysed,
+                    touched: report.blocks_touched,
+                    needed,
+                }
+            });
+        }
         let st = &mut self.allocs[a];
-        st.phase = match report.chosen_bytes {
-            Some(bytes) => Phase::Analysed {
+        st.phase = match (report.chosen_bytes, report.fallback) {
+            (Some(bytes), _) => Phase::Analysed {
                 region_log: (bytes / PAGE_4K).trailing_zeros() as u8,
             },
-            None => Phase::OlpFallback(report.fallback.unwrap_or("")),
+            (None, reason) => Phase::OlpFallback(reason.map_or("", MmaFallback::short)),
         };
         st.pmm_end_fault = Some(self.n.faults);
         st.mma = Some(report.clone());
@@ -93,11 +114,31 @@ impl MemoryManager {
                         (size_label(bytes), bytes)
                     }
                 };
+                let blocks = self.huge_blocks(st.first_block, st.blocks);
+                let olp = |why| Table4::Olp {
+                    disabled: st.olp_disabled,
+                    why,
+                    result: blocks,
+                };
+                let table4 = match st.phase {
+                    Phase::Analysed { region_log } => {
+                        Table4::Mma(size_label(PAGE_4K << region_log))
+                    }
+                    Phase::Pmm => olp(OlpWhy::PmmNotEnded),
+                    Phase::OlpFallback(_) => match st.mma.as_ref().and_then(|m| m.fallback) {
+                        Some(reason) => olp(OlpWhy::Fallback(reason)),
+                        None => olp(OlpWhy::Policy),
+                    },
+                    Phase::Static if self.policy.kind() == PolicyKind::Olp => olp(OlpWhy::Policy),
+                    Phase::Static => Table4::Static(placement.clone()),
+                };
                 AllocStats {
                     name: st.name.clone(),
                     bytes: st.bytes,
                     mapped_bytes: st.mapped_bytes,
                     placement,
+                    table4: table4.to_string(),
+                    blocks,
                     page_bytes,
                     pmm_end_fault: st.pmm_end_fault,
                     olp_releases: st.olp_releases,
@@ -117,7 +158,25 @@ impl MemoryManager {
             olp_releases: self.n.olp_releases,
             evictions: self.n.evictions,
             chiplet_fallbacks: self.n.fallbacks,
+            pt_rehomes: self.n.pt_rehomes,
+            migrations: self.n.migrations,
             allocs,
         }
+    }
+
+    /// VA blocks `first .. first + n` touched, and of them mapped as one 2 MB page.
+    fn huge_blocks(&self, first: u32, n: u32) -> HugeBlocks {
+        let mut out = HugeBlocks::default();
+        for b in first as usize..(first + n) as usize {
+            if self.blocks[b].mapped_pages == 0 {
+                continue;
+            }
+            out.touched_blocks += 1;
+            let vpn = Vpn(self.block_first_vpn(b));
+            if self.pt.lookup(vpn).is_some_and(|l| l.level != Level::Ptb) {
+                out.huge_blocks += 1;
+            }
+        }
+        out
     }
 }

@@ -383,7 +383,7 @@ impl MemoryManager {
         Ok(p)
     }
 
-    fn map_opts(&self, b: usize) -> MapOpts {
+    pub(super) fn map_opts(&self, b: usize) -> MapOpts {
         MapOpts {
             max_frag: self.cfg.max_frag,
             no_huge: false,
@@ -428,6 +428,7 @@ impl MemoryManager {
         self.allocs[blk.alloc as usize].mapped_bytes += pages * PAGE_4K;
         self.lru_touch(b);
         self.note_mapped(first, pages);
+        self.rehome_ptb(b)?;
         out.va = Vpn(first).va();
         out.bytes = pages * PAGE_4K;
         out.chiplet = placed;

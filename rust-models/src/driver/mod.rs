@@ -16,8 +16,9 @@
 //! - **PMM + MMA** (§4.2, §4.4). CLAP maps a structure with 64 KB pages (and OLP) until
 //!   20 % of it is mapped, then drains the Remote Trackers, scores the locality tree of each
 //!   fully mapped VA block, lowers the threshold by the remote ratio (Eq. 4), and applies the
-//!   dominant level's size to the rest of the structure (§4.5). Structures under 10 MB, or
-//!   with no fully mapped block, fall back to OLP.
+//!   dominant level's size to the rest of the structure (§4.5). With fewer fully mapped
+//!   VA blocks than `mma_min_full_blocks` (1) — a small structure, or a sample spread over
+//!   too many blocks — CLAP falls back to OLP ([`table4`]).
 //! - **Chiplet full** (§4.7): frames come from the emptiest other chiplet. **GPU full**: the
 //!   least recently mapped VA block migrates to host ([`MemoryManager::evict_block`]).
 //!
@@ -26,14 +27,18 @@
 mod analysis;
 mod evict;
 mod manager;
+mod migrate;
 pub mod mma;
 pub mod phys;
 pub mod policy;
+mod pt_home;
 mod state;
+pub mod table4;
 mod uvm_map;
 
 pub use manager::MemoryManager;
 pub use policy::{BlockMode, Policy};
+pub use table4::{HugeBlocks, MmaFallback};
 
 use crate::addr::{ChipletId, Pa, Va};
 use crate::pagetable::{Level, PageTableError};
@@ -60,11 +65,29 @@ pub enum PolicyKind {
     /// S-64KB with CLAP's TLB coalescing hardware (§4.6): what the coalescer alone buys,
     /// without CLAP's placement.
     S64kCoal,
+    /// Static 128 KB pages (CLAP Fig. 6): a 128 KB reservation on first touch, 64 KB
+    /// sub-pages on demand, remapped as one 128 KB fragment when full, which its own
+    /// TLB (L1 16, L2 512 entries) then holds as one entry. No coalescer.
+    S128k,
+    /// Static 256 KB pages, as `s128k`.
+    S256k,
+    /// Static 512 KB pages, as `s128k`.
+    S512k,
+    /// Static 1 MB pages, as `s128k`.
+    S1m,
+    /// MGvm-style page-table placement (MICRO 2022, CLAP's baseline [87]) over S-64KB
+    /// data placement: each leaf page-table page lives on the chiplet holding most of the
+    /// data it maps (re-homed as its pages are mapped), not on its first toucher.
+    Mgvm,
+    /// Ideal C-NUMA (Carrefour-style, CLAP §3.5 and §5): S-64KB first-touch placement, then
+    /// reactive migration of each 64 KB page to the chiplet that accessed it most in the
+    /// last epoch, with zero-cost migration and TLB shootdown (`gpu/cnuma.rs`).
+    Cnuma,
 }
 
 impl PolicyKind {
     /// Every policy, in the order of the paper's figures.
-    pub const ALL: [PolicyKind; 7] = [
+    pub const ALL: [PolicyKind; 13] = [
         PolicyKind::S4k,
         PolicyKind::S64k,
         PolicyKind::S2m,
@@ -72,9 +95,16 @@ impl PolicyKind {
         PolicyKind::Clap,
         PolicyKind::Ideal,
         PolicyKind::S64kCoal,
+        PolicyKind::S128k,
+        PolicyKind::S256k,
+        PolicyKind::S512k,
+        PolicyKind::S1m,
+        PolicyKind::Mgvm,
+        PolicyKind::Cnuma,
     ];
     /// The command-line names, comma-separated (for messages).
-    pub const NAMES: &'static str = "s4k, s64k, s2m, olp, clap, ideal, s64k-coal";
+    pub const NAMES: &'static str =
+        "s4k, s64k, s2m, olp, clap, ideal, s64k-coal, s128k, s256k, s512k, s1m, mgvm, cnuma";
     /// Command-line name.
     pub const fn name(self) -> &'static str {
         match self {
@@ -85,7 +115,30 @@ impl PolicyKind {
             PolicyKind::Clap => "clap",
             PolicyKind::Ideal => "ideal",
             PolicyKind::S64kCoal => "s64k-coal",
+            PolicyKind::S128k => "s128k",
+            PolicyKind::S256k => "s256k",
+            PolicyKind::S512k => "s512k",
+            PolicyKind::S1m => "s1m",
+            PolicyKind::Mgvm => "mgvm",
+            PolicyKind::Cnuma => "cnuma",
         }
+    }
+    /// The static intermediate page size of `s128k` … `s1m`, in bytes (None otherwise).
+    /// Its full pages are translated by a TLB of their own size class (CLAP Fig. 6), not
+    /// by the 64 KB TLB's masked entries as CLAP's regions are.
+    pub const fn static_intermediate_bytes(self) -> Option<u64> {
+        match self {
+            PolicyKind::S128k => Some(128 << 10),
+            PolicyKind::S256k => Some(256 << 10),
+            PolicyKind::S512k => Some(512 << 10),
+            PolicyKind::S1m => Some(1 << 20),
+            _ => None,
+        }
+    }
+    /// Where leaf page-table pages live: on the chiplet holding most of the data they map
+    /// (`mgvm`), or on the chiplet whose fault created them (every other policy).
+    pub const fn ptes_follow_data(self) -> bool {
+        matches!(self, PolicyKind::Mgvm)
     }
     /// Whether the GPU's TLB coalescing hardware is in use (CLAP §4.6): the GMMU's
     /// coalescer merges each 64 KB leaf's PTE line into one entry, and a TLB widens an
@@ -132,8 +185,11 @@ pub struct DriverConfig {
     pub rt_k: f64,
     /// Eq. 4 target remote ratio (0).
     pub ratio_target: f64,
-    /// Structures smaller than this fall back to OLP instead of MMA (10 MB).
-    pub small_structure_bytes: u64,
+    /// MMA runs only with at least this many fully mapped 2 MB VA blocks at the end of
+    /// PMM; with fewer, CLAP falls back to OLP (§4.5). The paper gives no count: 1 is its
+    /// "no VA block fully mapped" case, and at the 20 % PMM threshold it also covers its
+    /// "small allocations (typically under 10 MB)", whose 20 % fills no 2 MB block.
+    pub mma_min_full_blocks: u32,
     /// amdgpu fragment cap for mappings (31 on modern GPUs).
     pub max_frag: u32,
     /// Virtual address of the first allocation (2 MB aligned).
@@ -154,7 +210,7 @@ impl Default for DriverConfig {
             mma_threshold: 1.0,
             rt_k: 1.0,
             ratio_target: 0.0,
-            small_structure_bytes: 10 << 20,
+            mma_min_full_blocks: 1,
             max_frag: crate::pte::FRAG_MAX,
             va_base: 1 << 32,
             evict_when_full: true,
@@ -242,12 +298,16 @@ pub struct MmaReport {
     pub threshold: f64,
     /// Fully mapped VA blocks analysed.
     pub blocks_analysed: u32,
+    /// VA blocks of the structure with a mapped 64 KB page when PMM ended.
+    pub blocks_touched: u32,
+    /// Fully mapped VA blocks MMA needs (`mma_min_full_blocks`).
+    pub blocks_needed: u32,
     /// Blocks per chosen level (0 = 64 KB … 5 = 2 MB).
     pub level_histogram: [u32; 6],
     /// Region size applied to the rest of the structure; `None` = OLP fallback.
     pub chosen_bytes: Option<u64>,
     /// Why OLP was kept instead, if it was.
-    pub fallback: Option<&'static str>,
+    pub fallback: Option<MmaFallback>,
 }
 
 /// What a fault did.
@@ -274,8 +334,14 @@ pub struct AllocStats {
     pub name: String,
     pub bytes: u64,
     pub mapped_bytes: u64,
-    /// The page size / placement applied (Table 4): "4KB", "64KB" … "2MB", or "OLP".
+    /// The page size / placement applied: "4KB", "64KB" … "2MB", or "OLP".
     pub placement: String,
+    /// What happened, for Table 4: `128KB (MMA)`, `OLP (fallback: small structure): 2MB`,
+    /// `OLP disabled: 64KB`, `64KB` ([`table4::Table4`]).
+    pub table4: String,
+    /// Its VA blocks touched and, of them, mapped as one 2 MB page (what OLP or S-2MB
+    /// made of them).
+    pub blocks: HugeBlocks,
     /// Region bytes applied (the OLP reservation size, 2 MB, for "OLP").
     pub page_bytes: u64,
     /// The PMM phase ended (CLAP) and at which fault count.
@@ -302,6 +368,10 @@ pub struct DriverStats {
     pub evictions: u64,
     /// Faults whose frame came from another chiplet because the toucher's was full.
     pub chiplet_fallbacks: u64,
+    /// Leaf page-table pages moved to the chiplet holding most of their data (`mgvm`).
+    pub pt_rehomes: u64,
+    /// 64 KB pages migrated to the chiplet that accessed them most (`cnuma`).
+    pub migrations: u64,
     pub allocs: Vec<AllocStats>,
 }
 

@@ -5,6 +5,7 @@
 //! and whether a translation's cost is idealised.
 
 use super::{PolicyKind, Translation};
+use crate::addr::PAGE_64K;
 use crate::pagetable::Level;
 
 /// How the pages of one 2 MB VA block are placed (log2 sizes in 4 KB pages).
@@ -79,7 +80,10 @@ pub trait Policy: Send + Sync {
     fn adjust_translation(&self, _t: &mut Translation) {}
 }
 
-/// Fixed page and region sizes for every block: S-4KB, S-64KB, S-2MB.
+/// Fixed page and region sizes for every block: S-4KB, S-64KB, S-2MB, the static
+/// intermediate sizes S-128KB … S-1MB (reservation-based like S-2MB, CLAP §3.1: the
+/// region's frame is reserved on its first toucher's chiplet, so every toucher's pages of
+/// it go there), and MGvm's data placement (S-64KB).
 #[derive(Debug, Clone, Copy)]
 pub struct StaticPolicy {
     pub kind: PolicyKind,
@@ -169,10 +173,12 @@ impl PolicyKind {
                     region_log: 0,
                 },
             }),
-            PolicyKind::S64k | PolicyKind::S64kCoal => Box::new(StaticPolicy {
-                kind: self,
-                mode: BlockMode::PAGES_64K,
-            }),
+            PolicyKind::S64k | PolicyKind::S64kCoal | PolicyKind::Mgvm | PolicyKind::Cnuma => {
+                Box::new(StaticPolicy {
+                    kind: self,
+                    mode: BlockMode::PAGES_64K,
+                })
+            }
             PolicyKind::S2m => Box::new(StaticPolicy {
                 kind: self,
                 mode: BlockMode::Fixed {
@@ -180,6 +186,18 @@ impl PolicyKind {
                     region_log: super::phys::LOG_2M,
                 },
             }),
+            PolicyKind::S128k | PolicyKind::S256k | PolicyKind::S512k | PolicyKind::S1m => {
+                let bytes = self.static_intermediate_bytes().unwrap_or(PAGE_64K);
+                // Log2 of the page in 4 KB pages: 5 (128 KB) … 8 (1 MB).
+                let region_log = (bytes / crate::addr::PAGE_4K).trailing_zeros() as u8;
+                Box::new(StaticPolicy {
+                    kind: self,
+                    mode: BlockMode::Fixed {
+                        page_log: 4,
+                        region_log,
+                    },
+                })
+            }
             PolicyKind::Olp => Box::new(OlpPolicy),
             PolicyKind::Clap => Box::new(ClapPolicy),
             PolicyKind::Ideal => Box::new(IdealPolicy),

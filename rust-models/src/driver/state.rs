@@ -64,6 +64,8 @@ pub(super) struct Counters {
     pub olp_releases: u64,
     pub evictions: u64,
     pub fallbacks: u64,
+    pub pt_rehomes: u64,
+    pub migrations: u64,
 }
 
 /// Page-table pages come from the faulting chiplet (first toucher), else the emptiest
@@ -132,6 +134,12 @@ pub(super) fn validate(cfg: &DriverConfig) -> Result<(), DriverError> {
         || !cfg.ratio_target.is_finite()
     {
         return bad("rt_k", "k must be positive and thresholds finite".into());
+    }
+    if cfg.mma_min_full_blocks == 0 {
+        return bad(
+            "mma_min_full_blocks",
+            "expected at least 1 fully mapped VA block".into(),
+        );
     }
     if cfg.max_frag > crate::pte::FRAG_MAX {
         return bad("max_frag", format!("{} exceeds 31", cfg.max_frag));

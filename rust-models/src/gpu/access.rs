@@ -64,9 +64,8 @@ impl RtDrain for RtBank<'_> {
 
 impl Gpu<'_> {
     /// Issue `instr` for a warp of `sm` ready at `t`; returns the cycle it completes.
-    /// `first_line` > 0 resumes a deferred replay at the page that faulted (the pages
-    /// before it were accessed by the earlier attempt, as a replay redoes only what is
-    /// missing, so a warp spanning more pages than fit in memory still makes progress).
+    /// A deferred replay re-executes the whole instruction (`first_line` 0) or, once it
+    /// has lost ground too often, resumes at its furthest line (`super::replay`).
     pub(super) fn execute(
         &mut self,
         t: u64,
@@ -388,7 +387,7 @@ impl Gpu<'_> {
         }
         g.track_walk(w.done, tr.pte)?;
         self.count_walk(&w, alloc);
-        let (mut fill, extra) = self.make_fill(va, tr, reach, chiplet, w.done)?;
+        let (mut fill, extra) = self.make_fill(va, tr, reach, chiplet, w.done, w.leaf)?;
         let class = fill.class as usize;
         self.counters.l1_tlb_misses[class] += 1;
         self.counters.l2_tlb_misses[class] += 1;

@@ -25,6 +25,9 @@ pub struct GpuConfig {
     /// Parameters of the Remote Tracker and TLB coalescing twins (same keys as `hw.toml`).
     #[serde(default)]
     pub hw: HwConfig,
+    /// The driver's PMM, OLP and MMA thresholds (optional; the paper's by default).
+    #[serde(default)]
+    pub driver: super::driver_spec::DriverSpec,
     /// Which engines serve the blocks (`--hw`); not a TOML key.
     #[serde(skip)]
     pub engines: crate::blocks::Hardware,
@@ -58,10 +61,23 @@ pub struct TlbSpec {
     pub entries_64k: u32,
     /// Entries of the 2 MB TLB.
     pub entries_2m: u32,
+    /// Entries of each static intermediate-size TLB (128 KB, 256 KB, 512 KB, 1 MB), used
+    /// only by the `s128k` … `s1m` policies. CLAP's page-size study gives each size an
+    /// extra TLB of 16 entries in L1 and 512 in L2 (Fig. 6), the 64 KB TLB's sizes, so the
+    /// key defaults to `entries_64k`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries_intermediate: Option<u32>,
     /// Associativity; 0 means fully associative.
     pub ways: u32,
     /// Lookup latency in cycles (all classes are probed in parallel).
     pub latency: u64,
+}
+
+impl TlbSpec {
+    /// Entries of each intermediate-size TLB (`entries_intermediate`, else `entries_64k`).
+    pub fn intermediate_entries(&self) -> u32 {
+        self.entries_intermediate.unwrap_or(self.entries_64k)
+    }
 }
 
 /// A data cache (tags only: the model needs hits and misses, not data).
@@ -244,6 +260,7 @@ impl GpuConfig {
                 ("entries_4k", t.entries_4k),
                 ("entries_64k", t.entries_64k),
                 ("entries_2m", t.entries_2m),
+                ("entries_intermediate", t.intermediate_entries()),
             ] {
                 if n == 0 {
                     return Err(bad(&format!("{name}.{size}"), "expected at least 1".into()));
@@ -307,6 +324,9 @@ impl GpuConfig {
                     MAX_PHYSICAL_BYTES >> 30
                 ),
             ));
+        }
+        if let Err((key, message)) = self.driver.check() {
+            return Err(bad(key, message));
         }
         // The twins' keys are reported as in hw.toml (`remote_tracker.entries`, …).
         self.hw.validate(path)

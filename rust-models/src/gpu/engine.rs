@@ -15,6 +15,7 @@ use super::memory::{Budget, LinePort, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
 use super::prefetch::{prefetch, prefetch_all};
 use super::ready_queue::ReadyQueue;
+use super::replay::{Replay, ReplayCounters};
 use super::service::MemoryService;
 use super::tlb::Tlb;
 use super::{GpuConfig, GpuError};
@@ -40,9 +41,9 @@ struct Warp<'w> {
     stream: WarpStream<'w>,
     sm: u32,
     tb: u32,
-    /// An instruction whose fault deferred it and the line to resume at; issued again
+    /// An instruction whose fault deferred it; issued again (whole, see [`Replay`])
     /// before the stream goes on.
-    replay: Option<(WarpInstr, usize)>,
+    replay: Option<Replay>,
 }
 
 struct ThreadBlock {
@@ -75,8 +76,10 @@ pub struct Gpu<'w> {
     /// The memory service wants every access ([`MemoryService::observes_accesses`]).
     pub(super) observe_accesses: bool,
     pub(super) replay_deferred: bool,
-    /// The line (in the instruction's sorted lines) its deferred replay resumes at.
+    /// The line (in the instruction's sorted lines) at which the deferred access faulted.
     pub(super) replay_line: usize,
+    /// How the deferred replays went ([`Replay`]).
+    pub(super) replays: ReplayCounters,
     /// Host time of the fault path, sampled (see [`Gpu::fault_seconds`]).
     pub(super) fault_timer: host_clock::FaultTimer,
     /// A block fault raised where no `Result` reaches (the driver's RT drains).
@@ -157,6 +160,7 @@ impl<'w> Gpu<'w> {
             observe_accesses,
             replay_deferred: false,
             replay_line: 0,
+            replays: ReplayCounters::default(),
             fault_timer: host_clock::FaultTimer::new(defer_replays),
             block_fault: None,
             coalescing,
@@ -205,7 +209,11 @@ impl<'w> Gpu<'w> {
     /// Run every kernel of the workload to completion.
     pub fn run_all(&mut self) -> Result<(), GpuError> {
         for k in 0..self.workload.kernels().len() {
+            let (instrs, start) = (self.counters.warp_instrs, self.cycles);
             self.run_kernel(k)?;
+            let c = &mut self.counters;
+            c.kernels
+                .push((c.warp_instrs - instrs, self.cycles - start));
         }
         self.service
             .on_run_end(crate::addr::Cycle(self.cycles), &mut self.mm)
@@ -220,7 +228,7 @@ impl<'w> Gpu<'w> {
         t: u64,
         sm: u32,
         instr: &WarpInstr,
-        replay: &mut Option<(WarpInstr, usize)>,
+        replay: &mut Option<Replay>,
     ) -> Result<u64, GpuError> {
         let done = self.execute(t, sm, instr, 0)?;
         if self.replay_deferred {
@@ -230,7 +238,7 @@ impl<'w> Gpu<'w> {
             // it.)
             let mut instr = instr.clone();
             instr.compute_cycles = 0;
-            *replay = Some((instr, self.replay_line));
+            *replay = Some(Replay::new(instr, self.replay_line));
         }
         Ok(done)
     }
@@ -309,16 +317,17 @@ impl<'w> Gpu<'w> {
             // The instruction is used where the stream returned it: moving a warp
             // instruction copied it in pieces of other sizes than the stream wrote, and
             // reading those back stalled on store forwarding every time.
-            let done = if let Some((instr, first_line)) = &mut warp.replay {
+            let done = if let Some(replay) = &mut warp.replay {
                 self.fault_timer
                     .replay_start(|| self.service.driver_seconds());
-                let done = self.execute(t, sm, instr, *first_line)?;
-                // Faulted again: it waits where it is, from the line that faulted (most
-                // replays fault again, so neither a copy nor a move per attempt), and
-                // the whole attempt is fault handling.
+                let first_line = replay.start_line(&mut self.replays);
+                let done = self.execute(t, sm, &replay.instr, first_line)?;
+                // Faulted again: it waits where it is (most replays fault again, so
+                // neither a copy nor a move per attempt), and the whole attempt is fault
+                // handling.
                 let refaulted = std::mem::take(&mut self.replay_deferred);
                 if refaulted {
-                    *first_line = self.replay_line;
+                    replay.faulted_at(self.replay_line, &mut self.replays);
                 } else {
                     warp.replay = None;
                 }

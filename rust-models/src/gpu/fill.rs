@@ -6,13 +6,22 @@
 //! of its last page is, until that fault completes, still the pages' earlier PTEs for the
 //! walker: a walk that ends before then installs the walked page alone. The PTE line the
 //! coalescer merges holds only PTEs whose mapping had completed by the walk's end.
+//!
+//! The coalescer's PTEs are read from the leaf table page the walk ended in — the PTB's
+//! entries as stored, at the walk's end — not rebuilt by translating each page
+//! (`docs/pte-layout.md` gives the layout: the 1 MB group's sixteen 64 KB PTEs sit at a
+//! 128 B stride in our amdgpu PTB, in one line of a 64 KB-PTE table).
+//!
+//! The static intermediate sizes (`s128k` … `s1m`) fill a TLB of their own size class
+//! with one entry per full page (a run of 64 KB PTEs whose FRAG covers it); a page still
+//! partly mapped is its 64 KB pages, one entry each, in the 64 KB TLB.
 
 use super::engine::Gpu;
 use super::tlb::{SizeClass, TlbFill};
 use super::GpuError;
-use crate::addr::{Vpn, PAGE_64K};
+use crate::addr::PAGE_64K;
 use crate::driver::Translation;
-use crate::pagetable::Level;
+use crate::pagetable::{LeafEntry, Level};
 
 impl Gpu<'_> {
     /// Whether every 4 KB page of the 64 KB page `vpn64` was mapped by cycle `at`.
@@ -21,7 +30,7 @@ impl Gpu<'_> {
     }
 
     /// The TLB entry for a translation, and the cycles the coalescing logic took (its
-    /// line arrives at `walked`, the walk's end).
+    /// PTEs arrive at `walked`, the walk's end, from the PTB entry `leaf` it read).
     pub(super) fn make_fill(
         &mut self,
         va: u64,
@@ -29,11 +38,15 @@ impl Gpu<'_> {
         reach: u64,
         chiplet: u32,
         walked: u64,
+        leaf: Option<LeafEntry>,
     ) -> Result<(TlbFill, u64), GpuError> {
         let class = SizeClass::for_reach(reach);
         let group = 1u64 << class.group_shift();
         // The entry may rebuild PAs only across a physically contiguous run.
         let contiguous = tr.pte.frag_bytes().max(tr.leaf_bytes) >= reach.min(group);
+        if let Some(fill) = self.static_intermediate_fill(va, tr, reach, contiguous, walked) {
+            return Ok((fill, 0));
+        }
         let pa_base = contiguous.then(|| tr.pa.0.wrapping_sub(va & (group - 1)));
         let mut fill = TlbFill::new(class, 1, pa_base, 0);
         let vpn64 = va >> 16;
@@ -62,19 +75,24 @@ impl Gpu<'_> {
         if !(self.coalescing && tr.leaf_bytes == PAGE_64K && tr.leaf_level == Level::Ptb) {
             return Ok((fill, 0));
         }
-        // The line of PTEs the merge unit sees: one per 64 KB page of the 1 MB group, each
-        // as the walker read it at `walked` (a mapping not yet complete is still invalid).
-        let pt = self.mm.page_table();
+        // The PTEs the merge unit sees: one per 64 KB page of the 1 MB group, read from the
+        // PTB the walk ended in, each as it was at `walked` (the model writes a fault's
+        // PTEs when the driver handles it, so one whose mapping is not yet complete is
+        // still invalid for the walker).
+        let Some(leaf) = leaf else {
+            return Ok((fill, 0));
+        };
+        let ptes = self.mm.page_table().group_ptes(leaf);
         // Only 64 KB PTEs (FRAG >= 4) belong in the line: the UVM path maps single 4 KB
         // pages into 64 KB frames, and such a PTE at a 64 KB boundary is not a 64 KB page.
         let line: [u64; 16] = std::array::from_fn(|i| {
-            let page = group_vpn64 + i as u64;
-            if !self.page64_mapped_by(page, walked) {
-                return 0;
+            let pte = ptes[i];
+            let complete = self.page64_mapped_by(group_vpn64 + i as u64, walked);
+            if complete && pte.valid() && pte.frag() >= 4 {
+                pte.0
+            } else {
+                0
             }
-            pt.lookup(Vpn(page << 4))
-                .filter(|l| l.level == Level::Ptb && l.pte.frag() >= 4)
-                .map_or(0, |l| l.pte.0)
         });
         let Some(m) = self.gmmus[chiplet as usize].coalesce(walked, vpn64, &line)? else {
             return Ok((fill, 0));
@@ -89,6 +107,28 @@ impl Gpu<'_> {
         fill.mask = m.mask;
         fill.pa_base = Some(pa_base);
         Ok((fill, m.cycles))
+    }
+
+    /// Under `s128k` … `s1m`, the entry of a full static intermediate page: one entry of
+    /// its size class covering the page. None for any other translation (a page still
+    /// partly mapped, or still being remapped, goes the 64 KB way).
+    fn static_intermediate_fill(
+        &self,
+        va: u64,
+        tr: &Translation,
+        reach: u64,
+        contiguous: bool,
+        walked: u64,
+    ) -> Option<TlbFill> {
+        let bytes = self.mm.policy().static_intermediate_bytes()?;
+        let class = SizeClass::intermediate(reach).filter(|_| reach == bytes)?;
+        let first_vpn = (va & !(bytes - 1)) >> 12;
+        let remapped = self.map_times.latest_in(first_vpn, bytes >> 12) <= walked;
+        if !(contiguous && remapped) {
+            return None;
+        }
+        let base = tr.pa.0.wrapping_sub(va & (bytes - 1));
+        Some(TlbFill::new(class, 1, Some(base), 0))
     }
 
     /// The entry of the walked page alone, as its PTE read before a remap: its 64 KB page

@@ -20,8 +20,9 @@
 //!    translation cost) ends the walk at PDB0;
 //! 4. the completed walk steps the Remote Tracker with the PTE's allocation ID and whether
 //!    the page lives on another chiplet than the requester;
-//! 5. for a 64 KB leaf, the line of the 16 neighbouring 64 KB pages' PTEs is merged by the
-//!    coalescing twin into one TLB entry (the twin's cycles are added to the walk).
+//! 5. for a 64 KB leaf, the 16 neighbouring 64 KB pages' PTEs, read from the PTB the walk
+//!    ended in ([`crate::pagetable::PageTable::group_ptes`], `docs/pte-layout.md`), are
+//!    merged by the coalescing twin into one TLB entry (the twin's cycles are added).
 
 use super::config::GpuConfig;
 use super::memory::MemSystem;
@@ -48,6 +49,9 @@ pub struct WalkTiming {
     pub remote_levels: u32,
     /// Directory levels answered by the page-walk cache.
     pub pwc_hits: u32,
+    /// The PTB entry the walk read last (None if it ended above the PTB): where the
+    /// coalescer's PTEs are read from.
+    pub leaf: Option<crate::pagetable::LeafEntry>,
 }
 
 /// A coalesced entry produced by the merge unit: 64 KB page numbers.
@@ -175,6 +179,7 @@ impl Gmmu {
             t = r.done;
         }
         out.done = t;
+        out.leaf = walk.leaf_entry.filter(|_| depth == walk.depth);
         if let Some(w) = walker.as_mut() {
             **w = Reverse(t);
         }

@@ -1,7 +1,7 @@
 //! What a run measured: counters kept by the engine while it runs, and the report built
 //! from them at the end (serde `Serialize` for JSON; [`RunReport::csv_row`] for CSV).
 
-use super::tlb::SizeClass;
+use super::tlb::{SizeClass, CLASSES};
 use serde::Serialize;
 
 /// Raw counters of one run (kept by the engine; cheap to bump).
@@ -12,10 +12,10 @@ pub struct Counters {
     pub warp_instrs: u64,
     pub lines: u64,
     pub remote_lines: u64,
-    pub l1_tlb_hits: [u64; 3],
-    pub l1_tlb_misses: [u64; 3],
-    pub l2_tlb_hits: [u64; 3],
-    pub l2_tlb_misses: [u64; 3],
+    pub l1_tlb_hits: [u64; CLASSES],
+    pub l1_tlb_misses: [u64; CLASSES],
+    pub l2_tlb_hits: [u64; CLASSES],
+    pub l2_tlb_misses: [u64; CLASSES],
     pub walks: u64,
     pub walk_levels_read: u64,
     pub walk_remote_levels: u64,
@@ -37,6 +37,31 @@ pub struct Counters {
     pub l1_cache_misses: u64,
     /// Memory instructions issued when the last structure's PMM phase ended (its MMA ran).
     pub pmm_end_instr: Option<u64>,
+    /// Per kernel launched, in order: warp instructions and cycles it ran.
+    pub kernels: Vec<(u64, u64)>,
+}
+
+/// One kernel of a run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct KernelReport {
+    pub name: String,
+    /// Thread blocks in its grid.
+    pub thread_blocks: u32,
+    /// Warp instructions (memory and compute) it executed.
+    pub warp_instrs: u64,
+    /// Cycles from its launch to its last warp's end.
+    pub cycles: u64,
+}
+
+/// The kernel that ran longest (the paper's "dominant kernel" of Table 2), if any ran.
+pub fn dominant_kernel(kernels: &[KernelReport]) -> Option<&KernelReport> {
+    // The first of equals, so the choice does not depend on iteration details.
+    kernels
+        .iter()
+        .fold(None, |best: Option<&KernelReport>, k| match best {
+            Some(b) if b.cycles >= k.cycles => Some(b),
+            _ => Some(k),
+        })
 }
 
 /// Per-allocation counters.
@@ -69,6 +94,11 @@ pub struct AllocReport {
     pub bytes: u64,
     /// Page size (or mapping granularity) the policy gave it, as the driver reports it.
     pub page_size: String,
+    /// What happened to it, for Table 4 (`128KB (MMA)`, `OLP (fallback: small
+    /// structure): 2MB`, …; see `driver::table4`).
+    pub table4: String,
+    /// Why MMA fell back to OLP, in full (clap only).
+    pub mma_fallback: Option<String>,
     pub lines: u64,
     pub remote_lines: u64,
     /// True remote ratio of its line accesses.
@@ -118,6 +148,14 @@ pub struct RunReport {
     pub shootdowns: u64,
     pub l1_cache_hit_rate: f64,
     pub l2_cache_hit_rate: f64,
+    /// L2 cache misses (data lines and page-walk reads), summed over chiplets.
+    pub l2_cache_misses: u64,
+    /// L2 cache misses per thousand warp instructions (CLAP Table 2).
+    pub l2_cache_mpki: f64,
+    /// L2 TLB misses of every page-size class per thousand warp instructions (Table 2).
+    pub l2_tlb_mpki: f64,
+    /// Every kernel launched, in order.
+    pub kernels: Vec<KernelReport>,
     /// Mean queueing per line at the HBM channels and the ring ports, in cycles.
     pub hbm_queue_cycles: f64,
     pub ring_queue_cycles: f64,
@@ -149,10 +187,17 @@ pub fn ratio(num: u64, den: u64) -> f64 {
     }
 }
 
-/// Per-class TLB statistics from hit and miss counters.
-pub fn class_stats(hits: &[u64; 3], misses: &[u64; 3], warp_instrs: u64) -> Vec<ClassStats> {
+/// Per-class TLB statistics from hit and miss counters: the paper's three classes always
+/// (4 KB, 64 KB, 2 MB, in that order), an intermediate class only if it saw a lookup
+/// (the `s128k` … `s1m` policies).
+pub fn class_stats(
+    hits: &[u64; CLASSES],
+    misses: &[u64; CLASSES],
+    warp_instrs: u64,
+) -> Vec<ClassStats> {
     SizeClass::ALL
         .iter()
+        .filter(|&&c| c as usize <= 2 || hits[c as usize] + misses[c as usize] > 0)
         .map(|&c| {
             let (h, m) = (hits[c as usize], misses[c as usize]);
             ClassStats {

@@ -41,7 +41,11 @@
 //! slots free up.
 
 mod access;
+pub mod clap_extras;
+pub mod clap_tables;
+pub mod cnuma;
 pub mod config;
+pub mod driver_spec;
 mod engine;
 mod fill;
 pub mod gmmu;
@@ -52,6 +56,7 @@ pub mod memory;
 pub mod metrics;
 mod prefetch;
 pub(crate) mod ready_queue;
+pub mod replay;
 pub mod service;
 mod simulate;
 pub mod sweep;

@@ -3,7 +3,7 @@
 
 use super::access::RtBank;
 use super::engine::Gpu;
-use super::metrics::{class_stats, ratio, AllocReport, RunReport};
+use super::metrics::{class_stats, ratio, AllocReport, KernelReport, RunReport};
 use super::service::{FirstTouchService, MemoryService};
 use super::{GpuConfig, GpuError};
 use crate::driver::{DriverConfig, MemoryManager, PolicyKind, RtDrain};
@@ -19,13 +19,14 @@ pub struct RunSpec {
     pub seed: u64,
 }
 
-/// The driver's configuration for this GPU: its chiplets and memory per chiplet.
+/// The driver's configuration for this GPU: its chiplets and memory per chiplet, and the
+/// `[driver]` thresholds.
 pub fn driver_config(cfg: &GpuConfig) -> DriverConfig {
-    DriverConfig {
+    cfg.driver.apply(DriverConfig {
         chiplets: cfg.gpu.chiplets,
         frames_per_chiplet: cfg.memory.bytes_per_chiplet / crate::addr::PAGE_4K,
         ..DriverConfig::default()
-    }
+    })
 }
 
 /// Run `workload` on the GPU under `spec.policy` with first-touch demand paging.
@@ -35,6 +36,12 @@ pub fn simulate(
     spec: RunSpec,
 ) -> Result<RunReport, GpuError> {
     let latency = cfg.derived().fault_latency;
+    if spec.policy == PolicyKind::Cnuma {
+        // Ideal C-NUMA counts every access and migrates at faults (`gpu/cnuma.rs`).
+        let mm = MemoryManager::new(driver_config(cfg), spec.policy, workload.allocations())?;
+        let service = super::cnuma::CnumaService::new(latency, cfg.gpu.chiplets, mm.va_span());
+        return simulate_built(cfg, workload, spec, mm, Box::new(service));
+    }
     simulate_with(cfg, workload, spec, Box::new(FirstTouchService { latency }))
 }
 
@@ -46,6 +53,17 @@ pub fn simulate_with<'w>(
     service: Box<dyn MemoryService + 'w>,
 ) -> Result<RunReport, GpuError> {
     let mm = MemoryManager::new(driver_config(cfg), spec.policy, workload.allocations())?;
+    simulate_built(cfg, workload, spec, mm, service)
+}
+
+/// Run `workload` with a memory manager and service already built.
+fn simulate_built<'w>(
+    cfg: &GpuConfig,
+    workload: &'w dyn Workload,
+    spec: RunSpec,
+    mm: MemoryManager,
+    service: Box<dyn MemoryService + 'w>,
+) -> Result<RunReport, GpuError> {
     let mut gpu = Gpu::new(cfg, workload, mm, service)?;
     let t0 = Instant::now();
     gpu.run_all()?;
@@ -91,6 +109,15 @@ impl Gpu<'_> {
                     .allocs
                     .get(i)
                     .map_or_else(|| "-".to_string(), |s| s.placement.clone()),
+                table4: stats
+                    .allocs
+                    .get(i)
+                    .map_or_else(|| "-".to_string(), |s| s.table4.clone()),
+                mma_fallback: stats
+                    .allocs
+                    .get(i)
+                    .and_then(|s| s.mma.as_ref()?.fallback)
+                    .map(|f| f.to_string()),
                 lines: pc.lines,
                 remote_lines: pc.remote_lines,
                 remote_ratio: ratio(pc.remote_lines, pc.lines),
@@ -105,7 +132,7 @@ impl Gpu<'_> {
             .per_alloc
             .iter()
             .fold((0, 0), |(a, r), p| (a + p.rt_access, r + p.rt_remote));
-        let sum = |v: &[u64; 3]| v.iter().sum::<u64>();
+        let sum = |v: &[u64]| v.iter().sum::<u64>();
         let (hbm_q, ring_q) = self.mem.queueing();
         Ok(RunReport {
             workload: self.workload.name().to_string(),
@@ -143,6 +170,21 @@ impl Gpu<'_> {
             shootdowns: c.shootdowns,
             l1_cache_hit_rate: ratio(c.l1_cache_hits, c.l1_cache_hits + c.l1_cache_misses),
             l2_cache_hit_rate: ratio(self.mem.l2_hits, self.mem.l2_hits + self.mem.l2_misses),
+            l2_cache_misses: self.mem.l2_misses,
+            l2_cache_mpki: ratio(self.mem.l2_misses * 1000, c.warp_instrs),
+            l2_tlb_mpki: ratio(sum(&c.l2_tlb_misses) * 1000, c.warp_instrs),
+            kernels: self
+                .workload
+                .kernels()
+                .iter()
+                .zip(&c.kernels)
+                .map(|(k, &(warp_instrs, cycles))| KernelReport {
+                    name: k.name.clone(),
+                    thread_blocks: k.grid,
+                    warp_instrs,
+                    cycles,
+                })
+                .collect(),
             hbm_queue_cycles: hbm_q,
             ring_queue_cycles: ring_q,
             page_table_pages: self.mm.page_table().pt_pages(),

@@ -23,22 +23,56 @@ use super::config::TlbSpec;
 use super::tlb_ways::{candidate_ways, ways_in_range};
 
 /// Page-size class of a TLB structure.
+///
+/// `K128` … `M1` are the static intermediate page sizes of CLAP's page-size study (Fig. 6:
+/// "for each size an extra TLB, 16 entries in L1 and 512 in L2"): a 128 KB … 1 MB page is
+/// a run of 64 KB PTEs whose FRAG field covers the run, and its TLB holds the run as one
+/// entry of one page (no mask, no coalescer: the page size is static). Only the `s128k` …
+/// `s1m` policies fill them; CLAP's intermediate regions live in the 64 KB TLB as masked
+/// entries instead (§4.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub enum SizeClass {
     K4 = 0,
     K64 = 1,
     M2 = 2,
+    K128 = 3,
+    K256 = 4,
+    K512 = 5,
+    M1 = 6,
 }
 
+/// Number of size classes (the TLB arrays per level and the per-class counters).
+pub const CLASSES: usize = 7;
+
 impl SizeClass {
-    /// All classes, smallest first.
-    pub const ALL: [SizeClass; 3] = [SizeClass::K4, SizeClass::K64, SizeClass::M2];
+    /// All classes, in index order: the paper's three sizes, then the intermediate ones.
+    pub const ALL: [SizeClass; CLASSES] = [
+        SizeClass::K4,
+        SizeClass::K64,
+        SizeClass::M2,
+        SizeClass::K128,
+        SizeClass::K256,
+        SizeClass::K512,
+        SizeClass::M1,
+    ];
+
+    /// The intermediate classes, smallest first.
+    pub const INTERMEDIATE: [SizeClass; 4] = [
+        SizeClass::K128,
+        SizeClass::K256,
+        SizeClass::K512,
+        SizeClass::M1,
+    ];
 
     /// log2 of the class's page size.
     pub const fn page_shift(self) -> u32 {
         match self {
             SizeClass::K4 => 12,
             SizeClass::K64 => 16,
+            SizeClass::K128 => 17,
+            SizeClass::K256 => 18,
+            SizeClass::K512 => 19,
+            SizeClass::M1 => 20,
             SizeClass::M2 => 21,
         }
     }
@@ -47,13 +81,14 @@ impl SizeClass {
     /// reach); a single page for the other classes.
     pub const fn group_shift(self) -> u32 {
         match self {
-            SizeClass::K4 => 12,
             SizeClass::K64 => 20,
-            SizeClass::M2 => 21,
+            c => c.page_shift(),
         }
     }
 
-    /// The class whose TLB caches a translation that reaches `reach_bytes`.
+    /// The class whose TLB caches a translation that reaches `reach_bytes`, among the
+    /// paper's three sizes (an intermediate reach goes to the 64 KB TLB as a masked
+    /// entry).
     pub fn for_reach(reach_bytes: u64) -> SizeClass {
         if reach_bytes >= 1 << 21 {
             SizeClass::M2
@@ -64,11 +99,22 @@ impl SizeClass {
         }
     }
 
-    /// Short label (`4K`, `64K`, `2M`).
+    /// The intermediate class of exactly `reach_bytes` (128 KB … 1 MB), if it is one.
+    pub fn intermediate(reach_bytes: u64) -> Option<SizeClass> {
+        SizeClass::INTERMEDIATE
+            .into_iter()
+            .find(|c| 1u64 << c.page_shift() == reach_bytes)
+    }
+
+    /// Short label (`4K`, `64K`, `2M`, `128K` …).
     pub fn label(self) -> &'static str {
         match self {
             SizeClass::K4 => "4K",
             SizeClass::K64 => "64K",
+            SizeClass::K128 => "128K",
+            SizeClass::K256 => "256K",
+            SizeClass::K512 => "512K",
+            SizeClass::M1 => "1M",
             SizeClass::M2 => "2M",
         }
     }
@@ -433,10 +479,22 @@ impl TlbArray {
     }
 }
 
+/// The order a lookup probes the arrays (all in parallel in hardware): largest first.
+const LOOKUP_ORDER: [SizeClass; CLASSES] = [
+    SizeClass::M2,
+    SizeClass::M1,
+    SizeClass::K512,
+    SizeClass::K256,
+    SizeClass::K128,
+    SizeClass::K64,
+    SizeClass::K4,
+];
+
 /// One TLB level of one SM (L1) or one chiplet (L2): a structure per size class.
 #[derive(Debug, Clone)]
 pub struct Tlb {
-    arrays: [TlbArray; 3],
+    /// One array per class, indexed by `SizeClass as usize`.
+    arrays: [TlbArray; CLASSES],
     stamp: u64,
     /// Lookup latency in cycles.
     pub latency: u64,
@@ -445,12 +503,14 @@ pub struct Tlb {
 impl Tlb {
     /// Build from a validated spec.
     pub fn new(spec: &TlbSpec) -> Tlb {
+        let entries = |c: SizeClass| match c {
+            SizeClass::K4 => spec.entries_4k,
+            SizeClass::K64 => spec.entries_64k,
+            SizeClass::M2 => spec.entries_2m,
+            _ => spec.intermediate_entries(),
+        };
         Tlb {
-            arrays: [
-                TlbArray::new(SizeClass::K4, spec.entries_4k, spec.ways),
-                TlbArray::new(SizeClass::K64, spec.entries_64k, spec.ways),
-                TlbArray::new(SizeClass::M2, spec.entries_2m, spec.ways),
-            ],
+            arrays: SizeClass::ALL.map(|c| TlbArray::new(c, entries(c), spec.ways)),
             stamp: 0,
             latency: spec.latency,
         }
@@ -474,9 +534,10 @@ impl Tlb {
     pub fn lookup(&mut self, va: u64) -> Option<TlbHit> {
         self.stamp += 1;
         let stamp = self.stamp;
-        // Largest class first: the 2 MB array is the smallest to scan.
-        for a in self.arrays.iter_mut().rev() {
-            if let Some(h) = a.lookup(va, stamp) {
+        // Largest class first: the 2 MB array is the smallest to scan; the intermediate
+        // arrays are empty (skipped without a scan) except under `s128k` … `s1m`.
+        for c in LOOKUP_ORDER {
+            if let Some(h) = self.arrays[c as usize].lookup(va, stamp) {
                 return Some(h);
             }
         }

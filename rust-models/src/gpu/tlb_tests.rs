@@ -7,6 +7,7 @@ fn spec(ways: u32) -> TlbSpec {
         entries_4k: 4,
         entries_64k: 2,
         entries_2m: 2,
+        entries_intermediate: None,
         ways,
         latency: 10,
     }
@@ -214,4 +215,70 @@ fn a_merged_page_is_usable_from_its_own_fill_and_the_old_pages_stay_as_they_were
     assert_eq!(t.lookup(va + 0x3_0000).map(|h| h.ready), Some(1200));
     assert_eq!(t.lookup(va + 0x1_0000).map(|h| h.ready), Some(1200));
     assert_eq!(t.lookup(va).map(|h| h.ready), Some(100));
+}
+
+/// CLAP Fig. 6's extra TLBs: with the repository's L2 spec (512 intermediate entries,
+/// 16-way), a 256 KB static page is one entry of the 256 KB array translating its four
+/// 64 KB pages; the next 256 KB misses; 512 pages fit, the 513th of a set evicts its LRU.
+#[test]
+fn a_256k_page_is_one_l2_entry_covering_four_64k_pages() {
+    let l2 = TlbSpec {
+        entries_4k: 1024,
+        entries_64k: 512,
+        entries_2m: 256,
+        entries_intermediate: Some(512),
+        ways: 16,
+        latency: 80,
+    };
+    assert_eq!(l2.intermediate_entries(), 512);
+    let mut t = Tlb::new(&l2);
+    let va = 0x1_0004_0000u64; // 256 KB aligned
+    let pa = 0x20_00c0_0000u64;
+    t.insert(va, &TlbFill::new(SizeClass::K256, 1, Some(pa), 7));
+    for k in 0..4u64 {
+        let off = (k << 16) + 0x1234;
+        let h = t.lookup(va + off).expect("inside the 256 KB page");
+        assert_eq!(h.class, SizeClass::K256);
+        assert_eq!(h.pa, Some(pa + off));
+        assert_eq!(h.ready, 7);
+    }
+    assert!(t.lookup(va + (256 << 10)).is_none(), "the next 256 KB page");
+    assert!(t.lookup(va - 1).is_none(), "the previous one");
+    // 512 entries in 32 sets of 16: 512 pages of consecutive tags all fit.
+    let mut t = Tlb::new(&l2);
+    for p in 0..512u64 {
+        t.insert(p << 18, &TlbFill::new(SizeClass::K256, 1, Some(p << 18), 0));
+    }
+    assert!((0..512u64).all(|p| t.lookup(p << 18).is_some()));
+    // One more page in set 0 evicts set 0's least recently used way (page 0, looked up
+    // first above), nothing else.
+    t.insert(512 << 18, &TlbFill::new(SizeClass::K256, 1, Some(0), 0));
+    assert!(t.lookup(0).is_none());
+    assert!((1..=512u64).all(|p| t.lookup(p << 18).is_some()));
+    // The default is the 64 KB TLB's size (16 in L1, 512 in L2, as the paper's).
+    let l1 = TlbSpec {
+        entries_intermediate: None,
+        entries_64k: 16,
+        ..l2
+    };
+    assert_eq!(l1.intermediate_entries(), 16);
+}
+
+#[test]
+fn intermediate_classes_have_their_page_sizes_and_single_page_groups() {
+    for (c, bytes, label) in [
+        (SizeClass::K128, 128u64 << 10, "128K"),
+        (SizeClass::K256, 256 << 10, "256K"),
+        (SizeClass::K512, 512 << 10, "512K"),
+        (SizeClass::M1, 1 << 20, "1M"),
+    ] {
+        assert_eq!(1u64 << c.page_shift(), bytes);
+        assert_eq!(c.group_shift(), c.page_shift());
+        assert_eq!(SizeClass::intermediate(bytes), Some(c));
+        assert_eq!(c.label(), label);
+        // CLAP's regions of these sizes stay in the 64 KB TLB.
+        assert_eq!(SizeClass::for_reach(bytes), SizeClass::K64);
+    }
+    assert_eq!(SizeClass::intermediate(64 << 10), None);
+    assert_eq!(SizeClass::intermediate(2 << 20), None);
 }

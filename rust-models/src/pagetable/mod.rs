@@ -20,11 +20,14 @@
 //! address of the entry read at each level so the GPU model can tell local from remote.
 
 mod fragment;
+mod leaf_line;
 mod level;
+mod relocate;
 mod table_pages;
 mod unmap;
 
 pub use fragment::{fragments, leaf_level, next_fragment, Fragment};
+pub use leaf_line::{LeafEntry, LINE_PTES};
 pub use level::Level;
 pub use table_pages::{SequentialTablePages, TablePageSource};
 
@@ -108,6 +111,9 @@ pub struct Walk {
     pub reads: [Pa; 4],
     pub depth: usize,
     pub leaf: Option<Leaf>,
+    /// The leaf table page and entry the walk read last, when it ended in a PTB (mapped
+    /// or not): what [`PageTable::group_ptes`] reads the coalescer's PTEs from.
+    pub leaf_entry: Option<LeafEntry>,
 }
 
 impl Walk {
@@ -205,12 +211,17 @@ impl PageTable {
             reads: [Pa(0); 4],
             depth: 0,
             leaf: None,
+            leaf_entry: None,
         };
-        let mut t = &self.tables[ROOT as usize];
+        let mut tid = ROOT;
         loop {
+            let t = &self.tables[tid as usize];
             let i = t.level.index(vpn.0);
             w.reads[w.depth] = Pa(t.pfn.pa().0 + i as u64 * 8);
             w.depth += 1;
+            if t.level == Level::Ptb {
+                w.leaf_entry = Some(LeafEntry::new(tid, i));
+            }
             let e = t.entries[i];
             if !e.valid() {
                 return w;
@@ -224,7 +235,7 @@ impl PageTable {
                 });
                 return w;
             }
-            t = &self.tables[t.children[i] as usize];
+            tid = t.children[i];
         }
     }
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::driver::MemoryManager;
 use crate::gpu::host_clock::Stopwatch;
+use crate::gpu::replay::ReplayCounters;
 use crate::gpu::{driver_config, Gpu, GpuConfig, RunReport, RunSpec};
 use crate::workload::Workload;
 
@@ -49,6 +50,9 @@ pub struct GpuUvmReport {
     /// Host seconds of the driver's service (batches, profiling on ATT interrupts),
     /// measured.
     pub driver_s: f64,
+    /// The deferred replays: attempts, regressions (an earlier page of the instruction
+    /// evicted between attempts) and resumed attempts ([`crate::gpu::replay`]).
+    pub replays: ReplayCounters,
 }
 
 impl GpuUvmReport {
@@ -56,7 +60,7 @@ impl GpuUvmReport {
     pub fn table(&self) -> String {
         let p = &self.protocol;
         format!(
-            "{}{}  {:<28} {} calls, {} new buffer entries, {} repeat faults\n  {:<28} {} mapped, {} unmapped, {} shootdown ranges, peak {} resident\n",
+            "{}{}  {:<28} {} calls, {} new buffer entries, {} repeat faults\n  {:<28} {} mapped, {} unmapped, {} shootdown ranges, peak {} resident\n  {:<28} {} attempts (whole instructions), {} regressions, {} resumed\n",
             self.gpu.table(),
             self.uvm.table(),
             "fault protocol",
@@ -67,7 +71,11 @@ impl GpuUvmReport {
             p.pages_mapped,
             p.pages_unmapped,
             p.shootdown_ranges,
-            p.max_resident_pages
+            p.max_resident_pages,
+            "replays",
+            self.replays.attempts,
+            self.replays.regressions,
+            self.replays.resumed
         )
     }
 }
@@ -113,6 +121,7 @@ pub fn run_on_gpu(
     let [(fault_discovery_s, fault_discoveries_timed), (replay_dequeue_s, replay_dequeues_timed), (replay_reissue_s, replay_reissues_timed)] =
         gpu.fault_prelude_seconds(&rate);
     let (fault_episodes, fault_episodes_timed) = gpu.fault_episodes();
+    let replays = gpu.replay_counters();
     let report = gpu.finish(spec, secs).map_err(run_err)?;
     let (mut uvm, protocol) = svc.finish(report.cycles, report.warp_mem_instrs);
     let driver_s = uvm.service_wall_s.min(secs);
@@ -139,5 +148,6 @@ pub fn run_on_gpu(
         fault_episodes,
         fault_episodes_timed,
         driver_s,
+        replays,
     })
 }

@@ -17,7 +17,9 @@
 //! The driver runs one batch at a time, as in the replay engine. A faulting warp waits in
 //! the GPU engine's queue ([`MemoryService::defers_replays`]) so other warps' faults join
 //! the batch; it replays at its batch's end when that batch is closed, else at the batch
-//! start, resuming at the page that faulted. Faulting again then is a replay of the same
+//! start, re-executing the whole instruction (`gpu::replay`, with its no-progress bound:
+//! after four regressions it resumes at its furthest line, and the hold below makes that
+//! progress). Faulting again then is a replay of the same
 //! far fault (counted as `repeat_faults`), not a new one. The pages a batch brought are
 //! held from the next batch's eviction until accessed (see `close`).
 

@@ -47,6 +47,7 @@ pub mod residency;
 pub mod sensitivity;
 pub mod service;
 pub mod sweep;
+pub mod sweep_engine;
 pub mod sweep_out;
 pub mod tbnp;
 
@@ -57,6 +58,7 @@ pub use gpu_service::{GpuUvmStats, UvmGpuService};
 pub use metrics::UvmMetrics;
 pub use sensitivity::{sensitivity, SensitivityReport};
 pub use sweep::{sweep_forest, SweepOptions, SweepReport};
+pub use sweep_engine::SweepEngine;
 
 /// Which UVM management runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

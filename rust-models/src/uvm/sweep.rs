@@ -16,8 +16,9 @@ use std::sync::Mutex;
 
 use super::config::UvmConfig;
 use super::metrics::UvmMetrics;
-pub use super::sweep_out::{curve_table, SweepTables};
-use super::{run_workload, UvmError, UvmPolicy};
+pub use super::sweep_engine::SweepEngine;
+pub use super::sweep_out::{curve_table, paper_table, SweepTables};
+use super::{UvmError, UvmPolicy};
 use crate::gpu::sweep::exact_f64;
 
 /// What to sweep.
@@ -34,11 +35,16 @@ pub struct SweepOptions {
     pub out_dir: Option<PathBuf>,
     /// Called after each run (the CLI's progress bar).
     pub progress: Progress,
+    /// The GPU timing model or the replay engine ([`SweepEngine`]).
+    pub engine: SweepEngine,
 }
 
-/// A callback per finished run; none by default.
+/// A callback per finished run, with the job and its wall seconds; none by default.
 #[derive(Clone, Default)]
-pub struct Progress(pub Option<std::sync::Arc<dyn Fn() + Send + Sync>>);
+pub struct Progress(pub Option<std::sync::Arc<ProgressFn>>);
+
+/// What [`Progress`] calls.
+pub type ProgressFn = dyn Fn(&ForestJob, f64) + Send + Sync;
 
 impl std::fmt::Debug for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -51,7 +57,8 @@ impl std::fmt::Debug for Progress {
 }
 
 impl SweepOptions {
-    /// The Forest suite at the config's oversubscription, scale 1, seed 1.
+    /// The Forest suite at the config's oversubscription, scale 1, seed 1, on the replay
+    /// engine (set `engine` for the timing model, as `mcmvm sweep` does by default).
     pub fn new(config: UvmConfig) -> SweepOptions {
         SweepOptions {
             oversubs: vec![config.memory.oversubscription],
@@ -64,6 +71,7 @@ impl SweepOptions {
             seed: 1,
             out_dir: None,
             progress: Progress::default(),
+            engine: SweepEngine::Replay,
         }
     }
 }
@@ -144,6 +152,8 @@ impl SweepSummary {
 /// The whole sweep.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepReport {
+    /// The engine's label ([`SweepEngine::label`]).
+    pub engine: String,
     pub seed: u64,
     pub scale: f64,
     pub rows: Vec<SweepRow>,
@@ -206,7 +216,8 @@ pub fn run_forest_job(opts: &SweepOptions, job: &ForestJob) -> Result<UvmMetrics
         .map_err(|e| UvmError::Workload(e.to_string()))?;
     let mut cfg = opts.config.clone();
     cfg.memory.oversubscription = job.oversubscription;
-    run_workload(wl.as_ref(), &cfg, job.policy, false)
+    opts.engine
+        .run(wl.as_ref(), &cfg, job.policy, opts.scale, opts.seed)
 }
 
 /// What the tables need from one run. A sweep run as separate jobs (`--task-id`) stores it
@@ -382,9 +393,10 @@ pub fn summaries_of(oversubs: &[f64], rows: &[SweepRow]) -> Vec<SweepSummary> {
 pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
     let jobs = forest_jobs(opts)?;
     let runs = run_parallel(&jobs, |job| {
+        let t0 = std::time::Instant::now();
         let r = run_forest_job(opts, job);
         if let Some(p) = &opts.progress.0 {
-            p();
+            p(job, t0.elapsed().as_secs_f64());
         }
         r
     })?;
@@ -396,6 +408,7 @@ pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
         .collect();
     let summaries = summaries_of(&opts.oversubs, &rows);
     let report = SweepReport {
+        engine: opts.engine.label().to_string(),
         seed: opts.seed,
         scale: opts.scale,
         rows,
@@ -489,6 +502,7 @@ mod tests {
         let summaries = summaries_of(&[1.5], &rows);
         let runs = vec![UvmMetrics::default(); 5];
         let report = SweepReport {
+            engine: super::super::sweep_engine::TIMING_LABEL.into(),
             seed: 7,
             scale: 0.02,
             rows,

@@ -17,22 +17,39 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+mod cuda_sdk;
 mod dense;
 mod dl;
+mod edge_walk;
 mod gemm;
 mod graph;
 mod graph_expand;
 mod graph_kernels;
+mod graphbig;
+mod pannotia;
+mod parboil_lbm;
 mod pattern;
 mod phases;
 mod program;
 pub mod registry;
 pub mod rng;
+mod rodinia_extra;
+pub mod scale;
 mod spmv;
 mod stencil;
+mod tango;
 pub mod trace;
+mod uvmbench;
+mod uvmbench_rodinia;
+mod uvmbench_tiles;
 
 pub use registry::{by_name, catalog, clap_suite, forest_suite, WorkloadInfo};
+
+/// The DL networks of the Forest suite (the paper's SpecForest-on-DL figure averages them).
+pub fn dl_networks() -> &'static [&'static str] {
+    &dl::NAMES
+}
+pub use scale::{paper_factor, Scale, ScaleParseError, PAPER_SCALES};
 pub use trace::{write_trace, TraceWorkload};
 
 /// Index of an allocation within its workload (0-based, declaration order).

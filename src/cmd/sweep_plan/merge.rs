@@ -73,6 +73,8 @@ pub fn merge(m: MergeArgs) -> anyhow::Result<u8> {
         println!("merge clap: {} runs from {}", id.runs, runs_dir.display());
         let (summaries, reports): (Vec<RunSummary>, Vec<String>) = runs.into_iter().unzip();
         super::super::sweep::clap_outputs(&out, &summaries, &reports, id.seed)?;
+        // The extra runs are the in-process sweep's; the tables from these runs print.
+        super::super::sweep_extras::paper(&out, &summaries, None)?;
     } else {
         let (id, runs) = load::<RunPart>(&m.dir, &files)?;
         let oversubs = id
@@ -84,8 +86,9 @@ pub fn merge(m: MergeArgs) -> anyhow::Result<u8> {
         let (parts, reports): (Vec<RunPart>, Vec<String>) = runs.into_iter().unzip();
         let rows = rows_of(&parts).with_context(|| format!("{}", runs_dir.display()))?;
         let tables = SweepTables {
+            engine: mcmvm_models::uvm::sweep_engine::label_of(&id.engine).to_string(),
             seed: id.seed,
-            scale: id.scale,
+            scale: super::super::sweep::forest_scale(&id.scale)?,
             summaries: summaries_of(&oversubs, &rows),
             rows,
         };
