@@ -146,10 +146,13 @@ fn remote_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, Cosim
             .collect()),
         system_only: false,
     }];
-    out.push(match rt.replacement {
-        RtReplacement::Ranks => rank_permutation(n, verilog)?,
-        RtReplacement::Nru => nru_clear_bit(n, verilog)?,
-    });
+    match rt.replacement {
+        RtReplacement::Ranks => out.push(rank_permutation(n, verilog)?),
+        RtReplacement::Nru => out.push(nru_clear_bit(n, verilog)?),
+        // Every value of the 31 tree bits is a legal state (README, "Replacement orders"):
+        // there is nothing to state about them.
+        RtReplacement::TreePlru => {}
+    }
     if cnt_w < 64 && max < (1u64 << cnt_w) - 1 {
         out.push(Invariant {
             name: format!("rt: no counter of a valid row exceeds the saturation value {max}"),

@@ -93,6 +93,11 @@ pub enum RtReplacement {
     /// when that would leave no other valid row's bit clear, the others are cleared. The
     /// victim is the highest-numbered row whose bit is clear.
     Nru,
+    /// Tree pseudo-LRU: 31 bits in a binary tree over the 32 row numbers, one per inner
+    /// node, pointing away from the half that holds the row touched last; the victim is
+    /// the row reached by following the pointers from the root (halves without rows of
+    /// the table are skipped).
+    TreePlru,
 }
 
 impl Default for RtConfig {

@@ -10,6 +10,8 @@
 //!   row at rank 0.
 //! * `replacement = "nru"`: rows by number with one bit each (`rt_table.rs`): the victim
 //!   and the free row are named by row number there.
+//! * `replacement = "tree-plru"`: rows by number and one bit per node of the tree over the
+//!   row numbers (`rt_table.rs`), the victim found from the root.
 //! * An op issued in cycle `t` is held in the lane register and applied in `t + 1`, drain
 //!   first, then walk, against the table as it stood at the start of `t + 1`. That is the
 //!   README's index-with-forwarding: the index stage in `t` looks up the table "as it will
@@ -138,7 +140,9 @@ impl RtMonitor {
             coverage: Coverage::new(
                 "rt",
                 match cfg.replacement {
-                    RtReplacement::Ranks => &RtBin::NAMES[..RtBin::NAMES.len() - NRU_ONLY_BINS],
+                    RtReplacement::Ranks | RtReplacement::TreePlru => {
+                        &RtBin::NAMES[..RtBin::NAMES.len() - NRU_ONLY_BINS]
+                    }
                     RtReplacement::Nru => RtBin::NAMES,
                 },
             ),
@@ -288,7 +292,8 @@ impl RtMonitor {
             (Some(w), Some(v)) => format!(
                 "walk of ID {} issued in cycle {} missed a full table and replaced ID {v}, the \
                  replacement victim (ranks: rank entries-1, the oldest remote-counter write; nru: the \
-                 highest-numbered row whose bit is clear){}",
+                 highest-numbered row whose bit is clear; tree-plru: the row the tree bits lead \
+                 to from the root){}",
                 w.id,
                 w.issued,
                 if self.report_evictions {

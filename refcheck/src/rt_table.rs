@@ -7,7 +7,10 @@
 //!   ("highest-numbered row whose bit is clear") and the free row a miss takes
 //!   ("highest-numbered free row") are named by row number.
 //!
-//! A row is addressed by a `Key`: its rank under `ranks`, its row number under `nru`.
+//! * `tree-plru`: the rows by number, and one bit per inner node of the complete binary
+//!   tree over the row numbers 0..32, keyed here by the node's row range `(lo, size)`.
+//!
+//! A row is addressed by a `Key`: its rank under `ranks`, its row number otherwise.
 
 use mcmvm_protocol::config::RtReplacement;
 
@@ -24,7 +27,7 @@ pub(crate) type Key = usize;
 /// What a touch did to the other rows' bits (`nru` only; for the coverage bins).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Touch {
-    /// `ranks`: not applicable.
+    /// `ranks`, `tree-plru`: not applicable (no bin).
     Ranked,
     /// Another valid row kept its bit clear: the others are left alone.
     KeptOthers,
@@ -41,7 +44,15 @@ pub(crate) enum Table {
         rows: Vec<Option<Row>>,
         used: Vec<bool>,
     },
+    TreePlru {
+        rows: Vec<Option<Row>>,
+        /// Node (lo, size) -> its bit: set = the victim search takes the upper half.
+        points_up: std::collections::HashMap<(usize, usize), bool>,
+    },
 }
+
+/// The tree spans row numbers 0..32 whatever the table size (README).
+const TREE_ROWS: usize = 32;
 
 impl Table {
     pub fn new(order: RtReplacement, entries: usize) -> Table {
@@ -53,6 +64,10 @@ impl Table {
                 rows: vec![None; entries],
                 used: vec![false; entries],
             },
+            RtReplacement::TreePlru => Table::TreePlru {
+                rows: vec![None; entries],
+                points_up: Default::default(),
+            },
         }
     }
 
@@ -60,6 +75,11 @@ impl Table {
         match self {
             Table::Ranks { rows } => rows.clear(),
             Table::Nru { rows, .. } => rows.iter_mut().for_each(|r| *r = None),
+            // Reset clears the tree bits too.
+            Table::TreePlru { rows, points_up } => {
+                rows.iter_mut().for_each(|r| *r = None);
+                points_up.clear();
+            }
         }
     }
 
@@ -67,21 +87,25 @@ impl Table {
     pub fn len(&self) -> usize {
         match self {
             Table::Ranks { rows } => rows.len(),
-            Table::Nru { rows, .. } => rows.iter().flatten().count(),
+            Table::Nru { rows, .. } | Table::TreePlru { rows, .. } => rows.iter().flatten().count(),
         }
     }
 
     pub fn find(&self, id: u8) -> Option<Key> {
         match self {
             Table::Ranks { rows } => rows.iter().position(|r| r.id == id),
-            Table::Nru { rows, .. } => rows.iter().position(|r| r.is_some_and(|r| r.id == id)),
+            Table::Nru { rows, .. } | Table::TreePlru { rows, .. } => {
+                rows.iter().position(|r| r.is_some_and(|r| r.id == id))
+            }
         }
     }
 
     pub fn get(&self, key: Key) -> Option<Row> {
         match self {
             Table::Ranks { rows } => rows.get(key).copied(),
-            Table::Nru { rows, .. } => rows.get(key).copied().flatten(),
+            Table::Nru { rows, .. } | Table::TreePlru { rows, .. } => {
+                rows.get(key).copied().flatten()
+            }
         }
     }
 
@@ -89,7 +113,7 @@ impl Table {
     pub fn set(&mut self, key: Key, row: Row) {
         match self {
             Table::Ranks { rows } => rows[key] = row,
-            Table::Nru { rows, .. } => rows[key] = Some(row),
+            Table::Nru { rows, .. } | Table::TreePlru { rows, .. } => rows[key] = Some(row),
         }
     }
 
@@ -97,7 +121,9 @@ impl Table {
     pub fn remove(&mut self, key: Key) -> Option<Row> {
         match self {
             Table::Ranks { rows } => (key < rows.len()).then(|| rows.remove(key)),
-            Table::Nru { rows, .. } => rows.get_mut(key).and_then(Option::take),
+            Table::Nru { rows, .. } | Table::TreePlru { rows, .. } => {
+                rows.get_mut(key).and_then(Option::take)
+            }
         }
     }
 
@@ -109,6 +135,19 @@ impl Table {
                 let clear = (0..rows.len()).rev().find(|&i| !used[i]);
                 // Every bit set: row 0 (README: only one row can get there).
                 clear.or((!rows.is_empty()).then_some(0))
+            }
+            Table::TreePlru { rows, points_up } => {
+                // From the root, follow the bits; never into a half without rows.
+                let (mut lo, mut size) = (0, TREE_ROWS);
+                while size > 1 {
+                    let half = size / 2;
+                    let up = points_up.get(&(lo, size)).copied().unwrap_or(false);
+                    if up && lo + half < rows.len() {
+                        lo += half;
+                    }
+                    size = half;
+                }
+                (lo < rows.len()).then_some(lo)
             }
         }
     }
@@ -138,6 +177,20 @@ impl Table {
                     Touch::ClearedOthers
                 }
             }
+            Table::TreePlru { points_up, .. } => {
+                // Every node above the row points to the half without it.
+                let (mut lo, mut size) = (0, TREE_ROWS);
+                while size > 1 {
+                    let half = size / 2;
+                    let in_upper = key >= lo + half;
+                    points_up.insert((lo, size), !in_upper);
+                    if in_upper {
+                        lo += half;
+                    }
+                    size = half;
+                }
+                Touch::Ranked
+            }
         }
     }
 
@@ -150,7 +203,7 @@ impl Table {
                 rows.insert(0, row);
                 Touch::Ranked
             }
-            Table::Nru { rows, .. } => {
+            Table::Nru { rows, .. } | Table::TreePlru { rows, .. } => {
                 let free = restart
                     .filter(|&k| rows.get(k).is_some_and(Option::is_none))
                     .or_else(|| (0..rows.len()).rev().find(|&i| rows[i].is_none()));

@@ -188,3 +188,27 @@ fn every_access_time_tracker_bin_is_hit() {
     }
     assert_every_bin_hit("att", &runs);
 }
+
+#[test]
+fn every_remote_tracker_bin_is_hit_under_tree_plru() {
+    let mut runs = Vec::new();
+    for (label, mut cfg, cycles) in [
+        ("default", HwConfig::default(), RANDOM_CYCLES),
+        ("narrow", narrow(), SHORT_CYCLES),
+    ] {
+        cfg.remote_tracker.replacement = RtReplacement::TreePlru;
+        let rt = &cfg.remote_tracker;
+        let directed = remote_tracker::directed(&cfg);
+        let s = seed(&format!("rt plru {label}"), remote_tracker::DEFAULT_SEED);
+        let random: Vec<_> = remote_tracker::random(&cfg, s).take(cycles).collect();
+        for (kind, stim) in [("directed", &directed), ("random", &random)] {
+            runs.push(covered(
+                format!("rt plru {label} {kind}"),
+                RtMonitor::new(rt),
+                RemoteTracker::new(rt),
+                stim,
+            ));
+        }
+    }
+    assert_every_bin_hit("rt plru", &runs);
+}

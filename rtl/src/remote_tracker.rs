@@ -93,6 +93,9 @@ pub struct RemoteTrackerRtl {
     /// `nru` only (else empty): the row's remote counter was written since the bits were
     /// last cleared.
     used: Vec<DFF<Bit>>,
+    /// `tree-plru` only (else empty): bit `j` = inner node `32 + j` of the pseudo-LRU tree
+    /// (layout of the read trees) points the victim search to its upper child `2j + 1`.
+    plru: Vec<DFF<Bit>>,
 
     // Pipeline register between index and update, walk lane.
     walk_stage_valid: DFF<Bit>,
@@ -118,6 +121,11 @@ pub struct RemoteTrackerRtl {
     counter_one: Constant<Bits<32>>,
     id_zero: Constant<Bits<8>>,
     report_evictions: Constant<Bit>,
+    /// `tree-plru` only: per inner node `32 + j`, its upper child holds rows of this table
+    /// (row `lowest(2j + 1) < entries`); the search never enters a child without rows.
+    plru_upper_live: Vec<Constant<Bit>>,
+    /// `tree-plru` only: the slot numbers of the rows (the victim tree's leaves).
+    plru_leaf: Vec<Constant<Bits<5>>>,
 
     // Update-stage combinational signals.
     /// Priority tree of the free rows (`READ_TREE_NODES` nodes, layout of the read trees):
@@ -137,6 +145,10 @@ pub struct RemoteTrackerRtl {
     victim_slot_tree: Vec<Signal<Local, Bits<5>>>,
     /// `nru` only: OR tree of "valid after this edge, not the target, bit clear".
     other_clear_tree: Vec<Signal<Local, Bit>>,
+    /// `tree-plru` only: per node, the row the pointers lead to below it (the root is the
+    /// victim), and whether the walk's target row is below it (OR tree of `target_sel`).
+    plru_slot_tree: Vec<Signal<Local, Bits<5>>>,
+    plru_touch_tree: Vec<Signal<Local, Bit>>,
     /// The walk in the update stage moves its row to the front (`walk_touch` of a walk).
     touch: Signal<Local, Bit>,
     /// Per row: the target tree reads it (the hit row on a hit, else the victim).
@@ -187,6 +199,14 @@ pub struct RemoteTrackerRtl {
     forward_drain: Signal<Local, Bit>,
 }
 
+/// The lowest row under node `node` of a read tree's layout (`READ_TREE_NODES`).
+fn plru_lowest_row(mut node: usize) -> usize {
+    while node >= MAX_ENTRIES {
+        node = 2 * (node - MAX_ENTRIES);
+    }
+    node
+}
+
 /// `n` default-built rows of flip-flops.
 fn rows<T: Default>(n: usize) -> Vec<T> {
     (0..n).map(|_| T::default()).collect()
@@ -206,13 +226,23 @@ impl RemoteTrackerRtl {
         }
         let n = cfg.entries;
         let ranks = cfg.replacement == RtReplacement::Ranks;
+        let tree_plru = cfg.replacement == RtReplacement::TreePlru;
         // Per-variant sizes: the other variant's state and logic do not exist at all.
         let (rank_rows, rank_one_of, rank_tree) = if ranks {
             (n, 1, READ_TREE_NODES)
         } else {
             (0, 0, 0)
         };
-        let (used_rows, nru_tree) = if ranks { (0, 0) } else { (n, READ_TREE_NODES) };
+        let (used_rows, nru_tree) = if cfg.replacement == RtReplacement::Nru {
+            (n, READ_TREE_NODES)
+        } else {
+            (0, 0)
+        };
+        let (plru_nodes, plru_rows, plru_tree) = if tree_plru {
+            (MAX_ENTRIES - 1, n, READ_TREE_NODES)
+        } else {
+            (0, 0, 0)
+        };
         let rank_const = |v: u64| {
             (0..rank_one_of)
                 .map(|_| Constant::new(v.to_bits()))
@@ -240,6 +270,7 @@ impl RemoteTrackerRtl {
             remote: rows(n),
             rank: rows(rank_rows),
             used: rows(used_rows),
+            plru: rows(plru_nodes),
             walk_stage_valid: Default::default(),
             walk_stage_id: Default::default(),
             walk_stage_remote: Default::default(),
@@ -260,6 +291,12 @@ impl RemoteTrackerRtl {
             counter_one: Constant::new(1u64.to_bits()),
             id_zero: Constant::new(0u64.to_bits()),
             report_evictions: Constant::new(cfg.report_evictions),
+            plru_upper_live: (0..plru_nodes)
+                .map(|j| Constant::new(plru_lowest_row(2 * j + 1) < n))
+                .collect(),
+            plru_leaf: (0..plru_rows)
+                .map(|i| Constant::new((i as u64).to_bits()))
+                .collect(),
             free_any_tree: rows(READ_TREE_NODES),
             free_slot_tree: rows(READ_TREE_NODES),
             any_free: Default::default(),
@@ -268,6 +305,8 @@ impl RemoteTrackerRtl {
             victim_any_tree: rows(nru_tree),
             victim_slot_tree: rows(nru_tree),
             other_clear_tree: rows(nru_tree),
+            plru_slot_tree: rows(plru_tree),
+            plru_touch_tree: rows(plru_tree),
             touch: Default::default(),
             read_sel: rows(n),
             walk_fresh: Default::default(),

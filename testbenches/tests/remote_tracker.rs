@@ -343,3 +343,39 @@ fn nru_agrees_on_small_tables() {
         assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
     }
 }
+
+/// `replacement = "tree-plru"` with eviction reports: the directed cases and random
+/// traffic on all three engines, 32 rows.
+#[test]
+fn tree_plru_agrees_on_all_three_engines() {
+    let mut cfg = with_reports();
+    cfg.remote_tracker.replacement = RtReplacement::TreePlru;
+    for (name, seq) in cases(&cfg) {
+        let n = seq.len() as u64;
+        let wave = Some(waves(&format!("plru_{name}")));
+        assert_lockstep(&cfg, all_engines(), n, wave, seq.into_iter());
+    }
+    let stimulus = random(&cfg, seed());
+    assert_lockstep(&cfg, all_engines(), 20_000, None, stimulus);
+}
+
+/// `tree-plru` on small tables, twin and rust-hdl: 4 rows (a full tree of 4), 5 (subtrees
+/// without rows skipped), 1 (the victim is always row 0).
+#[test]
+fn tree_plru_agrees_on_small_tables() {
+    for entries in [4, 5, 1] {
+        let mut cfg = small();
+        cfg.remote_tracker.entries = entries;
+        cfg.remote_tracker.replacement = RtReplacement::TreePlru;
+        let engines = vec![EngineKind::Model, EngineKind::RustHdl];
+        let seq = directed(&cfg);
+        assert_lockstep(
+            &cfg,
+            engines.clone(),
+            seq.len() as u64,
+            None,
+            seq.into_iter(),
+        );
+        assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
+    }
+}

@@ -49,6 +49,10 @@ impl Logic for RemoteTrackerRtl {
             self.used[i].clock.next = self.clock.val();
             self.used[i].d.next = self.used[i].q.val();
         }
+        for j in 0..self.plru.len() {
+            self.plru[j].clock.next = self.clock.val();
+            self.plru[j].d.next = self.plru[j].q.val();
+        }
 
         // ---- Update stage, combinational part: where the walk goes, what the drain reads.
         self.drain_clears.next = self.drain_stage_valid.q.val() && self.drain_stage_hit.q.val();
@@ -124,6 +128,24 @@ impl Logic for RemoteTrackerRtl {
                 self.victim_sel[i].next =
                     self.victim_slot_tree[62].val() == self.slot_number[i].val();
             }
+        }
+        // `tree-plru`: the victim is where the node bits lead from the root; node `32 + j`
+        // takes its upper child's row if its bit is set and that child holds rows of the
+        // table, else its lower child's (a bottom-up mux tree, layout of the free-row tree).
+        for i in 0..self.plru_leaf.len() {
+            self.plru_slot_tree[i].next = self.plru_leaf[i].val();
+        }
+        for i in self.plru_leaf.len()..((self.plru_slot_tree.len() + 1) / 2) {
+            self.plru_slot_tree[i].next = self.rank_zero.val();
+        }
+        for j in 0..self.plru.len() {
+            self.plru_slot_tree[32 + j].next = self.plru_slot_tree[2 * j].val();
+            if self.plru[j].q.val() && self.plru_upper_live[j].val() {
+                self.plru_slot_tree[32 + j].next = self.plru_slot_tree[2 * j + 1].val();
+            }
+        }
+        for i in 0..self.plru_leaf.len() {
+            self.victim_sel[i].next = self.plru_slot_tree[62].val() == self.slot_number[i].val();
         }
         // One-hot target row: the hit row, else the highest-numbered free row, else the
         // victim. `read_sel` is the row whose
@@ -311,10 +333,27 @@ impl Logic for RemoteTrackerRtl {
                 self.other_clear_tree[2 * j].val() || self.other_clear_tree[2 * j + 1].val();
         }
 
+        // ---- `tree-plru`: which subtrees hold the walk's target row (OR tree).
+        for i in 0..self.plru_leaf.len() {
+            self.plru_touch_tree[i].next = self.target_sel[i].val();
+        }
+        for i in self.plru_leaf.len()..((self.plru_touch_tree.len() + 1) / 2) {
+            self.plru_touch_tree[i].next = false;
+        }
+        for j in 0..self.plru.len() {
+            self.plru_touch_tree[32 + j].next =
+                self.plru_touch_tree[2 * j].val() || self.plru_touch_tree[2 * j + 1].val();
+        }
+
         if self.reset.val() {
             // Reset blocks every other update: rows invalid, nothing in flight, outputs idle.
             for i in 0..self.valid.len() {
                 self.valid[i].d.next = false;
+            }
+            // The tree bits are state of the whole table, not of a row: cleared, so no
+            // unknown start value reaches the victim (every value would be legal).
+            for j in 0..self.plru.len() {
+                self.plru[j].d.next = false;
             }
             self.walk_stage_valid.d.next = false;
             self.drain_stage_valid.d.next = false;
@@ -363,6 +402,20 @@ impl Logic for RemoteTrackerRtl {
                         self.used[i].d.next = true;
                     } else if !self.other_clear_tree[62].val() {
                         self.used[i].d.next = false;
+                    }
+                }
+            }
+
+            // Pseudo-LRU: a touch points every node on the target row's path to the other
+            // child (bit set = upper child, so set when the row is in the lower one).
+            // (The tree's root, "the walk writes a row", holds whenever `touch` does; it is
+            // read so that the tree has no unused node.)
+            for j in 0..self.plru.len() {
+                if self.touch.val() && self.plru_touch_tree[62].val() {
+                    if self.plru_touch_tree[2 * j + 1].val() {
+                        self.plru[j].d.next = false;
+                    } else if self.plru_touch_tree[2 * j].val() {
+                        self.plru[j].d.next = true;
                     }
                 }
             }

@@ -7,7 +7,8 @@
 //!
 //! # Table
 //! `entries` slots (paper: 32), each {valid, 8-bit allocation ID, access counter, remote
-//! counter} plus a 5-bit *remote-recency rank* used for replacement: rank 0 is the entry whose
+//! counter} plus (`replacement = "ranks"`, the default; `nru` and `tree-plru` keep one bit a
+//! row or 31 tree bits instead, `rtl/src/remote_tracker.md`) a 5-bit *remote-recency rank* used for replacement: rank 0 is the entry whose
 //! remote counter was written most recently, rank `valid_count - 1` the one written longest
 //! ago. The ranks of the valid entries are always a permutation of `0..valid_count`.
 //! A counter write that moves an entry to rank 0 is: an allocation (its remote counter is
@@ -51,6 +52,23 @@ struct Table {
     rank: [u8; MAX_ENTRIES],
     /// Bit `i`: row `i`'s not-recently-used bit (`Nru`); meaningful only while valid.
     used: u32,
+    /// Bit `j`: inner node `32 + j` of the pseudo-LRU tree points to its upper child
+    /// (`TreePlru`; see [`PLRU_ROOT`]). Cleared by reset (any value would be a valid state;
+    /// the clear keeps a four-state simulation free of X after reset).
+    plru: u32,
+}
+
+/// The pseudo-LRU tree's layout (that of the RTL's read trees): nodes `0..32` are the rows,
+/// inner node `32 + j` has the children `2j` (lower rows) and `2j + 1` (upper rows), so a
+/// node's parent is `32 + node / 2` and the root is node 62.
+const PLRU_ROOT: usize = 62;
+
+/// The lowest row number under tree node `node` (layout of [`PLRU_ROOT`]).
+fn plru_lowest_row(mut node: usize) -> usize {
+    while node >= MAX_ENTRIES {
+        node = 2 * (node - MAX_ENTRIES);
+    }
+    node
 }
 
 impl Table {
@@ -128,7 +146,7 @@ impl RemoteTracker {
                 remote: t.remote[slot],
                 remote_rank: match self.replacement {
                     RtReplacement::Ranks => t.rank[slot],
-                    RtReplacement::Nru => 0,
+                    RtReplacement::Nru | RtReplacement::TreePlru => 0,
                 },
                 remote_used: self.replacement == RtReplacement::Nru && (t.used >> slot) & 1 != 0,
             })
@@ -209,6 +227,20 @@ impl RemoteTracker {
     /// be (an allocation), in which case every other valid entry ages by one.
     fn touch(&mut self, slot: usize) {
         let t = &mut self.table;
+        if self.replacement == RtReplacement::TreePlru {
+            // Every inner node on the row's path points to the other child.
+            let mut node = slot;
+            while node != PLRU_ROOT {
+                let j = node / 2;
+                if node % 2 == 0 {
+                    t.plru |= 1 << j;
+                } else {
+                    t.plru &= !(1 << j);
+                }
+                node = MAX_ENTRIES + j;
+            }
+            return;
+        }
         if self.replacement == RtReplacement::Nru {
             // Set the row's bit; when no other valid row's bit would stay clear, clear them.
             let others = t.valid & !(1 << slot);
@@ -309,6 +341,23 @@ impl RemoteTracker {
                     31 - clear.leading_zeros() as usize
                 }
             }
+            RtReplacement::TreePlru => {
+                // Follow the pointers from the root; an upper child without rows of this
+                // table (`entries` < 32) is never taken.
+                let mut node = PLRU_ROOT;
+                while node >= MAX_ENTRIES {
+                    let j = node - MAX_ENTRIES;
+                    let upper = 2 * j + 1;
+                    node = if (self.table.plru >> j) & 1 != 0
+                        && plru_lowest_row(upper) < self.entries
+                    {
+                        upper
+                    } else {
+                        2 * j
+                    };
+                }
+                node
+            }
         }
     }
 
@@ -336,6 +385,7 @@ impl CycleModel for RemoteTracker {
         let mut out = RtOut::default();
         if input.reset != 0 {
             self.table.valid = 0;
+            self.table.plru = 0;
             self.walk_stage = Indexed::default();
             self.drain_stage = Indexed::default();
             return out;

@@ -222,3 +222,24 @@ fn nru_with_one_row_replaces_row_zero() {
     assert_eq!((out[3].evict_valid, out[3].evict_alloc_id), (1, 1));
     assert_eq!(t.snapshot()[0].alloc_id, 2);
 }
+
+#[test]
+fn tree_plru_replaces_the_row_the_tree_bits_lead_to() {
+    // Three rows: inner node 32 covers rows 0, 1; node 33 rows 2, 3 (row 3 missing); node
+    // 48 both. The last touches are rows 2 (ID 1), 0 (ID 3), 2, 1 (ID 2): node 48 then
+    // points to node 33's side (row 1 was touched last, on node 32's side), and node 33
+    // can only lead to row 2. So ID 1 goes, although the exact order (newest first
+    // 2, 1, 3) would replace ID 3.
+    let mut t = rt_with(3, 32, true, RtReplacement::TreePlru);
+    let out = run(&mut t, &nru_versus_ranks_sequence());
+    assert!(out[..12].iter().all(|o| o.evict_valid == 0));
+    assert_eq!((out[12].evict_valid, out[12].evict_alloc_id), (1, 1));
+    assert_eq!((out[12].evict_access, out[12].evict_remote), (4, 3));
+    t.check_invariants().unwrap();
+    // ID 4 took row 2; the next miss goes to node 32's side, where row 1 was touched
+    // after row 0: row 0 (ID 3).
+    let slots: Vec<(usize, u8)> = t.snapshot().iter().map(|v| (v.slot, v.alloc_id)).collect();
+    assert_eq!(slots, vec![(0, 3), (1, 2), (2, 4)]);
+    let out = run(&mut t, &[RtIn::walk(5, false), RtIn::idle()]);
+    assert_eq!((out[1].evict_valid, out[1].evict_alloc_id), (1, 3));
+}
