@@ -161,6 +161,15 @@ impl CosimBlock for Att {
     }
 }
 
+/// rust-hdl's simulation of the ATT structure `cfg.recency` selects.
+pub(crate) fn att_hdl_sim(cfg: &mcmvm_models::config::AttConfig) -> BoxedEngine<AttIn, AttOut> {
+    use mcmvm_rtl::access_time_tracker as rtl;
+    match cfg.recency {
+        rtl::AttRecency::Ranks => Box::new(rtl::AccessTimeTrackerHdlSim::new(cfg)),
+        rtl::AttRecency::AgeMatrix => Box::new(rtl::AccessTimeTrackerAgeMatrixHdlSim::new(cfg)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,14 +195,5 @@ mod tests {
             EngineKind::parse_list(" , "),
             Err(CosimError::NoEngines)
         ));
-    }
-}
-
-/// rust-hdl's simulation of the ATT structure `cfg.recency` selects.
-pub(crate) fn att_hdl_sim(cfg: &mcmvm_models::config::AttConfig) -> BoxedEngine<AttIn, AttOut> {
-    use mcmvm_rtl::access_time_tracker as rtl;
-    match cfg.recency {
-        rtl::AttRecency::Ranks => Box::new(rtl::AccessTimeTrackerHdlSim::new(cfg)),
-        rtl::AttRecency::AgeMatrix => Box::new(rtl::AccessTimeTrackerAgeMatrixHdlSim::new(cfg)),
     }
 }

@@ -166,10 +166,12 @@ impl RemoteTracker {
         let mut seen_rank = [false; MAX_ENTRIES];
         let mut seen_id = [false; 256];
         let full = t.valid == self.live_rows();
-        if self.replacement == RtReplacement::Nru && full && self.entries >= 2 {
-            if t.used & self.live_rows() == self.live_rows() {
-                return Err("full table with every not-recently-used bit set".into());
-            }
+        if self.replacement == RtReplacement::Nru
+            && full
+            && self.entries >= 2
+            && t.used & self.live_rows() == self.live_rows()
+        {
+            return Err("full table with every not-recently-used bit set".into());
         }
         for slot in (0..self.entries).filter(|&s| t.is_valid(s)) {
             let r = t.rank[slot] as usize;
@@ -232,7 +234,7 @@ impl RemoteTracker {
             let mut node = slot;
             while node != PLRU_ROOT {
                 let j = node / 2;
-                if node % 2 == 0 {
+                if node.is_multiple_of(2) {
                     t.plru |= 1 << j;
                 } else {
                     t.plru &= !(1 << j);
