@@ -9,6 +9,7 @@
 //! `mcmvm-models` knows none of this: it sees only `mcmvm_protocol::system`'s traits.
 
 mod check;
+mod check_thread;
 mod record;
 
 pub use check::CheckEngine;
@@ -84,6 +85,13 @@ pub struct HwOptions {
     /// (`--hw-invariants`; `verilator_invariants`): their O(n²) pair checks cost more than
     /// the block itself, so a system run asks for them.
     pub invariants: bool,
+    /// `check` steps the second engine and compares on a thread of its own (the default;
+    /// `system/check.rs`); false compares on the system's thread.
+    pub check_thread: bool,
+    /// `rusthdl` / `verilator`: the twin predicts the RTL's outputs so the RTL runs on a
+    /// thread of its own, and a misprediction repeats the run unpredicted (the default;
+    /// `CheckEngine::predicted`). False: the RTL serves on the system's thread.
+    pub predict: bool,
 }
 
 impl HwOptions {
@@ -95,6 +103,8 @@ impl HwOptions {
             every_cycle: false,
             record_dir: None,
             invariants: false,
+            check_thread: true,
+            predict: true,
         }
     }
 }
@@ -151,6 +161,17 @@ impl RtlFactory {
     ) -> Result<BoxedSystemEngine<I, O>, BlockFault> {
         let engine: BoxedSystemEngine<I, O> = match self.opts.mode {
             HwMode::Twin => Box::new(Plain::new(twin, "twin")),
+            HwMode::RustHdl | HwMode::Verilator if self.opts.predict => {
+                let rtl = rtl()?;
+                Box::new(CheckEngine::predicted(
+                    kind,
+                    unit,
+                    twin,
+                    (rtl.1, rtl.0),
+                    hw,
+                    &self.opts,
+                ))
+            }
             HwMode::RustHdl | HwMode::Verilator => {
                 let (model, name) = rtl()?;
                 Box::new(Plain::new(model, name))
@@ -192,6 +213,15 @@ impl RtlFactory {
 impl BlockFactory for RtlFactory {
     fn name(&self) -> &str {
         self.opts.mode.name()
+    }
+
+    fn unpredicted(&self) -> Option<Arc<dyn BlockFactory>> {
+        let predicted = matches!(self.opts.mode, HwMode::RustHdl | HwMode::Verilator);
+        (predicted && self.opts.predict).then(|| {
+            let mut opts = self.opts.clone();
+            opts.predict = false;
+            Arc::new(RtlFactory { opts }) as Arc<dyn BlockFactory>
+        })
     }
 
     fn remote_tracker(

@@ -83,6 +83,23 @@ pub enum BlockFault {
     /// The engine could not be built or stepped (tool missing, build failed, …).
     #[error("{block}: engine unavailable: {reason}")]
     Unavailable { block: &'static str, reason: String },
+    /// The twin that predicts an RTL engine's outputs (so the RTL can run on a thread of
+    /// its own) was wrong: the RTL gave `rtl` where the twin gave `twin`. The run is
+    /// repeated with the RTL serving on the system's thread ([`serve_predicted`]).
+    #[error(
+        "{block} on {unit}: the twin mispredicted `{signal}` at system cycle {system_cycle} \
+         (block cycle {block_cycle}): twin = {twin:#x}, {engine} = {rtl:#x}"
+    )]
+    Mispredicted {
+        block: &'static str,
+        unit: String,
+        system_cycle: u64,
+        block_cycle: u64,
+        signal: &'static str,
+        engine: String,
+        twin: u64,
+        rtl: u64,
+    },
 }
 
 impl BlockFault {
@@ -92,7 +109,8 @@ impl BlockFault {
             BlockFault::Mismatch { unit, .. }
             | BlockFault::NoAnswer { unit, .. }
             | BlockFault::Reference { unit, .. }
-            | BlockFault::Invariant { unit, .. } => *unit = name.to_string(),
+            | BlockFault::Invariant { unit, .. }
+            | BlockFault::Mispredicted { unit, .. } => *unit = name.to_string(),
             BlockFault::Unavailable { .. } => {}
         }
         self
@@ -131,6 +149,13 @@ pub trait SystemEngine<I: Ports, O: Ports>: Send {
     fn skip_idle(&mut self, _from: u64, _cycles: u64) -> Result<(), BlockFault> {
         Ok(())
     }
+    /// Wait until every cycle stepped so far has been checked, and return the first fault
+    /// found. An engine that checks on another thread (`--hw check`) reports a fault of
+    /// cycle `t` at a later `step` or here; the system calls this where a run ends (a
+    /// kernel's end, the GPU's final flush), so no fault goes unreported.
+    fn sync(&mut self) -> Result<(), BlockFault> {
+        Ok(())
+    }
     /// Who served and how many cycles each engine stepped.
     fn report(&self) -> EngineReport;
 }
@@ -145,6 +170,9 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for BoxedSystemEngine<I, O> {
     }
     fn skip_idle(&mut self, from: u64, cycles: u64) -> Result<(), BlockFault> {
         (**self).skip_idle(from, cycles)
+    }
+    fn sync(&mut self) -> Result<(), BlockFault> {
+        (**self).sync()
     }
     fn report(&self) -> EngineReport {
         (**self).report()
@@ -161,6 +189,11 @@ pub trait BlockFactory: Send + Sync {
     fn is_twin(&self) -> bool {
         false
     }
+    /// The same engines with no twin predicting their outputs, when this factory's do
+    /// (a mispredicted run is repeated with them: [`serve_predicted`]).
+    fn unpredicted(&self) -> Option<std::sync::Arc<dyn BlockFactory>> {
+        None
+    }
     fn remote_tracker(
         &self,
         cfg: &RtConfig,
@@ -176,6 +209,31 @@ pub trait BlockFactory: Send + Sync {
         cfg: &AttConfig,
         unit: &str,
     ) -> Result<BoxedSystemEngine<AttIn, AttOut>, BlockFault>;
+}
+
+/// Run `run` with `factory`'s engines. Where a twin predicts an RTL engine's outputs and
+/// the RTL disagreed ([`BlockFault::Mispredicted`], which `fault` finds in the run's
+/// error), run it again with [`BlockFactory::unpredicted`]'s engines: the RTL then serves
+/// on the system's thread, so the result is the one the RTL gives, whatever the twin
+/// says. Returns the run and, if repeated, the failed prediction.
+pub fn serve_predicted<F, T, E>(
+    factory: &F,
+    run: impl Fn(Option<std::sync::Arc<dyn BlockFactory>>) -> Result<T, E>,
+    fault: impl Fn(&E) -> Option<&BlockFault>,
+) -> Result<(T, Option<BlockFault>), E>
+where
+    F: BlockFactory + ?Sized,
+{
+    match run(None) {
+        Err(e) => match (fault(&e), factory.unpredicted()) {
+            (Some(f @ BlockFault::Mispredicted { .. }), Some(unpredicted)) => {
+                let f = f.clone();
+                run(Some(unpredicted)).map(|t| (t, Some(f)))
+            }
+            _ => Err(e),
+        },
+        Ok(t) => Ok((t, None)),
+    }
 }
 
 /// Any single `CycleModel` (a twin, a simulator) as a system engine.
@@ -322,6 +380,11 @@ impl<I: Ports, O: Ports, E: SystemEngine<I, O>> ClockedBlock<I, O, E> {
         Ok(out)
     }
 
+    /// Every cycle stepped so far checked ([`SystemEngine::sync`]); the first fault found.
+    pub fn sync(&mut self) -> Result<(), BlockFault> {
+        self.engine.sync().map_err(|f| f.at_unit(&self.unit))
+    }
+
     /// This instance's line of the run's hardware report.
     pub fn report(&self) -> BlockReport {
         BlockReport {
@@ -366,6 +429,10 @@ pub struct HardwareReport {
     /// The `--hw` mode: `twin`, `rusthdl`, `verilator`, `check`.
     pub engine: String,
     pub blocks: Vec<BlockReport>,
+    /// The twin's failed prediction, when the run was repeated with the RTL serving on
+    /// the system's thread ([`serve_predicted`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeated_after: Option<String>,
 }
 
 impl HardwareReport {
@@ -408,6 +475,9 @@ impl HardwareReport {
                 b.engine.reference_checked,
                 stepped
             );
+        }
+        if let Some(why) = &self.repeated_after {
+            let _ = writeln!(s, "  repeated with the RTL serving unpredicted: {why}");
         }
         if self.engine == "check" {
             let _ = writeln!(

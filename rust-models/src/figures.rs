@@ -3,7 +3,7 @@
 //! that may differ when the simulation is the same.
 
 /// Keys removed at every depth.
-const HOST_FIELDS: [&str; 10] = [
+const HOST_FIELDS: [&str; 11] = [
     "sim_seconds",
     "speed",
     "wall_s",
@@ -14,6 +14,7 @@ const HOST_FIELDS: [&str; 10] = [
     "compared",
     "reference_checked",
     "att_engine",
+    "repeated_after",
 ];
 
 /// `report` as JSON without [`HOST_FIELDS`] (Null if it does not serialise).

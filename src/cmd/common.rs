@@ -69,8 +69,14 @@ pub struct HwArgs {
     /// default), rusthdl (rust-hdl's simulator), verilator (the emitted Verilog), check
     /// (twin and Verilator side by side, every output compared every cycle; the first
     /// mismatch stops the run with exit code 1 and a VCD of the block's last 1,000 cycles).
+    /// rusthdl and verilator run on a thread of their own with the twin predicting their
+    /// outputs; a misprediction repeats the run with the RTL serving unpredicted.
     #[arg(long, default_value = "twin")]
     pub hw: String,
+    /// With `--hw rusthdl|verilator`: the RTL serves on the system's thread from the start,
+    /// no twin predicting it.
+    #[arg(long)]
+    pub hw_unpredicted: bool,
     /// Write each block instance's port traffic as VCD into DIR (one file per block and
     /// chiplet); replay one with `mcmvm cosim --block B --stimulus FILE`.
     #[arg(long, value_name = "DIR")]
@@ -99,6 +105,9 @@ impl HwArgs {
         if self.hw_invariants && mode != HwMode::Check {
             anyhow::bail!("--hw-invariants goes with --hw check");
         }
+        if self.hw_unpredicted && !matches!(mode, HwMode::RustHdl | HwMode::Verilator) {
+            anyhow::bail!("--hw-unpredicted goes with --hw rusthdl or --hw verilator");
+        }
         if let Some(dir) = &self.record_ports {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("--record-ports {}: cannot create", dir.display()))?;
@@ -107,6 +116,7 @@ impl HwArgs {
         opts.record_dir = self.record_ports.clone();
         opts.every_cycle = self.hw_every_cycle;
         opts.invariants = self.hw_invariants;
+        opts.predict = !self.hw_unpredicted;
         opts.mismatch_dir = self.hw_check_dir.clone();
         Ok(hardware(opts))
     }

@@ -32,7 +32,20 @@ pub struct Args {
     pub seed: u64,
 }
 
-const MODES: [HwMode; 3] = [HwMode::Twin, HwMode::Verilator, HwMode::Check];
+/// (label, mode, the twin predicts the RTL): `verilator` runs the Verilog on a thread of
+/// its own behind the twin's prediction; `--hw-unpredicted` serves it on the system's.
+const MODES: [(&str, HwMode, bool); 4] = [
+    ("twin", HwMode::Twin, true),
+    ("verilator", HwMode::Verilator, true),
+    ("verilator unpredicted", HwMode::Verilator, false),
+    ("check", HwMode::Check, true),
+];
+
+fn engines(mode: HwMode, predict: bool) -> mcmvm_models::blocks::Hardware {
+    let mut o = HwOptions::new(mode);
+    o.predict = predict;
+    hardware(o)
+}
 
 /// One run's outcome: wall seconds, the simulated figures (JSON, timing removed), cycles
 /// compared.
@@ -51,9 +64,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let ucfg = super::configs::uvm(&args.uvm_config, &[])?;
     let bfs = workload::by_name("bfs", args.scale, args.seed)?;
     let ls = workload::by_name("ls", args.scale, args.seed)?;
-    let clap_run = |mode: HwMode| -> anyhow::Result<Outcome> {
+    let clap_run = |(mode, predict): (HwMode, bool)| -> anyhow::Result<Outcome> {
         let mut cfg = gpu.clone();
-        cfg.engines = hardware(HwOptions::new(mode));
+        cfg.engines = engines(mode, predict);
         let spec = RunSpec {
             policy: PolicyKind::Clap,
             scale: args.scale,
@@ -69,9 +82,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             checked: r.hardware.reference_checked(),
         })
     };
-    let forest_run = |mode: HwMode| -> anyhow::Result<Outcome> {
+    let forest_run = |(mode, predict): (HwMode, bool)| -> anyhow::Result<Outcome> {
         let mut cfg = ucfg.clone();
-        cfg.engines = hardware(HwOptions::new(mode));
+        cfg.engines = engines(mode, predict);
         let t = Instant::now();
         let m = uvm::run_workload(ls.as_ref(), &cfg, UvmPolicy::Forest, false)
             .context("ls under forest")?;
@@ -89,10 +102,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     );
     // Build (or load) every Verilator model before timing anything.
     super::progress::note("hil: loading (or building) the Verilator models, one untimed run each");
-    clap_run(HwMode::Verilator)?;
-    forest_run(HwMode::Verilator)?;
+    clap_run((HwMode::Verilator, true))?;
+    forest_run((HwMode::Verilator, true))?;
     println!(
-        "{:<22} {:<10} {:>10} {:>9} {:>14} {:>14} {:>11}",
+        "{:<22} {:<22} {:>8} {:>8} {:>12} {:>12} {:>9}",
         "run", "--hw", "wall s", "÷ twin", "compared", "ref-checked", "figures"
     );
     let mut same = true;
@@ -100,16 +113,16 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     for (name, run) in [
         (
             "bfs / clap (MCM GPU)",
-            &clap_run as &dyn Fn(HwMode) -> anyhow::Result<Outcome>,
+            &clap_run as &dyn Fn((HwMode, bool)) -> anyhow::Result<Outcome>,
         ),
         ("ls / forest (UVM)", &forest_run),
     ] {
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); MODES.len()];
         let mut last: Vec<Option<Outcome>> = (0..MODES.len()).map(|_| None).collect();
         for _ in 0..args.rounds {
-            for (i, &m) in MODES.iter().enumerate() {
-                bar.set_message(format!("{name}, --hw {}", m.name()));
-                let o = run(m)?;
+            for (i, &(label, m, predict)) in MODES.iter().enumerate() {
+                bar.set_message(format!("{name}, --hw {label}"));
+                let o = run((m, predict))?;
                 bar.inc(1);
                 times[i].push(o.seconds);
                 last[i] = Some(o);
@@ -120,15 +133,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             .as_ref()
             .map(|o| o.figures.clone())
             .unwrap_or_default();
-        for (i, &m) in MODES.iter().enumerate() {
+        for (i, &(label, _, _)) in MODES.iter().enumerate() {
             let Some(o) = &last[i] else { continue };
             let s = median(&times[i]);
             let identical = o.figures == twin_figures;
             same &= identical;
             println!(
-                "{:<22} {:<10} {:>10.2} {:>9.2} {:>14} {:>14} {:>11}",
+                "{:<22} {:<22} {:>8.2} {:>8.2} {:>12} {:>12} {:>9}",
                 name,
-                m.name(),
+                label,
                 s,
                 s / twin_s,
                 o.compared,

@@ -141,6 +141,9 @@ fn shared_words(args: &Args, config: &Path, lists: &[(&str, String)]) -> anyhow:
     if args.hw.hw_every_cycle {
         words.push("--hw-every-cycle".into());
     }
+    if args.hw.hw_unpredicted {
+        words.push("--hw-unpredicted".into());
+    }
     if args.hw.hw == "check" {
         let dir = absolute(&args.hw.hw_check_dir)?;
         words.extend(["--hw-check-dir".to_string(), dir.display().to_string()]);

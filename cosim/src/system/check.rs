@@ -5,7 +5,18 @@
 //! both engines' outputs) written next to it. The block's independent reference monitor
 //! (`mcmvm-refcheck`, written from the block's README alone) watches the same cycles and
 //! stops the run when the outputs break a documented rule, even if both engines agree.
+//!
+//! ## Two threads
+//! The first engine (the twin) serves the system; the second (the Verilator model) only
+//! has to agree with it. So by default the second engine, the comparison and the mismatch
+//! history run on a thread of their own ([`super::check_thread`]), fed in batches of
+//! cycles: the run pays for the slower engine once instead of for both. A fault is the
+//! same either way — the first cycle in block-cycle order, with its own system cycle — but
+//! the system may run a few thousand cycles past it before it is reported (at a later
+//! `step` or at [`SystemEngine::sync`]); the run then stops with it. `every_cycle` mode and
+//! `HwOptions::check_thread = false` compare on the system's thread.
 
+use super::check_thread::Worker;
 use super::{HwOptions, SendModel};
 use crate::wave::WaveRecorder;
 use mcmvm_models::config::HwConfig;
@@ -22,117 +33,99 @@ struct Traffic<I, O> {
     outputs: [O; 2],
 }
 
-/// Two engines of one block, compared every cycle.
-pub struct CheckEngine<I: Ports, O: Ports> {
+/// The comparison of two engines' outputs, cycle by cycle, with the traffic history a
+/// mismatch VCD shows.
+pub(super) struct Compare<I: Ports, O: Ports> {
     kind: BlockKind,
     unit: String,
     names: [&'static str; 2],
-    engines: [SendModel<I, O>; 2],
     history: VecDeque<Traffic<I, O>>,
     keep: usize,
     wave_path: PathBuf,
-    every_cycle: bool,
-    /// Block cycles stepped on both engines (skipped idle cycles stepped in `every_cycle`
-    /// mode included).
-    cycles: u64,
-    compared: u64,
-    reference: Option<Box<dyn Monitor<I, O>>>,
-    reference_checked: u64,
+    /// Cycles compared (every cycle compared is one block cycle of both engines).
+    pub(super) compared: u64,
+    /// The first engine predicts the second's outputs (`--hw verilator`): a difference is
+    /// a [`BlockFault::Mispredicted`], and no VCD is written.
+    predicting: bool,
 }
 
-impl<I: Ports, O: Ports> CheckEngine<I, O> {
-    pub fn new(
-        kind: BlockKind,
-        unit: &str,
-        a: (&'static str, SendModel<I, O>),
-        b: (&'static str, SendModel<I, O>),
-        hw: &HwConfig,
-        opts: &HwOptions,
-    ) -> CheckEngine<I, O> {
-        let file = format!(
-            "{}-{}-mismatch.vcd",
-            kind.short_name(),
-            unit.replace(' ', "")
-        );
-        CheckEngine {
-            kind,
-            unit: unit.to_string(),
-            names: [a.0, b.0],
-            engines: [a.1, b.1],
-            history: VecDeque::with_capacity(opts.history.min(1 << 16)),
-            keep: opts.history.max(1),
-            wave_path: opts.mismatch_dir.join(file),
-            every_cycle: opts.every_cycle,
-            cycles: 0,
-            compared: 0,
-            reference: mcmvm_refcheck::monitor_for::<I, O>(kind, hw),
-            reference_checked: 0,
-        }
-    }
-
-    /// Step both engines one cycle and compare; `system_cycle` names it in a report.
-    fn both(&mut self, system_cycle: u64, input: &I) -> Result<O, BlockFault> {
-        let oa = self.engines[0].step(input);
-        let ob = self.engines[1].step(input);
-        let block_cycle = self.cycles;
-        self.cycles += 1;
-        if self.history.len() == self.keep {
+impl<I: Ports, O: Ports> Compare<I, O> {
+    /// One block cycle's outputs of both engines; `violation` is the first engine's (index,
+    /// invariant) whose internal state the cycle broke.
+    pub(super) fn cycle(
+        &mut self,
+        system_cycle: u64,
+        input: &I,
+        outputs: [O; 2],
+        violation: Option<(usize, String)>,
+    ) -> Result<(), BlockFault> {
+        let block_cycle = self.compared;
+        self.compared += 1;
+        if self.predicting {
+            // A misprediction repeats the run; there is no history to show.
+        } else if self.history.len() == self.keep {
             self.history.pop_front();
         }
-        self.history.push_back(Traffic {
-            block_cycle,
-            input: *input,
-            outputs: [oa, ob],
-        });
-        self.compared += 1;
-        if let Some((engine, invariant)) = self
-            .names
-            .iter()
-            .zip(&self.engines)
-            .find_map(|(name, e)| e.state_violation().map(|inv| (name.to_string(), inv)))
-        {
+        if !self.predicting {
+            self.history.push_back(Traffic {
+                block_cycle,
+                input: *input,
+                outputs,
+            });
+        }
+        if let Some((engine, invariant)) = violation {
             return Err(BlockFault::Invariant {
                 block: self.kind.module_name(),
                 unit: self.unit.clone(),
                 system_cycle,
                 block_cycle,
-                engine,
+                engine: self.names[engine].to_string(),
                 invariant,
             });
         }
+        let [oa, ob] = outputs;
         if oa != ob {
             let i = (0..O::PORTS.len())
                 .find(|&i| oa.get(i) != ob.get(i))
                 .unwrap_or(0);
-            let vcd = self.write_history();
-            return Err(BlockFault::Mismatch {
-                block: self.kind.module_name(),
-                unit: self.unit.clone(),
-                system_cycle,
-                block_cycle,
-                signal: O::PORTS[i].name,
-                values: vec![
-                    (self.names[0].to_string(), oa.get(i)),
-                    (self.names[1].to_string(), ob.get(i)),
-                ],
-                vcd,
-            });
-        }
-        if let Some(m) = self.reference.as_mut() {
-            self.reference_checked += 1;
-            if let Err(v) = m.observe(block_cycle, input, &oa) {
-                return Err(BlockFault::Reference {
+            if self.predicting {
+                return Err(BlockFault::Mispredicted {
                     block: self.kind.module_name(),
                     unit: self.unit.clone(),
                     system_cycle,
-                    message: format!(
-                        "`{}` = {:#x} where the README's rule gives {:#x} ({}); both engines agree",
-                        v.signal, v.got, v.expected, v.rule
-                    ),
+                    block_cycle,
+                    signal: O::PORTS[i].name,
+                    engine: self.names[1].to_string(),
+                    twin: oa.get(i),
+                    rtl: ob.get(i),
                 });
             }
+            return Err(self.mismatch(
+                system_cycle,
+                block_cycle,
+                O::PORTS[i].name,
+                [(self.names[0], oa.get(i)), (self.names[1], ob.get(i))],
+            ));
         }
-        Ok(oa)
+        Ok(())
+    }
+
+    fn mismatch(
+        &self,
+        system_cycle: u64,
+        block_cycle: u64,
+        signal: &'static str,
+        values: [(&str, u64); 2],
+    ) -> BlockFault {
+        BlockFault::Mismatch {
+            block: self.kind.module_name(),
+            unit: self.unit.clone(),
+            system_cycle,
+            block_cycle,
+            signal,
+            values: values.iter().map(|(e, v)| (e.to_string(), *v)).collect(),
+            vcd: self.write_history(),
+        }
     }
 
     /// The kept traffic as a VCD (time = block cycle); None if it cannot be written (the
@@ -148,6 +141,156 @@ impl<I: Ports, O: Ports> CheckEngine<I, O> {
     }
 }
 
+/// Where the second engine runs.
+enum Second<I: Ports, O: Ports> {
+    /// On the system's thread, compared at once.
+    Here {
+        engine: SendModel<I, O>,
+        compare: Compare<I, O>,
+    },
+    /// On its own thread.
+    Thread(Worker<I, O>),
+}
+
+/// Two engines of one block, compared every cycle.
+pub struct CheckEngine<I: Ports, O: Ports> {
+    kind: BlockKind,
+    unit: String,
+    names: [&'static str; 2],
+    first: SendModel<I, O>,
+    second: Second<I, O>,
+    every_cycle: bool,
+    /// Block cycles stepped on both engines (skipped idle cycles stepped in `every_cycle`
+    /// mode included).
+    cycles: u64,
+    reference: Option<Box<dyn Monitor<I, O>>>,
+    reference_checked: u64,
+    /// The last outputs served (the idle outputs before a skip).
+    last: Option<O>,
+    predicting: bool,
+}
+
+impl<I: Ports + Send + 'static, O: Ports + Send + 'static> CheckEngine<I, O> {
+    pub fn new(
+        kind: BlockKind,
+        unit: &str,
+        a: (&'static str, SendModel<I, O>),
+        b: (&'static str, SendModel<I, O>),
+        hw: &HwConfig,
+        opts: &HwOptions,
+    ) -> CheckEngine<I, O> {
+        CheckEngine::build(kind, unit, a, b, hw, opts, false)
+    }
+
+    /// `rtl` serves and `twin` predicts its outputs, so that the RTL runs on a thread of its
+    /// own: the system goes on with the twin's outputs while the RTL confirms them, cycle
+    /// by cycle. A difference is a [`BlockFault::Mispredicted`], after which the run is
+    /// repeated with the RTL serving on the system's thread (`serve_predicted`). So the
+    /// run's results are always the RTL's.
+    pub fn predicted(
+        kind: BlockKind,
+        unit: &str,
+        twin: SendModel<I, O>,
+        rtl: (&'static str, SendModel<I, O>),
+        hw: &HwConfig,
+        opts: &HwOptions,
+    ) -> CheckEngine<I, O> {
+        CheckEngine::build(kind, unit, ("twin", twin), rtl, hw, opts, true)
+    }
+
+    fn build(
+        kind: BlockKind,
+        unit: &str,
+        a: (&'static str, SendModel<I, O>),
+        b: (&'static str, SendModel<I, O>),
+        hw: &HwConfig,
+        opts: &HwOptions,
+        predicting: bool,
+    ) -> CheckEngine<I, O> {
+        let file = format!(
+            "{}-{}-mismatch.vcd",
+            kind.short_name(),
+            unit.replace(' ', "")
+        );
+        let names = [a.0, b.0];
+        let compare = Compare {
+            kind,
+            unit: unit.to_string(),
+            names,
+            history: VecDeque::with_capacity(opts.history.min(1 << 16)),
+            keep: opts.history.max(1),
+            wave_path: opts.mismatch_dir.join(file),
+            compared: 0,
+            predicting,
+        };
+        let second = if predicting || (opts.check_thread && !opts.every_cycle) {
+            Second::Thread(Worker::spawn(b.1, compare))
+        } else {
+            Second::Here {
+                engine: b.1,
+                compare,
+            }
+        };
+        CheckEngine {
+            kind,
+            unit: unit.to_string(),
+            names,
+            first: a.1,
+            second,
+            every_cycle: opts.every_cycle && !predicting,
+            cycles: 0,
+            // The README references watch `--hw check`; a served run is not a check.
+            reference: if predicting {
+                None
+            } else {
+                mcmvm_refcheck::monitor_for::<I, O>(kind, hw)
+            },
+            reference_checked: 0,
+            last: None,
+            predicting,
+        }
+    }
+}
+
+impl<I: Ports, O: Ports> CheckEngine<I, O> {
+    /// Step both engines one cycle and compare; `system_cycle` names it in a report.
+    fn both(&mut self, system_cycle: u64, input: &I) -> Result<O, BlockFault> {
+        let oa = self.first.step(input);
+        let block_cycle = self.cycles;
+        self.cycles += 1;
+        let va = self.first.state_violation().map(|v| (0, v));
+        match &mut self.second {
+            Second::Here { engine, compare } => {
+                let ob = engine.step(input);
+                let v = va.or_else(|| engine.state_violation().map(|v| (1, v)));
+                compare.cycle(system_cycle, input, [oa, ob], v)?;
+            }
+            Second::Thread(w) => w.push(system_cycle, input, oa, va)?,
+        }
+        self.last = Some(oa);
+        if let Some(m) = self.reference.as_mut() {
+            self.reference_checked += 1;
+            if let Err(v) = m.observe(block_cycle, input, &oa) {
+                // A fault the other thread found up to this cycle comes first (the order of
+                // the single-threaded check: invariants, then mismatches, then the README).
+                if let Second::Thread(w) = &mut self.second {
+                    w.sync()?;
+                }
+                return Err(BlockFault::Reference {
+                    block: self.kind.module_name(),
+                    unit: self.unit.clone(),
+                    system_cycle,
+                    message: format!(
+                        "`{}` = {:#x} where the README's rule gives {:#x} ({}); both engines agree",
+                        v.signal, v.got, v.expected, v.rule
+                    ),
+                });
+            }
+        }
+        Ok(oa)
+    }
+}
+
 impl<I: Ports, O: Ports> SystemEngine<I, O> for CheckEngine<I, O> {
     fn step(&mut self, system_cycle: u64, input: &I) -> Result<O, BlockFault> {
         self.both(system_cycle, input)
@@ -160,7 +303,7 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for CheckEngine<I, O> {
         if !self.every_cycle {
             return Ok(());
         }
-        let before = self.history.back().map(|t| t.outputs[0]);
+        let before = self.last;
         let idle = I::default();
         for k in 0..cycles {
             let out = self.both(from + k, &idle)?;
@@ -168,26 +311,47 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for CheckEngine<I, O> {
                 let i = (0..O::PORTS.len())
                     .find(|&i| b.get(i) != out.get(i))
                     .unwrap_or(0);
-                return Err(BlockFault::Mismatch {
-                    block: self.kind.module_name(),
-                    unit: self.unit.clone(),
-                    system_cycle: from + k,
-                    block_cycle: self.cycles - 1,
-                    signal: O::PORTS[i].name,
-                    values: vec![
-                        ("before the skip".to_string(), b.get(i)),
-                        ("skipped cycle".to_string(), out.get(i)),
-                    ],
-                    vcd: self.write_history(),
+                let values = [("before the skip", b.get(i)), ("skipped cycle", out.get(i))];
+                let (cycle, signal) = (self.cycles - 1, O::PORTS[i].name);
+                return Err(match &self.second {
+                    Second::Here { compare, .. } => {
+                        compare.mismatch(from + k, cycle, signal, values)
+                    }
+                    // `every_cycle` compares on the system's thread; no history elsewhere.
+                    Second::Thread(_) => BlockFault::Mismatch {
+                        block: self.kind.module_name(),
+                        unit: self.unit.clone(),
+                        system_cycle: from + k,
+                        block_cycle: cycle,
+                        signal,
+                        values: values.iter().map(|(e, v)| (e.to_string(), *v)).collect(),
+                        vcd: None,
+                    },
                 });
             }
         }
         Ok(())
     }
 
+    fn sync(&mut self) -> Result<(), BlockFault> {
+        match &mut self.second {
+            Second::Here { .. } => Ok(()),
+            Second::Thread(w) => w.sync(),
+        }
+    }
+
     fn report(&self) -> EngineReport {
+        let compared = match &self.second {
+            Second::Here { compare, .. } => compare.compared,
+            Second::Thread(w) => w.compared(),
+        };
+        let engine = if self.predicting {
+            format!("{} (twin-predicted)", self.names[1])
+        } else {
+            format!("check({},{})", self.names[0], self.names[1])
+        };
         EngineReport {
-            engine: format!("check({},{})", self.names[0], self.names[1]),
+            engine,
             stepped: self
                 .names
                 .iter()
@@ -196,7 +360,7 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for CheckEngine<I, O> {
                     cycles: self.cycles,
                 })
                 .collect(),
-            compared: self.compared,
+            compared,
             reference_checked: self.reference_checked,
         }
     }

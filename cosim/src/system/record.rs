@@ -48,6 +48,9 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for RecordingEngine<I, O> {
     fn skip_idle(&mut self, from: u64, cycles: u64) -> Result<(), BlockFault> {
         self.inner.skip_idle(from, cycles)
     }
+    fn sync(&mut self) -> Result<(), BlockFault> {
+        self.inner.sync()
+    }
     fn report(&self) -> EngineReport {
         self.inner.report()
     }

@@ -42,6 +42,12 @@ where
             BlockEngine::Other(e) => e.skip_idle(from, cycles),
         }
     }
+    fn sync(&mut self) -> Result<(), BlockFault> {
+        match self {
+            BlockEngine::Twin(_) => Ok(()),
+            BlockEngine::Other(e) => e.sync(),
+        }
+    }
     fn report(&self) -> EngineReport {
         match self {
             BlockEngine::Twin(t) => t.report(),
@@ -118,6 +124,24 @@ impl Hardware {
     /// `twin`, `rusthdl`, `verilator`, `check`.
     pub fn name(&self) -> &str {
         self.0.name()
+    }
+
+    /// The same engines with no twin predicting them, if these are predicted.
+    pub fn unpredicted(&self) -> Option<Hardware> {
+        self.0.unpredicted().map(Hardware)
+    }
+
+    /// Run `run` with these engines; when a twin predicting an RTL engine was wrong, run it
+    /// again with the RTL serving unpredicted (`mcmvm_protocol::system::serve_predicted`).
+    /// `run` gets `None` (use these engines) or the engines of the repeat; `fault` finds a
+    /// block fault in its error; the second value is the failed prediction, if repeated.
+    pub fn serve<T, E>(
+        &self,
+        run: impl Fn(Option<Hardware>) -> Result<T, E>,
+        fault: impl Fn(&E) -> Option<&BlockFault>,
+    ) -> Result<(T, Option<String>), E> {
+        mcmvm_protocol::system::serve_predicted(&*self.0, |f| run(f.map(Hardware)), fault)
+            .map(|(t, f)| (t, f.map(|f| f.to_string())))
     }
 
     /// The Remote Tracker of `unit` ("chiplet 2").

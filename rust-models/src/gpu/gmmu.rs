@@ -312,6 +312,15 @@ impl Gmmu {
         self.flush_walk()
     }
 
+    /// Wait until a checking engine has compared every cycle so far (the end of a run).
+    pub fn sync_blocks(&mut self) -> Result<(), BlockFault> {
+        self.rt.sync()?;
+        if let Some(c) = self.coalescer.as_mut() {
+            c.sync()?;
+        }
+        Ok(())
+    }
+
     /// This GMMU's lines of the run's hardware report.
     pub fn block_reports(&self) -> Vec<BlockReport> {
         let mut r = vec![self.rt.report()];

@@ -95,3 +95,13 @@ pub enum GpuError {
     #[error("hardware: {0}")]
     Block(#[from] mcmvm_protocol::system::BlockFault),
 }
+
+impl GpuError {
+    /// The block fault this error is, if it is one.
+    pub fn block_fault(&self) -> Option<&mcmvm_protocol::system::BlockFault> {
+        match self {
+            GpuError::Block(f) => Some(f),
+            _ => None,
+        }
+    }
+}

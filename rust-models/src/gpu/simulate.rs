@@ -35,6 +35,26 @@ pub fn simulate(
     workload: &dyn Workload,
     spec: RunSpec,
 ) -> Result<RunReport, GpuError> {
+    let (mut report, repeated) = cfg.engines.serve(
+        |repeat| match repeat {
+            None => simulate_once(cfg, workload, spec),
+            Some(hw) => {
+                let mut c = cfg.clone();
+                c.engines = hw;
+                simulate_once(&c, workload, spec)
+            }
+        },
+        GpuError::block_fault,
+    )?;
+    report.hardware.repeated_after = repeated;
+    Ok(report)
+}
+
+fn simulate_once(
+    cfg: &GpuConfig,
+    workload: &dyn Workload,
+    spec: RunSpec,
+) -> Result<RunReport, GpuError> {
     let latency = cfg.derived().fault_latency;
     if spec.policy == PolicyKind::Cnuma {
         // Ideal C-NUMA counts every access and migrates at faults (`gpu/cnuma.rs`).
@@ -87,12 +107,18 @@ impl Gpu<'_> {
         for i in 0..n.min(255) {
             bank.drain(i as u8 + 1);
         }
+        if self.block_fault.is_none() {
+            for g in self.gmmus.iter_mut() {
+                g.sync_blocks()?;
+            }
+        }
         if let Some(f) = self.block_fault.take() {
             return Err(f.into());
         }
         let hardware = mcmvm_protocol::system::HardwareReport {
             engine: self.cfg.engines.name().to_string(),
             blocks: self.gmmus.iter().flat_map(|g| g.block_reports()).collect(),
+            ..Default::default()
         };
         let c = &self.counters;
         let stats = self.mm.stats();

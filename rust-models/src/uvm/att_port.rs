@@ -197,8 +197,18 @@ impl AttPort {
     }
 
     /// Idle cycles until every output of the last input has come out (a kernel's end).
+    /// Also the point where a checking engine has compared every cycle so far.
     pub fn drain(&mut self, sink: &mut dyn AttSink) {
         self.idle(sink, DRAIN_CYCLES);
+        self.sync();
+    }
+
+    /// Wait until a checking engine has compared every cycle so far (the end of a run);
+    /// its fault, if any, is then [`AttPort::take_fault`]'s.
+    pub fn sync(&mut self) {
+        if self.fault.is_none() {
+            self.fault = self.block.sync().err();
+        }
     }
 
     /// The least recently accessed registered object, as the block last reported it.

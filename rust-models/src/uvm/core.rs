@@ -141,9 +141,17 @@ impl UvmCore {
         self.forest.as_mut().and_then(|f| f.att.take_fault())
     }
 
-    /// The ATT's fault as the GPU model's error.
+    /// The end of a run: a checking engine has then compared every cycle; the ATT's fault.
+    pub(super) fn sync_blocks(&mut self) -> Option<mcmvm_protocol::system::BlockFault> {
+        if let Some(f) = self.forest.as_mut() {
+            f.att.sync();
+        }
+        self.take_block_fault()
+    }
+
+    /// The ATT's fault as the GPU model's error, at the end of a run.
     pub(super) fn kernel_end_faults(&mut self) -> Result<(), crate::gpu::GpuError> {
-        match self.take_block_fault() {
+        match self.sync_blocks() {
             Some(f) => Err(f.into()),
             None => Ok(()),
         }
@@ -154,6 +162,7 @@ impl UvmCore {
         mcmvm_protocol::system::HardwareReport {
             engine: self.cfg.engines.name().to_string(),
             blocks: self.forest.iter().map(|f| f.att.report()).collect(),
+            ..Default::default()
         }
     }
 

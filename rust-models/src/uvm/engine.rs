@@ -67,9 +67,23 @@ pub fn run_workload(
         return Err(UvmError::NoAllocations(workload.name().to_string()));
     }
     let wall = Instant::now();
-    let mut e = Engine::new(workload, cfg, policy, check_invariants)?;
-    e.run()?;
-    let mut m = e.finish();
+    let once = |cfg: &UvmConfig| -> Result<UvmMetrics, UvmError> {
+        let mut e = Engine::new(workload, cfg, policy, check_invariants)?;
+        e.run()?;
+        Ok(e.finish())
+    };
+    let (mut m, repeated) = cfg.engines.serve(
+        |repeat| match repeat {
+            None => once(cfg),
+            Some(hw) => {
+                let mut c = cfg.clone();
+                c.engines = hw;
+                once(&c)
+            }
+        },
+        UvmError::block_fault,
+    )?;
+    m.hardware.repeated_after = repeated;
     m.wall_s = wall.elapsed().as_secs_f64();
     m.finish();
     Ok(m)
@@ -150,6 +164,9 @@ impl<'w> Engine<'w> {
             if let Some(f) = self.core.take_block_fault() {
                 return Err(f.into());
             }
+        }
+        if let Some(f) = self.core.sync_blocks() {
+            return Err(f.into());
         }
         self.core.metrics.cycles = now.max(self.core.driver_free_at.min(now));
         Ok(())

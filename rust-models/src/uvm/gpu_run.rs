@@ -92,6 +92,32 @@ pub fn run_on_gpu(
     policy: UvmPolicy,
     check: bool,
 ) -> Result<GpuUvmReport, UvmError> {
+    // A misprediction of any block repeats the run with every block unpredicted.
+    let (mut r, repeated) = gpu_cfg.engines.serve(
+        |repeat| match repeat {
+            None => run_on_gpu_once(gpu_cfg, ucfg, workload, spec, policy, check),
+            Some(hw) => {
+                let (mut g, mut u) = (gpu_cfg.clone(), ucfg.clone());
+                g.engines = hw;
+                u.engines = u.engines.unpredicted().unwrap_or(u.engines);
+                run_on_gpu_once(&g, &u, workload, spec, policy, check)
+            }
+        },
+        UvmError::block_fault,
+    )?;
+    r.gpu.hardware.repeated_after = repeated.clone();
+    r.uvm.hardware.repeated_after = repeated;
+    Ok(r)
+}
+
+fn run_on_gpu_once(
+    gpu_cfg: &GpuConfig,
+    ucfg: &UvmConfig,
+    workload: &dyn Workload,
+    spec: RunSpec,
+    policy: UvmPolicy,
+    check: bool,
+) -> Result<GpuUvmReport, UvmError> {
     if policy == UvmPolicy::None {
         return Err(UvmError::NoneOnGpu);
     }

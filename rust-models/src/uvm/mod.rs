@@ -49,6 +49,7 @@ pub mod service;
 pub mod sweep;
 pub mod sweep_engine;
 pub mod sweep_out;
+pub mod sweep_parts;
 pub mod tbnp;
 
 pub use config::UvmConfig;
@@ -160,4 +161,14 @@ pub enum UvmError {
     /// A hardware block's engine failed or disagreed (hardware in the loop).
     #[error("hardware: {0}")]
     Block(#[from] mcmvm_protocol::system::BlockFault),
+}
+
+impl UvmError {
+    /// The block fault this error is, if it is one.
+    pub fn block_fault(&self) -> Option<&mcmvm_protocol::system::BlockFault> {
+        match self {
+            UvmError::Block(f) => Some(f),
+            _ => None,
+        }
+    }
 }

@@ -1,0 +1,205 @@
+//! The second engine of a `--hw check` pair on a thread of its own: the system's thread
+//! steps the first engine (which serves) and hands each cycle's input and outputs over in
+//! batches; this thread steps the second engine on the same inputs and compares. Batches
+//! keep the hand-over cost far below a block cycle's; the bounded channel keeps the lag,
+//! and the memory it holds, to a few batches.
+
+use super::check::Compare;
+use super::SendModel;
+use mcmvm_models::protocol::Ports;
+use mcmvm_protocol::system::BlockFault;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// Cycles per hand-over. Not a model constant: only the lag and the hand-over cost
+/// depend on it (results do not).
+const BATCH: usize = 1024;
+/// Batches in flight before the system's thread waits for the checker.
+const IN_FLIGHT: usize = 8;
+
+/// One block cycle as the first engine saw it.
+struct Cycle<I, O> {
+    system_cycle: u64,
+    input: I,
+    first: O,
+    /// The first engine's broken state invariant after the cycle, if any.
+    violation: Option<String>,
+}
+
+enum Message<I, O> {
+    Cycles(Vec<Cycle<I, O>>),
+    /// Answer once every cycle sent before has been compared.
+    Sync(SyncSender<()>),
+}
+
+/// What the checker thread tells the system's thread.
+#[derive(Default)]
+struct Shared {
+    failed: AtomicBool,
+    fault: Mutex<Option<BlockFault>>,
+    compared: AtomicU64,
+}
+
+/// The handle the system's thread holds.
+pub(super) struct Worker<I: Ports, O: Ports> {
+    tx: Option<SyncSender<Message<I, O>>>,
+    batch: Vec<Cycle<I, O>>,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl<I: Ports + Send + 'static, O: Ports + Send + 'static> Worker<I, O> {
+    pub(super) fn spawn(engine: SendModel<I, O>, compare: Compare<I, O>) -> Worker<I, O> {
+        let (tx, rx) = sync_channel(IN_FLIGHT);
+        let shared = Arc::new(Shared::default());
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("mcmvm-hw-check".into())
+            .spawn(move || check_loop(engine, compare, rx, &s))
+            .ok();
+        let mut w = Worker {
+            tx: Some(tx),
+            batch: Vec::with_capacity(BATCH),
+            shared,
+            thread,
+        };
+        if w.thread.is_none() {
+            // No thread to be had: the run cannot be checked, and says so at once.
+            w.tx = None;
+            *w.fault() = Some(BlockFault::Unavailable {
+                block: "check",
+                reason: "cannot start the checking thread".into(),
+            });
+            w.shared.failed.store(true, Ordering::Release);
+        }
+        w
+    }
+}
+
+impl<I: Ports, O: Ports> Worker<I, O> {
+    fn fault(&self) -> std::sync::MutexGuard<'_, Option<BlockFault>> {
+        // A checker that panicked holds no consistent fault; its absence is reported below.
+        self.shared
+            .fault
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The fault found so far, or the checker's loss.
+    fn found(&self) -> Result<(), BlockFault> {
+        if !self.shared.failed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        Err(self.fault().clone().unwrap_or(BlockFault::Unavailable {
+            block: "check",
+            reason: "the checking thread stopped".into(),
+        }))
+    }
+
+    /// One cycle of the first engine; a fault the checker found (at an earlier cycle).
+    #[inline]
+    pub(super) fn push(
+        &mut self,
+        system_cycle: u64,
+        input: &I,
+        first: O,
+        violation: Option<(usize, String)>,
+    ) -> Result<(), BlockFault> {
+        self.batch.push(Cycle {
+            system_cycle,
+            input: *input,
+            first,
+            violation: violation.map(|(_, v)| v),
+        });
+        if self.batch.len() == BATCH {
+            self.send();
+            self.found()?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        if let Some(tx) = &self.tx {
+            if tx.send(Message::Cycles(batch)).is_err() {
+                self.lost();
+            }
+        }
+    }
+
+    fn lost(&mut self) {
+        self.tx = None;
+        self.shared.failed.store(true, Ordering::Release);
+    }
+
+    /// Every cycle pushed so far compared; the first fault.
+    pub(super) fn sync(&mut self) -> Result<(), BlockFault> {
+        self.send();
+        let (ack_tx, ack_rx) = sync_channel(1);
+        let answered = match &self.tx {
+            Some(tx) => tx.send(Message::Sync(ack_tx)).is_ok() && ack_rx.recv().is_ok(),
+            None => false,
+        };
+        if !answered && !self.shared.failed.load(Ordering::Acquire) {
+            self.lost();
+        }
+        self.found()
+    }
+
+    /// Cycles compared so far.
+    pub(super) fn compared(&self) -> u64 {
+        self.shared.compared.load(Ordering::Acquire)
+    }
+}
+
+impl<I: Ports, O: Ports> Drop for Worker<I, O> {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The checker thread: the second engine stepped on every cycle, compared with the first.
+/// After the first fault it only answers syncs.
+fn check_loop<I: Ports, O: Ports>(
+    mut engine: SendModel<I, O>,
+    mut compare: Compare<I, O>,
+    rx: Receiver<Message<I, O>>,
+    shared: &Shared,
+) {
+    let mut failed = false;
+    while let Ok(msg) = rx.recv() {
+        match msg {
+            Message::Cycles(batch) if !failed => {
+                for c in &batch {
+                    let second = engine.step(&c.input);
+                    let violation = c
+                        .violation
+                        .clone()
+                        .map(|v| (0, v))
+                        .or_else(|| engine.state_violation().map(|v| (1, v)));
+                    if let Err(f) =
+                        compare.cycle(c.system_cycle, &c.input, [c.first, second], violation)
+                    {
+                        *shared.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
+                        shared.failed.store(true, Ordering::Release);
+                        failed = true;
+                        break;
+                    }
+                }
+                shared.compared.store(compare.compared, Ordering::Release);
+            }
+            Message::Cycles(_) => {}
+            Message::Sync(ack) => {
+                let _ = ack.send(());
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! Shared by the hardware-in-the-loop tests: configs, engine modes and comparable reports.
+#![allow(dead_code)]
+
+use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
+use mcmvm_models::blocks::Hardware;
+use mcmvm_models::driver::PolicyKind;
+use mcmvm_models::gpu::{simulate, GpuConfig, GpuError, RunSpec};
+use mcmvm_models::uvm::UvmConfig;
+use mcmvm_models::workload;
+use std::path::Path;
+
+pub const SEED: u64 = 1;
+
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn gpu_cfg(name: &str) -> GpuConfig {
+    GpuConfig::load(&root().join("configs").join(name)).expect("built-in GPU config loads")
+}
+
+pub fn uvm_cfg() -> UvmConfig {
+    UvmConfig::load(&root().join("configs/uvm-turing.toml"), &[]).expect("UVM config loads")
+}
+
+pub fn mode(m: HwMode) -> Hardware {
+    let mut o = HwOptions::new(m);
+    o.mismatch_dir = std::env::temp_dir().join("mcmvm-hw-check");
+    hardware(o)
+}
+
+/// A report as JSON without what may differ between engines: host timing and engine names.
+pub fn simulated(v: &impl serde::Serialize) -> serde_json::Value {
+    mcmvm_models::figures::simulated_figures(v)
+}
+
+pub fn clap_run(
+    cfg: &GpuConfig,
+    w: &str,
+    policy: PolicyKind,
+    scale: f64,
+) -> Result<serde_json::Value, GpuError> {
+    let wl = workload::by_name(w, scale, SEED).expect("built-in workload");
+    let spec = RunSpec {
+        policy,
+        scale,
+        seed: SEED,
+    };
+    simulate(cfg, wl.as_ref(), spec).map(|r| {
+        assert!(r
+            .hardware
+            .blocks
+            .iter()
+            .all(|b| b.block_cycles > 0 || b.block == "tlb_coalescer"));
+        simulated(&r)
+    })
+}
