@@ -15,7 +15,7 @@
 //! error naming it, never a check that silently passes.
 
 use crate::error::CosimError;
-use mcmvm_models::config::HwConfig;
+use mcmvm_models::config::{HwConfig, RtReplacement};
 use mcmvm_models::protocol::BlockKind;
 
 /// One invariant: a name for reports and a Verilog expression over `dut.*` that is true
@@ -124,7 +124,6 @@ fn remote_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, Cosim
     for field in ["alloc_id", "remote", "valid"] {
         width(verilog, m, &row(field, 0))?;
     }
-    let rank_w = width(verilog, m, &row("rank", 0))?;
     let cnt_w = width(verilog, m, &row("access", 0))?;
     let valid = |i: usize| q(&row("valid", i));
     let max = if rt.counter_bits >= 64 {
@@ -132,8 +131,6 @@ fn remote_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, Cosim
     } else {
         (1u64 << rt.counter_bits) - 1
     };
-    let count_w = bits_for(n as u64).max(rank_w + 1);
-    let valid_count = count(&(0..n).map(valid).collect::<Vec<_>>(), count_w);
     let mut out = vec![Invariant {
         name: "rt: no two valid rows hold one allocation ID".into(),
         holds: all(pairs(n)
@@ -149,33 +146,13 @@ fn remote_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, Cosim
             .collect()),
         system_only: false,
     }];
-    // A permutation of 0..valid_count: every valid rank below the count, no two equal.
-    let below = (0..n)
-        .map(|i| {
-            format!(
-                "(!{} || {{{}'d0, {}}} < ({valid_count}))",
-                valid(i),
-                count_w - rank_w,
-                q(&row("rank", i))
-            )
-        })
-        .collect::<Vec<_>>();
-    let distinct = pairs(n)
-        .map(|(i, j)| {
-            format!(
-                "!({} && {} && {} == {})",
-                valid(i),
-                valid(j),
-                q(&row("rank", i)),
-                q(&row("rank", j))
-            )
-        })
-        .collect::<Vec<_>>();
-    out.push(Invariant {
-        name: "rt: the valid rows' ranks are a permutation of 0..valid rows".into(),
-        holds: format!("({}) && ({})", all(below), all(distinct)),
-        system_only: false,
-    });
+    match rt.replacement {
+        RtReplacement::Ranks => out.push(rank_permutation(n, verilog)?),
+        RtReplacement::Nru => out.push(nru_clear_bit(n, verilog)?),
+        // Every value of the 31 tree bits is a legal state (README, "Replacement orders"):
+        // there is nothing to state about them.
+        RtReplacement::TreePlru => {}
+    }
     if cnt_w < 64 && max < (1u64 << cnt_w) - 1 {
         out.push(Invariant {
             name: format!("rt: no counter of a valid row exceeds the saturation value {max}"),
@@ -209,6 +186,61 @@ fn remote_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, Cosim
         system_only: false,
     });
     Ok(out)
+}
+
+/// `ranks`: the valid rows' ranks are a permutation of 0..valid rows (README, State).
+fn rank_permutation(n: usize, verilog: &str) -> Result<Invariant, CosimError> {
+    let m = "remote_tracker";
+    let row = |field: &str, i: usize| format!("{field}${i}");
+    let valid = |i: usize| q(&row("valid", i));
+    let rank_w = width(verilog, m, &row("rank", 0))?;
+    let count_w = bits_for(n as u64).max(rank_w + 1);
+    let valid_count = count(&(0..n).map(valid).collect::<Vec<_>>(), count_w);
+    // A permutation of 0..valid_count: every valid rank below the count, no two equal.
+    let below = (0..n)
+        .map(|i| {
+            format!(
+                "(!{} || {{{}'d0, {}}} < ({valid_count}))",
+                valid(i),
+                count_w - rank_w,
+                q(&row("rank", i))
+            )
+        })
+        .collect::<Vec<_>>();
+    let distinct = pairs(n)
+        .map(|(i, j)| {
+            format!(
+                "!({} && {} && {} == {})",
+                valid(i),
+                valid(j),
+                q(&row("rank", i)),
+                q(&row("rank", j))
+            )
+        })
+        .collect::<Vec<_>>();
+    Ok(Invariant {
+        name: "rt: the valid rows' ranks are a permutation of 0..valid rows".into(),
+        holds: format!("({}) && ({})", all(below), all(distinct)),
+        system_only: false,
+    })
+}
+
+/// `nru`: a full table of two or more rows has a row whose bit is clear (README,
+/// Replacement orders); with one row there is nothing to state.
+fn nru_clear_bit(n: usize, verilog: &str) -> Result<Invariant, CosimError> {
+    let m = "remote_tracker";
+    width(verilog, m, "used$0")?;
+    let full = all((0..n).map(|i| q(&format!("valid${i}"))).collect());
+    let all_set = all((0..n).map(|i| q(&format!("used${i}"))).collect());
+    Ok(Invariant {
+        name: "rt: a full table of two or more rows has a not-recently-used bit clear".into(),
+        holds: if n >= 2 {
+            format!("!(({full}) && ({all_set}))")
+        } else {
+            "1'b1".into()
+        },
+        system_only: false,
+    })
 }
 
 fn access_time_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, CosimError> {
@@ -353,5 +385,22 @@ mod tests {
                 assert!(inv.holds.contains("dut."), "{}", inv.name);
             }
         }
+    }
+
+    #[test]
+    fn the_rt_invariants_follow_its_replacement_order() {
+        let mut cfg = HwConfig::default();
+        cfg.remote_tracker.replacement = RtReplacement::Nru;
+        let kind = BlockKind::RemoteTracker;
+        let verilog = mcmvm_rtl::emit::verilog(kind, &cfg).expect("emit");
+        let list = invariants(kind, &cfg, &verilog).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = list.iter().map(|i| i.name.as_str()).collect();
+        assert!(!names.iter().any(|n| n.contains("ranks")), "{names:?}");
+        let nru = list.iter().find(|i| i.name.contains("not-recently-used"));
+        let nru = nru.unwrap_or_else(|| panic!("no NRU invariant: {names:?}"));
+        assert!(nru.holds.contains("dut.used$31$q") && nru.holds.contains("dut.valid$31$q"));
+        // The ranks invariant reads rank registers, which the NRU Verilog does not have.
+        let err = rank_permutation(32, &verilog).expect_err("no rank registers");
+        assert!(err.to_string().contains("rank$0"), "{err}");
     }
 }

@@ -77,6 +77,27 @@ pub struct RtConfig {
     pub counter_bits: u32,
     /// Report replaced entries to the driver (paper baseline: disabled).
     pub report_evictions: bool,
+    /// Which row a miss replaces when the table is full (`rtl/src/remote_tracker.md`).
+    pub replacement: RtReplacement,
+}
+
+/// The RT's replacement order among rows, by the time their remote counter was last
+/// written (CLAP: "least recently updated entry with respect to the remote counter").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtReplacement {
+    /// Exact ranks: the row written longest ago (5 bits a row, one adder a row).
+    #[default]
+    Ranks,
+    /// Not recently used: one bit a row, set when the row's remote counter is written;
+    /// when that would leave no other valid row's bit clear, the others are cleared. The
+    /// victim is the highest-numbered row whose bit is clear.
+    Nru,
+    /// Tree pseudo-LRU: 31 bits in a binary tree over the 32 row numbers, one per inner
+    /// node, pointing away from the half that holds the row touched last; the victim is
+    /// the row reached by following the pointers from the root (halves without rows of
+    /// the table are skipped).
+    TreePlru,
 }
 
 impl Default for RtConfig {
@@ -86,6 +107,7 @@ impl Default for RtConfig {
             alloc_id_bits: 8,
             counter_bits: 32,
             report_evictions: false,
+            replacement: RtReplacement::Ranks,
         }
     }
 }
@@ -120,6 +142,20 @@ pub struct AttConfig {
     /// Accesses to an object that raise the profiling interrupt (the paper gives no number;
     /// 256 is the notification granularity of NVIDIA's access counters).
     pub profiling_threshold: u64,
+    /// How the RTL keeps the recency order among objects (`rtl/src/access_time_tracker.md`,
+    /// "Recency"); both are exact, so the ports behave the same under either.
+    pub recency: AttRecency,
+}
+
+/// The ATT RTL's recency structure. Both give the same `oldest_obj` every cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AttRecency {
+    /// Exact ranks, 5 bits per slot (the default).
+    #[default]
+    Ranks,
+    /// The original `objects x (objects - 1)` age matrix with per-object interval counters.
+    AgeMatrix,
 }
 
 impl Default for AttConfig {
@@ -128,6 +164,7 @@ impl Default for AttConfig {
             objects: 32,
             timer_bits: 32,
             profiling_threshold: 256,
+            recency: AttRecency::Ranks,
         }
     }
 }

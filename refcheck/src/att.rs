@@ -366,6 +366,7 @@ mod tests {
             objects: 4,
             timer_bits: 8,
             profiling_threshold: 3,
+            ..AttConfig::default()
         };
         let mut m = AttMonitor::new(&cfg);
         let reg = AttIn {

@@ -19,6 +19,7 @@ pub mod att;
 pub mod coalescer;
 pub mod coverage;
 pub mod rt;
+mod rt_table;
 
 pub use att::AttMonitor;
 pub use coalescer::CoalescerMonitor;

@@ -1,12 +1,17 @@
 //! Reference monitor of the Remote Tracker, from `rtl/src/remote_tracker.md` alone.
 //!
 //! # Model (my reading of the README)
-//! * The table is kept as the list of valid rows **in rank order** (index = rank: 0 is the
-//!   most recent remote-counter write). Row *numbers* are not modelled: the README uses them
-//!   only to pick which free row a miss writes ("highest-numbered free row"), and nothing at
-//!   the ports depends on which physical row holds an ID — replacement goes by rank, drains
-//!   go by ID. So "the walk starts the drained row afresh" and "a miss takes a free row"
-//!   are the same thing here: a fresh row at rank 0.
+//! * `replacement = "ranks"`: the table is kept as the list of valid rows **in rank order**
+//!   (index = rank: 0 is the most recent remote-counter write). Row *numbers* are not
+//!   modelled: the README uses them only to pick which free row a miss writes
+//!   ("highest-numbered free row"), and nothing at the ports depends on which physical row
+//!   holds an ID — replacement goes by rank, drains go by ID. So "the walk starts the
+//!   drained row afresh" and "a miss takes a free row" are the same thing here: a fresh
+//!   row at rank 0.
+//! * `replacement = "nru"`: rows by number with one bit each (`rt_table.rs`): the victim
+//!   and the free row are named by row number there.
+//! * `replacement = "tree-plru"`: rows by number and one bit per node of the tree over the
+//!   row numbers (`rt_table.rs`), the victim found from the root.
 //! * An op issued in cycle `t` is held in the lane register and applied in `t + 1`, drain
 //!   first, then walk, against the table as it stood at the start of `t + 1`. That is the
 //!   README's index-with-forwarding: the index stage in `t` looks up the table "as it will
@@ -26,16 +31,10 @@
 //! Every output is predicted exactly; nothing is checked only as a property.
 
 use crate::coverage::{bins, Coverage, Covered};
+use crate::rt_table::{Row, Table, Touch};
 use crate::{bits, compare, Monitor, Violation};
-use mcmvm_protocol::config::RtConfig;
+use mcmvm_protocol::config::{RtConfig, RtReplacement};
 use mcmvm_protocol::protocol::{RtIn, RtOut};
-
-#[derive(Debug, Clone, Copy)]
-struct Row {
-    id: u8,
-    access: u64,
-    remote: u64,
-}
 
 /// A walk in the update stage.
 #[derive(Debug, Clone, Copy)]
@@ -95,16 +94,23 @@ bins! {
         ResetInFlight = "reset_with_ops_in_flight",
         /// An update stage that starts with every row valid.
         TableFull = "table_full",
+        /// `nru` only (the last two bins): a touch that leaves the other rows' bits alone
+        /// (another valid row's bit is clear) ...
+        NruTouchKeepsOthers = "nru_touch_keeps_others",
+        /// ... and one that clears them (no other valid row's bit was clear).
+        NruTouchClearsOthers = "nru_touch_clears_others",
     }
 }
+
+/// Bins that only `nru` can hit (the last ones declared).
+const NRU_ONLY_BINS: usize = 2;
 
 /// Checks `RtOut` against the Remote Tracker README.
 pub struct RtMonitor {
     entries: usize,
     saturation: u64,
     report_evictions: bool,
-    /// Valid rows, rank order.
-    rows: Vec<Row>,
+    table: Table,
     walk: Option<Walk>,
     drain: Option<Drain>,
     /// Cycle of the last drain issued per ID since reset (for the violation text only).
@@ -125,13 +131,29 @@ impl RtMonitor {
             entries: cfg.entries,
             saturation: mcmvm_protocol::protocol::mask(width),
             report_evictions: cfg.report_evictions,
-            rows: Vec::with_capacity(cfg.entries),
+            table: Table::new(cfg.replacement, cfg.entries),
             walk: None,
             drain: None,
             last_drain: [None; 256],
             why: Why::default(),
             allocated: None,
-            coverage: Coverage::new("rt", RtBin::NAMES),
+            coverage: Coverage::new(
+                "rt",
+                match cfg.replacement {
+                    RtReplacement::Ranks | RtReplacement::TreePlru => {
+                        &RtBin::NAMES[..RtBin::NAMES.len() - NRU_ONLY_BINS]
+                    }
+                    RtReplacement::Nru => RtBin::NAMES,
+                },
+            ),
+        }
+    }
+
+    fn count_touch(&mut self, t: Touch) {
+        match t {
+            Touch::Ranked => {}
+            Touch::KeptOthers => self.coverage.hit(RtBin::NruTouchKeepsOthers),
+            Touch::ClearedOthers => self.coverage.hit(RtBin::NruTouchClearsOthers),
         }
     }
 
@@ -144,21 +166,27 @@ impl RtMonitor {
     /// Returns the cycle's outputs and applies the writes of the coming edge.
     fn update(&mut self) -> RtOut {
         let mut out = RtOut::default();
-        let full = self.entries > 0 && self.rows.len() >= self.entries;
+        let full = self.entries > 0 && self.table.len() >= self.entries;
         self.coverage.hit_if(full, RtBin::TableFull);
+        // The row a miss would replace, before the drain frees one.
+        let victim_before = if full { self.table.victim() } else { None };
         let allocated_before = self.allocated.take();
-        // (ID, rank) of the row the drain cleared.
+        // (ID, rank or row number) of the row the drain cleared.
         let mut drained = None;
         if let Some(d) = self.drain.take() {
             self.why.drain = Some(d);
             out.drain_done = 1;
-            if let Some(rank) = self.rows.iter().position(|r| r.id == d.id) {
-                // Cleared at the edge; the rows ranked after it move up one.
-                let row = self.rows.remove(rank);
+            if let Some(key) = self.table.find(d.id) {
+                // Cleared at the edge; under `ranks` the rows ranked after it move up one.
+                let row = self.table.remove(key).unwrap_or(Row {
+                    id: d.id,
+                    access: 0,
+                    remote: 0,
+                });
                 out.drain_hit = 1;
                 out.drain_access = row.access;
                 out.drain_remote = row.remote;
-                drained = Some((d.id, rank));
+                drained = Some((d.id, key));
                 self.coverage.hit(RtBin::DrainHit);
             } else {
                 self.coverage.hit(RtBin::DrainMiss);
@@ -171,8 +199,8 @@ impl RtMonitor {
         }
         if let Some(w) = self.walk.take() {
             self.why.walk = Some(w);
-            if let Some(rank) = self.rows.iter().position(|r| r.id == w.id) {
-                let mut row = self.rows[rank];
+            let found = self.table.find(w.id);
+            if let Some((key, mut row)) = found.and_then(|k| Some((k, self.table.get(k)?))) {
                 let c = &mut self.coverage;
                 c.hit(if w.remote {
                     RtBin::WalkHitRemote
@@ -188,26 +216,28 @@ impl RtMonitor {
                 row.access = self.bump(row.access);
                 if w.remote {
                     row.remote = self.bump(row.remote);
-                    // A remote-counter write makes the row the most recent.
-                    self.rows.remove(rank);
-                    self.rows.insert(0, row);
-                } else {
-                    // A local hit leaves the order alone.
-                    self.rows[rank] = row;
+                }
+                self.table.set(key, row);
+                if w.remote {
+                    // A remote-counter write makes the row the most recent; a local hit
+                    // leaves the order alone.
+                    let t = self.table.touch(key);
+                    self.count_touch(t);
                 }
             } else if self.entries > 0 {
                 let victim_drained = full
-                    && drained.is_some_and(|(id, rank)| id != w.id && rank == self.entries - 1);
+                    && drained.is_some_and(|(id, key)| id != w.id && Some(key) == victim_before);
                 self.coverage
                     .hit_if(victim_drained, RtBin::DrainOfVictimRow);
-                if self.rows.len() >= self.entries {
+                if self.table.len() >= self.entries {
                     self.coverage.hit(if w.remote {
                         RtBin::WalkEvictRemote
                     } else {
                         RtBin::WalkEvictLocal
                     });
-                    // No free row: replace rank `entries - 1`, the oldest remote update.
-                    if let Some(victim) = self.rows.pop() {
+                    // No free row: replace the victim (rank `entries - 1` under `ranks`).
+                    let victim = self.table.victim().and_then(|k| self.table.remove(k));
+                    if let Some(victim) = victim {
                         self.why.evicted = Some(victim.id);
                         if self.report_evictions {
                             out.evict_valid = 1;
@@ -228,7 +258,10 @@ impl RtMonitor {
                     access: 1,
                     remote: u64::from(w.remote),
                 };
-                self.rows.insert(0, row);
+                // A walk restarting the row its ID's drain just cleared keeps that row.
+                let restart = drained.filter(|(id, _)| *id == w.id).map(|(_, k)| k);
+                let t = self.table.insert(row, restart);
+                self.count_touch(t);
                 self.allocated = Some(w.id);
             }
         }
@@ -258,7 +291,9 @@ impl RtMonitor {
         let walk = match (why.walk, why.evicted) {
             (Some(w), Some(v)) => format!(
                 "walk of ID {} issued in cycle {} missed a full table and replaced ID {v}, the \
-                 row at rank entries-1 (oldest remote-counter write){}",
+                 replacement victim (ranks: rank entries-1, the oldest remote-counter write; nru: the \
+                 highest-numbered row whose bit is clear; tree-plru: the row the tree bits lead \
+                 to from the root){}",
                 w.id,
                 w.issued,
                 if self.report_evictions {
@@ -292,7 +327,7 @@ impl Monitor<RtIn, RtOut> for RtMonitor {
                 RtBin::ResetInFlight,
             );
             self.allocated = None;
-            self.rows.clear();
+            self.table.clear();
             self.walk = None;
             self.drain = None;
             self.last_drain = [None; 256];

@@ -17,6 +17,7 @@ fn config(objects: usize, timer_bits: u32, profiling_threshold: u64) -> HwConfig
             objects,
             timer_bits,
             profiling_threshold,
+            ..AttConfig::default()
         },
         ..HwConfig::default()
     }

@@ -14,7 +14,7 @@ use common::{assert_agrees, seed, RANDOM_CYCLES, SHORT_CYCLES};
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
 use mcmvm_models::blocks::remote_tracker::RemoteTracker;
 use mcmvm_models::blocks::tlb_coalescer::TlbCoalescer;
-use mcmvm_protocol::config::{AttConfig, CoalescerConfig, HwConfig, RtConfig};
+use mcmvm_protocol::config::{AttConfig, CoalescerConfig, HwConfig, RtConfig, RtReplacement};
 use mcmvm_protocol::protocol::CycleModel;
 use mcmvm_refcheck::{AttMonitor, CoalescerMonitor, Coverage, Monitor, RtMonitor};
 use mcmvm_testbenches::{access_time_tracker, remote_tracker, tlb_coalescer};
@@ -32,6 +32,7 @@ fn narrow() -> HwConfig {
             alloc_id_bits: 8,
             counter_bits: 4,
             report_evictions: true,
+            replacement: RtReplacement::Ranks,
         },
         tlb_coalescer: CoalescerConfig {
             ptes_per_line: 16,
@@ -41,6 +42,7 @@ fn narrow() -> HwConfig {
             objects: 4,
             timer_bits: 4,
             profiling_threshold: 5,
+            ..AttConfig::default()
         },
     }
 }
@@ -118,6 +120,30 @@ fn every_remote_tracker_bin_is_hit() {
 }
 
 #[test]
+fn every_remote_tracker_bin_is_hit_under_nru() {
+    let mut runs = Vec::new();
+    for (label, mut cfg, cycles) in [
+        ("default", HwConfig::default(), RANDOM_CYCLES),
+        ("narrow", narrow(), SHORT_CYCLES),
+    ] {
+        cfg.remote_tracker.replacement = RtReplacement::Nru;
+        let rt = &cfg.remote_tracker;
+        let directed = remote_tracker::directed(&cfg);
+        let s = seed(&format!("rt nru {label}"), remote_tracker::DEFAULT_SEED);
+        let random: Vec<_> = remote_tracker::random(&cfg, s).take(cycles).collect();
+        for (kind, stim) in [("directed", &directed), ("random", &random)] {
+            runs.push(covered(
+                format!("rt nru {label} {kind}"),
+                RtMonitor::new(rt),
+                RemoteTracker::new(rt),
+                stim,
+            ));
+        }
+    }
+    assert_every_bin_hit("rt nru", &runs);
+}
+
+#[test]
 fn every_coalescer_bin_is_hit() {
     let mut runs = Vec::new();
     for (label, cfg, cycles) in [
@@ -161,4 +187,28 @@ fn every_access_time_tracker_bin_is_hit() {
         }
     }
     assert_every_bin_hit("att", &runs);
+}
+
+#[test]
+fn every_remote_tracker_bin_is_hit_under_tree_plru() {
+    let mut runs = Vec::new();
+    for (label, mut cfg, cycles) in [
+        ("default", HwConfig::default(), RANDOM_CYCLES),
+        ("narrow", narrow(), SHORT_CYCLES),
+    ] {
+        cfg.remote_tracker.replacement = RtReplacement::TreePlru;
+        let rt = &cfg.remote_tracker;
+        let directed = remote_tracker::directed(&cfg);
+        let s = seed(&format!("rt plru {label}"), remote_tracker::DEFAULT_SEED);
+        let random: Vec<_> = remote_tracker::random(&cfg, s).take(cycles).collect();
+        for (kind, stim) in [("directed", &directed), ("random", &random)] {
+            runs.push(covered(
+                format!("rt plru {label} {kind}"),
+                RtMonitor::new(rt),
+                RemoteTracker::new(rt),
+                stim,
+            ));
+        }
+    }
+    assert_every_bin_hit("rt plru", &runs);
 }

@@ -8,7 +8,7 @@ use common::assert_agrees;
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
 use mcmvm_models::blocks::remote_tracker::RemoteTracker;
 use mcmvm_models::blocks::tlb_coalescer::TlbCoalescer;
-use mcmvm_protocol::config::{AttConfig, CoalescerConfig, RtConfig};
+use mcmvm_protocol::config::{AttConfig, CoalescerConfig, RtConfig, RtReplacement};
 use mcmvm_protocol::protocol::{AttIn, CoalIn, CoalOut, RtIn, RtOut};
 use mcmvm_refcheck::{AttMonitor, CoalescerMonitor, RtMonitor};
 
@@ -18,6 +18,7 @@ fn rt_cfg(entries: usize, counter_bits: u32) -> RtConfig {
         alloc_id_bits: 8,
         counter_bits,
         report_evictions: true,
+        replacement: RtReplacement::Ranks,
     }
 }
 
@@ -192,6 +193,7 @@ fn att_threshold_1_and_a_threshold_that_does_not_divide_the_timer() {
             objects: 2,
             timer_bits: 4,
             profiling_threshold: threshold,
+            ..AttConfig::default()
         };
         let mut s = vec![AttIn {
             reset: 1,
@@ -210,6 +212,7 @@ fn att_power_on_without_reset_and_writes_to_missing_slots() {
         objects: 3,
         timer_bits: 8,
         profiling_threshold: 2,
+        ..AttConfig::default()
     };
     let s = [
         acc(5),

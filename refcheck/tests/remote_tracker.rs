@@ -6,7 +6,7 @@ mod common;
 
 use common::{assert_agrees, assert_caught, seed, Corruption, Mutant, RANDOM_CYCLES, SHORT_CYCLES};
 use mcmvm_models::blocks::remote_tracker::RemoteTracker;
-use mcmvm_protocol::config::{HwConfig, RtConfig};
+use mcmvm_protocol::config::{HwConfig, RtConfig, RtReplacement};
 use mcmvm_protocol::protocol::{RtIn, RtOut};
 use mcmvm_refcheck::RtMonitor;
 use mcmvm_testbenches::remote_tracker as tb;
@@ -19,6 +19,7 @@ fn small() -> HwConfig {
             alloc_id_bits: 8,
             counter_bits: 8,
             report_evictions: true,
+            replacement: RtReplacement::Ranks,
         },
         ..HwConfig::default()
     }
@@ -223,4 +224,92 @@ fn mutants_are_caught() {
         &s,
         &["evict_valid"],
     );
+}
+
+/// `nru` at the small and the default size, evictions reported so every victim choice
+/// shows at the ports.
+#[test]
+fn twin_agrees_with_the_readme_under_nru() {
+    for (label, entries, cycles) in [("small", 8, SHORT_CYCLES), ("default", 32, RANDOM_CYCLES)] {
+        let mut cfg = small();
+        cfg.remote_tracker.entries = entries;
+        cfg.remote_tracker.replacement = RtReplacement::Nru;
+        check_directed(&cfg);
+        let seed = seed(&format!("rt nru {label}"), tb::DEFAULT_SEED ^ 0x9);
+        let s = stimulus(&cfg, seed, cycles);
+        let rt = &cfg.remote_tracker;
+        let mut twin = RemoteTracker::new(rt);
+        let name = format!("rt nru {label} random");
+        let outs = assert_agrees(&name, &mut RtMonitor::new(rt), &mut twin, &s);
+        let (_, _, _, evicts) = coverage(rt, &outs);
+        assert!(
+            evicts > 100,
+            "{label}: the random traffic must replace rows"
+        );
+    }
+}
+
+/// The NRU twin's victim choice differs from the exact ranks': a twin that replaces by
+/// rank under `nru` is caught by the monitor.
+#[test]
+fn a_ranks_twin_is_caught_by_the_nru_monitor() {
+    let mut cfg = small();
+    cfg.remote_tracker.replacement = RtReplacement::Nru;
+    let s = stimulus(&cfg, tb::DEFAULT_SEED, SHORT_CYCLES);
+    let mut ranks = cfg.remote_tracker.clone();
+    ranks.replacement = RtReplacement::Ranks;
+    let mut monitor = RtMonitor::new(&cfg.remote_tracker);
+    let mut twin = RemoteTracker::new(&ranks);
+    let caught = s.iter().enumerate().find_map(|(c, i)| {
+        let o = mcmvm_protocol::protocol::CycleModel::step(&mut twin, i);
+        mcmvm_refcheck::Monitor::observe(&mut monitor, c as u64, i, &o).err()
+    });
+    let v = caught.unwrap_or_else(|| panic!("a ranks twin passed the NRU monitor"));
+    assert!(v.signal.starts_with("evict"), "{v}");
+}
+
+/// `tree-plru` at three sizes (a full tree, one with rowless subtrees, the paper's),
+/// evictions reported so every victim choice shows at the ports.
+#[test]
+fn twin_agrees_with_the_readme_under_tree_plru() {
+    for (label, entries, cycles) in [
+        ("small", 8, SHORT_CYCLES),
+        ("odd", 5, SHORT_CYCLES),
+        ("default", 32, RANDOM_CYCLES),
+    ] {
+        let mut cfg = small();
+        cfg.remote_tracker.entries = entries;
+        cfg.remote_tracker.replacement = RtReplacement::TreePlru;
+        check_directed(&cfg);
+        let seed = seed(&format!("rt plru {label}"), tb::DEFAULT_SEED ^ 0xa);
+        let s = stimulus(&cfg, seed, cycles);
+        let rt = &cfg.remote_tracker;
+        let mut twin = RemoteTracker::new(rt);
+        let name = format!("rt plru {label} random");
+        let outs = assert_agrees(&name, &mut RtMonitor::new(rt), &mut twin, &s);
+        let (_, _, _, evicts) = coverage(rt, &outs);
+        assert!(
+            evicts > 100,
+            "{label}: the random traffic must replace rows"
+        );
+    }
+}
+
+/// A twin that replaces by NRU under `tree-plru` is caught by the monitor (the two orders
+/// pick different victims on this traffic).
+#[test]
+fn an_nru_twin_is_caught_by_the_tree_plru_monitor() {
+    let mut cfg = small();
+    cfg.remote_tracker.replacement = RtReplacement::TreePlru;
+    let s = stimulus(&cfg, tb::DEFAULT_SEED, SHORT_CYCLES);
+    let mut nru = cfg.remote_tracker.clone();
+    nru.replacement = RtReplacement::Nru;
+    let mut monitor = RtMonitor::new(&cfg.remote_tracker);
+    let mut twin = RemoteTracker::new(&nru);
+    let caught = s.iter().enumerate().find_map(|(c, i)| {
+        let o = mcmvm_protocol::protocol::CycleModel::step(&mut twin, i);
+        mcmvm_refcheck::Monitor::observe(&mut monitor, c as u64, i, &o).err()
+    });
+    let v = caught.unwrap_or_else(|| panic!("an NRU twin passed the tree-PLRU monitor"));
+    assert!(v.signal.starts_with("evict"), "{v}");
 }

@@ -27,17 +27,9 @@ use mcmvm_protocol::config::AttConfig;
 use mcmvm_protocol::protocol::{mask, BlockKind};
 use rust_hdl::prelude::*;
 
-/// How the RTL keeps the recency order among objects (both give the same `oldest_obj`
-/// every cycle; `access_time_tracker.md`, "Recency").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum AttRecency {
-    /// Exact ranks, 5 bits per slot (the default, [`AccessTimeTrackerRtl`]).
-    #[default]
-    Ranks,
-    /// The original `objects x (objects - 1)` age matrix with per-object interval
-    /// counters ([`AccessTimeTrackerAgeMatrixRtl`]).
-    AgeMatrix,
-}
+/// How the RTL keeps the recency order among objects (`access_time_tracker.md`,
+/// "Recency"; the `recency` key of `[access_time_tracker]`).
+pub use mcmvm_protocol::config::AttRecency;
 
 /// The Verilog (module `access_time_tracker`) of the ATT built with `recency`.
 pub fn verilog_with(cfg: &AttConfig, recency: AttRecency) -> Result<String, EmitError> {

@@ -61,9 +61,8 @@ pub fn verilog(kind: BlockKind, cfg: &HwConfig) -> Result<String, EmitError> {
             verilog_of(&mut block, name)
         }
         BlockKind::AccessTimeTracker => {
-            let mut block =
-                access_time_tracker::AccessTimeTrackerRtl::new(&cfg.access_time_tracker);
-            verilog_of(&mut block, name)
+            let att = &cfg.access_time_tracker;
+            access_time_tracker::verilog_with(att, att.recency)
         }
     }
 }

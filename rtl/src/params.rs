@@ -145,6 +145,7 @@ mod tests {
                 objects,
                 timer_bits,
                 profiling_threshold,
+                ..AttConfig::default()
             })
         };
         assert_eq!(bad(33, 32, 256), Err(AttParamError::Objects(33)));

@@ -21,7 +21,7 @@
 //! - Every constant that meets a sized signal is a typed `Constant<Bits<N>>`: rust-hdl
 //!   prints bare literals as 32-bit numbers, which would widen the Verilog expression.
 
-use mcmvm_protocol::config::RtConfig;
+use mcmvm_protocol::config::{RtConfig, RtReplacement};
 use rust_hdl::prelude::*;
 
 /// Largest table the 5-bit slot numbers and recency ranks can address.
@@ -87,8 +87,15 @@ pub struct RemoteTrackerRtl {
     alloc_id: Vec<DFF<Bits<8>>>,
     access: Vec<DFF<Bits<32>>>,
     remote: Vec<DFF<Bits<32>>>,
-    /// 0 = remote counter written most recently; valid rows hold 0..valid_count.
+    /// `ranks` only (else empty): 0 = remote counter written most recently; valid rows
+    /// hold 0..valid_count.
     rank: Vec<DFF<Bits<5>>>,
+    /// `nru` only (else empty): the row's remote counter was written since the bits were
+    /// last cleared.
+    used: Vec<DFF<Bit>>,
+    /// `tree-plru` only (else empty): bit `j` = inner node `32 + j` of the pseudo-LRU tree
+    /// (layout of the read trees) points the victim search to its upper child `2j + 1`.
+    plru: Vec<DFF<Bit>>,
 
     // Pipeline register between index and update, walk lane.
     walk_stage_valid: DFF<Bit>,
@@ -103,16 +110,22 @@ pub struct RemoteTrackerRtl {
 
     // Constants (typed, so the Verilog keeps their widths).
     slot_number: Vec<Constant<Bits<5>>>,
-    oldest_rank: Constant<Bits<5>>,
     rank_zero: Constant<Bits<5>>,
-    rank_one: Constant<Bits<5>>,
+    // `ranks` only (one element, else empty: an unused constant is a lint warning).
+    oldest_rank: Vec<Constant<Bits<5>>>,
+    rank_one: Vec<Constant<Bits<5>>>,
     /// -1 modulo 32: the rank step that closes a drained row's gap.
-    rank_minus_one: Constant<Bits<5>>,
+    rank_minus_one: Vec<Constant<Bits<5>>>,
     counter_max: Constant<Bits<32>>,
     counter_zero: Constant<Bits<32>>,
     counter_one: Constant<Bits<32>>,
     id_zero: Constant<Bits<8>>,
     report_evictions: Constant<Bit>,
+    /// `tree-plru` only: per inner node `32 + j`, its upper child holds rows of this table
+    /// (row `lowest(2j + 1) < entries`); the search never enters a child without rows.
+    plru_upper_live: Vec<Constant<Bit>>,
+    /// `tree-plru` only: the slot numbers of the rows (the victim tree's leaves).
+    plru_leaf: Vec<Constant<Bits<5>>>,
 
     // Update-stage combinational signals.
     /// Priority tree of the free rows (`READ_TREE_NODES` nodes, layout of the read trees):
@@ -123,8 +136,21 @@ pub struct RemoteTrackerRtl {
     any_free: Signal<Local, Bit>,
     /// Per row: it is the update-stage walk's slot (`walk_stage_slot` decoded).
     slot_sel: Vec<Signal<Local, Bit>>,
-    /// Per row: valid with rank `entries - 1` (the replacement victim when no row is free).
+    /// Per row: the replacement victim when no row is free (`ranks`: valid with rank
+    /// `entries - 1`; `nru`: the root of `victim_slot_tree`).
     victim_sel: Vec<Signal<Local, Bit>>,
+    /// `nru` only: priority tree of the rows whose bit is clear (layout of the free-row
+    /// tree; the root is the highest such row, row 0 if none).
+    victim_any_tree: Vec<Signal<Local, Bit>>,
+    victim_slot_tree: Vec<Signal<Local, Bits<5>>>,
+    /// `nru` only: OR tree of "valid after this edge, not the target, bit clear".
+    other_clear_tree: Vec<Signal<Local, Bit>>,
+    /// `tree-plru` only: per node, the row the pointers lead to below it (the root is the
+    /// victim), and whether the walk's target row is below it (OR tree of `target_sel`).
+    plru_slot_tree: Vec<Signal<Local, Bits<5>>>,
+    plru_touch_tree: Vec<Signal<Local, Bit>>,
+    /// The walk in the update stage moves its row to the front (`walk_touch` of a walk).
+    touch: Signal<Local, Bit>,
     /// Per row: the target tree reads it (the hit row on a hit, else the victim).
     read_sel: Vec<Signal<Local, Bit>>,
     /// The walk writes a new row (ID, 1, remote) instead of incrementing one.
@@ -133,18 +159,19 @@ pub struct RemoteTrackerRtl {
     walk_evicts: Signal<Local, Bit>,
     /// The walk moves its row to rank 0 (a fresh row or a remote hit).
     walk_touch: Signal<Local, Bit>,
-    /// Rank of the hit row before this edge (only read on a hit that is not fresh).
-    target_rank: Signal<Local, Bits<5>>,
+    /// `ranks` only (one element): rank of the hit row before this edge (only read on a
+    /// hit that is not fresh).
+    target_rank: Vec<Signal<Local, Bits<5>>>,
     /// The drain in the update stage clears a row.
     drain_clears: Signal<Local, Bit>,
-    /// Rank of the drained row before this edge.
-    drained_rank: Signal<Local, Bits<5>>,
+    /// `ranks` only (one element): rank of the drained row before this edge.
+    drained_rank: Vec<Signal<Local, Bits<5>>>,
     /// Per row: the walk in the update stage writes it (hit row, else highest free row,
     /// else the victim; one-hot).
     target_sel: Vec<Signal<Local, Bit>>,
     /// Per row: the drain in the update stage clears it.
     drain_sel: Vec<Signal<Local, Bit>>,
-    /// Per row: the recency rank moves up (`rank_inc`), down (`rank_dec`); the net step.
+    /// `ranks` only, per row: the rank moves up (`rank_inc`), down (`rank_dec`); the net step.
     rank_inc: Vec<Signal<Local, Bit>>,
     rank_dec: Vec<Signal<Local, Bit>>,
     rank_step: Vec<Signal<Local, Bits<5>>>,
@@ -152,7 +179,7 @@ pub struct RemoteTrackerRtl {
     walk_match: Vec<Signal<Local, Bit>>,
     drain_match: Vec<Signal<Local, Bit>>,
     // Read trees (`READ_TREE_NODES` nodes each): the target row, the drained row, and the
-    // slot numbers of the matching rows.
+    // slot numbers of the matching rows; the rank trees only with `ranks`.
     target_access_tree: Vec<Signal<Local, Bits<32>>>,
     target_remote_tree: Vec<Signal<Local, Bits<32>>>,
     target_rank_tree: Vec<Signal<Local, Bits<5>>>,
@@ -170,6 +197,14 @@ pub struct RemoteTrackerRtl {
     /// The update-stage walk's ID equals the incoming walk's / drain's (forwarding).
     forward_walk: Signal<Local, Bit>,
     forward_drain: Signal<Local, Bit>,
+}
+
+/// The lowest row under node `node` of a read tree's layout (`READ_TREE_NODES`).
+fn plru_lowest_row(mut node: usize) -> usize {
+    while node >= MAX_ENTRIES {
+        node = 2 * (node - MAX_ENTRIES);
+    }
+    node
 }
 
 /// `n` default-built rows of flip-flops.
@@ -190,6 +225,29 @@ impl RemoteTrackerRtl {
             return Err(RtParamError::AllocIdBits(cfg.alloc_id_bits));
         }
         let n = cfg.entries;
+        let ranks = cfg.replacement == RtReplacement::Ranks;
+        let tree_plru = cfg.replacement == RtReplacement::TreePlru;
+        // Per-variant sizes: the other variant's state and logic do not exist at all.
+        let (rank_rows, rank_one_of, rank_tree) = if ranks {
+            (n, 1, READ_TREE_NODES)
+        } else {
+            (0, 0, 0)
+        };
+        let (used_rows, nru_tree) = if cfg.replacement == RtReplacement::Nru {
+            (n, READ_TREE_NODES)
+        } else {
+            (0, 0)
+        };
+        let (plru_nodes, plru_rows, plru_tree) = if tree_plru {
+            (MAX_ENTRIES - 1, n, READ_TREE_NODES)
+        } else {
+            (0, 0, 0)
+        };
+        let rank_const = |v: u64| {
+            (0..rank_one_of)
+                .map(|_| Constant::new(v.to_bits()))
+                .collect()
+        };
         Ok(RemoteTrackerRtl {
             reset: Default::default(),
             walk_valid: Default::default(),
@@ -210,7 +268,9 @@ impl RemoteTrackerRtl {
             alloc_id: rows(n),
             access: rows(n),
             remote: rows(n),
-            rank: rows(n),
+            rank: rows(rank_rows),
+            used: rows(used_rows),
+            plru: rows(plru_nodes),
             walk_stage_valid: Default::default(),
             walk_stage_id: Default::default(),
             walk_stage_remote: Default::default(),
@@ -222,41 +282,53 @@ impl RemoteTrackerRtl {
             slot_number: (0..n)
                 .map(|i| Constant::new((i as u64).to_bits()))
                 .collect(),
-            oldest_rank: Constant::new(((n - 1) as u64).to_bits()),
             rank_zero: Constant::new(0u64.to_bits()),
-            rank_one: Constant::new(1u64.to_bits()),
-            rank_minus_one: Constant::new(31u64.to_bits()),
+            oldest_rank: rank_const((n - 1) as u64),
+            rank_one: rank_const(1),
+            rank_minus_one: rank_const(31),
             counter_max: Constant::new(u64::from(u32::MAX >> (32 - cfg.counter_bits)).to_bits()),
             counter_zero: Constant::new(0u64.to_bits()),
             counter_one: Constant::new(1u64.to_bits()),
             id_zero: Constant::new(0u64.to_bits()),
             report_evictions: Constant::new(cfg.report_evictions),
+            plru_upper_live: (0..plru_nodes)
+                .map(|j| Constant::new(plru_lowest_row(2 * j + 1) < n))
+                .collect(),
+            plru_leaf: (0..plru_rows)
+                .map(|i| Constant::new((i as u64).to_bits()))
+                .collect(),
             free_any_tree: rows(READ_TREE_NODES),
             free_slot_tree: rows(READ_TREE_NODES),
             any_free: Default::default(),
             slot_sel: rows(n),
             victim_sel: rows(n),
+            victim_any_tree: rows(nru_tree),
+            victim_slot_tree: rows(nru_tree),
+            other_clear_tree: rows(nru_tree),
+            plru_slot_tree: rows(plru_tree),
+            plru_touch_tree: rows(plru_tree),
+            touch: Default::default(),
             read_sel: rows(n),
             walk_fresh: Default::default(),
             walk_evicts: Default::default(),
             walk_touch: Default::default(),
-            target_rank: Default::default(),
+            target_rank: rows(rank_one_of),
             drain_clears: Default::default(),
-            drained_rank: Default::default(),
+            drained_rank: rows(rank_one_of),
             target_sel: rows(n),
             drain_sel: rows(n),
-            rank_inc: rows(n),
-            rank_dec: rows(n),
-            rank_step: rows(n),
+            rank_inc: rows(rank_rows),
+            rank_dec: rows(rank_rows),
+            rank_step: rows(rank_rows),
             walk_match: rows(n),
             drain_match: rows(n),
             target_access_tree: rows(READ_TREE_NODES),
             target_remote_tree: rows(READ_TREE_NODES),
-            target_rank_tree: rows(READ_TREE_NODES),
+            target_rank_tree: rows(rank_tree),
             target_id_tree: rows(READ_TREE_NODES),
             drain_access_tree: rows(READ_TREE_NODES),
             drain_remote_tree: rows(READ_TREE_NODES),
-            drain_rank_tree: rows(READ_TREE_NODES),
+            drain_rank_tree: rows(rank_tree),
             walk_slot_tree: rows(READ_TREE_NODES),
             drain_slot_tree: rows(READ_TREE_NODES),
             new_access: Default::default(),

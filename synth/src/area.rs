@@ -118,6 +118,40 @@ pub fn synthesize_on(
     let area_stat = work.join(format!("{tag}_area.stat"));
     let netlist = work.join(format!("{tag}_netlist.v"));
     let cmos_stat = work.join(format!("{tag}_cmos.stat"));
+    let cells = lib.cells()?;
+    let enable_flops = match &lib.enable_flop {
+        None => String::new(),
+        Some(ef) => {
+            if !cells.get(ef.cell).is_some_and(|c| c.sequential) {
+                return Err(SynthError::Parse {
+                    top: top.to_string(),
+                    detail: format!(
+                        "{}: no sequential cell `{}` (the library's enable flip-flop)",
+                        lib.liberty.display(),
+                        ef.cell
+                    ),
+                });
+            }
+            let blackbox = work.join(format!("{}_blackbox.v", ef.cell));
+            let techmap = work.join(format!("{}_techmap.v", ef.cell));
+            for (path, text) in [
+                (&blackbox, ef.blackbox_verilog()),
+                (&techmap, ef.techmap_verilog()),
+            ] {
+                std::fs::write(path, text).map_err(|source| SynthError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+            }
+            // Synchronous resets and other flop kinds become $_DFF_P_ / $_DFFE_PP_ plus
+            // logic; the enable flops go to the library cell, the rest to `dfflibmap`.
+            format!(
+                "read_verilog -lib {}\ndfflegalize -cell $_DFF_P_ 01 -cell $_DFFE_PP_ 01\ntechmap -map {}",
+                blackbox.display(),
+                techmap.display()
+            )
+        }
+    };
     let area_script = fill(
         AREA_SCRIPT,
         &[
@@ -127,7 +161,8 @@ pub fn synthesize_on(
             ("{STAT}", &area_stat),
             ("{NETLIST}", &netlist),
         ],
-    );
+    )
+    .replace("{ENABLE_FLOPS}", &enable_flops);
     let cmos_script = fill(
         TRANSISTOR_SCRIPT,
         &[
@@ -138,7 +173,6 @@ pub fn synthesize_on(
     );
     let area_text = run_yosys(tools, &area_script, work, &format!("{tag}_area"), &verilog)?;
     let cmos_text = run_yosys(tools, &cmos_script, work, &format!("{tag}_cmos"), &verilog)?;
-    let cells = lib.cells()?;
     let parsed = parse_liberty_stat(&area_text, top)?;
     let transistors = parse_transistors(&cmos_text, top)?;
     let info = |c: &str| cells.get(c).copied().unwrap_or_default();

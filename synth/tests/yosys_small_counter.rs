@@ -84,3 +84,40 @@ fn accumulator_on_sky130_has_its_flip_flops_logic_area_and_a_timed_path() {
         "sky130 cells are smaller: {r:?} vs {osu:?}"
     );
 }
+
+// A register that loads only when enabled: held bits need a hold mux or an enable flop.
+const HELD: &str = "module held(input clock, input e, input [7:0] d, output reg [7:0] q);
+always @(posedge clock) if (e) q <= d;
+endmodule
+";
+
+#[test]
+fn held_register_maps_to_enable_flops_on_sky130_and_to_muxes_on_osu018() {
+    let tools = tools();
+    let dir = work("held");
+    let v = dir.join("held.v");
+    std::fs::write(&v, HELD).unwrap();
+    let lib = mcmvm_synth::library::Library::sky130hd(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let sky = mcmvm_synth::area::synthesize_on(&tools, &lib, &v, "held", &dir)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let edff = mcmvm_synth::library::SKY130_HD_ENABLE_FLOP.cell;
+    assert_eq!(sky.cell_counts.get(edff), Some(&8), "{sky:?}");
+    assert_eq!(sky.flip_flops, 8, "{sky:?}");
+    // The enable flop absorbs the hold mux: no logic cell is left (30.03 µm² each).
+    assert_eq!(sky.cells, 8, "{sky:?}");
+    assert!(sky.logic_area_um2.abs() < 1e-6, "{sky:?}");
+    assert!((sky.area_um2 - 8.0 * 30.0288).abs() < 1e-3, "{sky:?}");
+    // osu018 has no enable flop: eight plain flops and a hold mux per bit.
+    let osu = synthesize(&tools, &v, "held", &dir).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (osu.flip_flops, osu.cell_counts.get("DFFPOSX1")),
+        (8, Some(&8)),
+        "{osu:?}"
+    );
+    assert!(osu.cells >= 16 && osu.logic_area_um2 > 0.0, "{osu:?}");
+    // OpenSTA times the enable flops: input to D or DE plus setup, clock to Q.
+    assert!(
+        sky.min_period_ns > 0.1 && sky.min_period_ns < 2.0,
+        "{sky:?}"
+    );
+}

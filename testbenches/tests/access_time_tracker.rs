@@ -8,7 +8,7 @@
 
 use mcmvm_cosim::{Att, EngineKind};
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
-use mcmvm_models::config::{AttConfig, HwConfig};
+use mcmvm_models::config::{AttConfig, AttRecency, HwConfig};
 use mcmvm_models::protocol::{AttIn, AttOut, CycleModel};
 use mcmvm_rtl::access_time_tracker::AccessTimeTrackerHdlSim;
 use mcmvm_testbenches::access_time_tracker::{base, cases, directed, random, DEFAULT_SEED};
@@ -31,6 +31,7 @@ fn small() -> HwConfig {
             objects: 4,
             timer_bits: 4,
             profiling_threshold: 3,
+            ..AttConfig::default()
         },
         ..HwConfig::default()
     }
@@ -362,4 +363,22 @@ fn speed_of_the_twin_alone() {
 fn thread_cpu_ns() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     text.split_whitespace().next()?.parse().ok()
+}
+
+/// `recency = "age-matrix"` (the original structure, kept as an option): the directed
+/// cases and random traffic on all three engines, and the small table on twin and rust-hdl.
+#[test]
+fn the_age_matrix_option_agrees_on_all_three_engines() {
+    let mut cfg = HwConfig::default();
+    cfg.access_time_tracker.recency = AttRecency::AgeMatrix;
+    for (name, seq) in cases(&cfg) {
+        let n = seq.len() as u64;
+        let wave = Some(waves(&format!("matrix_{name}")));
+        assert_lockstep(&cfg, all_engines(), n, wave, seq.into_iter());
+    }
+    assert_lockstep(&cfg, all_engines(), 20_000, None, random(&cfg, seed()));
+    let mut cfg = small();
+    cfg.access_time_tracker.recency = AttRecency::AgeMatrix;
+    let engines = vec![EngineKind::Model, EngineKind::RustHdl];
+    assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
 }

@@ -5,7 +5,7 @@
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
 use mcmvm_models::blocks::remote_tracker::RemoteTracker;
 use mcmvm_models::blocks::tlb_coalescer::TlbCoalescer;
-use mcmvm_models::config::{AttConfig, CoalescerConfig, RtConfig};
+use mcmvm_models::config::{AttConfig, CoalescerConfig, RtConfig, RtReplacement};
 use mcmvm_models::protocol::{AttIn, CoalIn, CycleModel, RtIn};
 use mcmvm_rtl::access_time_tracker::AccessTimeTrackerHdlSim;
 use mcmvm_rtl::remote_tracker::RemoteTrackerHdlSim;
@@ -20,6 +20,7 @@ fn small_rt() -> RtConfig {
         alloc_id_bits: 8,
         counter_bits: 4,
         report_evictions: true,
+        replacement: RtReplacement::Ranks,
     }
 }
 
@@ -28,6 +29,7 @@ fn small_att() -> AttConfig {
         objects: 4,
         timer_bits: 4,
         profiling_threshold: 3,
+        ..AttConfig::default()
     }
 }
 

@@ -9,6 +9,7 @@ fn small() -> AttConfig {
         objects: 4,
         timer_bits: 4,
         profiling_threshold: 3,
+        ..AttConfig::default()
     }
 }
 
@@ -131,11 +132,13 @@ fn ranks_and_age_matrix_give_the_same_outputs_every_cycle() {
             objects: 8,
             timer_bits: 5,
             profiling_threshold: 4,
+            ..AttConfig::default()
         },
         AttConfig {
             objects: 32,
             timer_bits: 32,
             profiling_threshold: 1,
+            ..AttConfig::default()
         },
     ];
     for (k, cfg) in configs.iter().enumerate() {

@@ -11,6 +11,7 @@ fn small_cfg() -> RtConfig {
         alloc_id_bits: 8,
         counter_bits: 4,
         report_evictions: true,
+        replacement: RtReplacement::Ranks,
     }
 }
 
@@ -34,7 +35,29 @@ fn rejects_parameters_the_ports_cannot_carry() {
 
 #[test]
 fn verilog_is_lint_clean() {
-    for (tag, cfg) in [("small", small_cfg()), ("paper", RtConfig::default())] {
+    let nru = |cfg: RtConfig| RtConfig {
+        replacement: RtReplacement::Nru,
+        ..cfg
+    };
+    let plru = |cfg: RtConfig| RtConfig {
+        replacement: RtReplacement::TreePlru,
+        ..cfg
+    };
+    for (tag, cfg) in [
+        ("small", small_cfg()),
+        ("paper", RtConfig::default()),
+        ("small_nru", nru(small_cfg())),
+        ("paper_nru", nru(RtConfig::default())),
+        ("small_plru", plru(small_cfg())),
+        ("paper_plru", plru(RtConfig::default())),
+        (
+            "odd_plru",
+            RtConfig {
+                entries: 5,
+                ..plru(small_cfg())
+            },
+        ),
+    ] {
         let v = verilog_file(&cfg, tag);
         assert_lint_clean(&v, tag);
         remove_scratch(&v);
@@ -57,4 +80,38 @@ fn verilog_passes_yosys_check_and_synthesises() {
         );
     }
     remove_scratch(&v);
+}
+
+#[test]
+fn each_replacement_order_has_only_its_own_state() {
+    let ranks = RemoteTrackerRtl::new(&RtConfig::default());
+    assert_eq!((ranks.rank.len(), ranks.used.len()), (32, 0));
+    assert_eq!(ranks.target_rank_tree.len(), READ_TREE_NODES);
+    assert!(ranks.victim_any_tree.is_empty() && ranks.other_clear_tree.is_empty());
+    let nru = RemoteTrackerRtl::new(&RtConfig {
+        replacement: RtReplacement::Nru,
+        ..RtConfig::default()
+    });
+    assert_eq!((nru.rank.len(), nru.used.len()), (0, 32));
+    assert!(nru.target_rank_tree.is_empty() && nru.oldest_rank.is_empty());
+    assert_eq!(nru.victim_slot_tree.len(), READ_TREE_NODES);
+    assert!(nru.plru.is_empty() && nru.plru_slot_tree.is_empty());
+    let plru = RemoteTrackerRtl::new(&RtConfig {
+        replacement: RtReplacement::TreePlru,
+        entries: 5,
+        ..RtConfig::default()
+    });
+    assert_eq!(
+        (plru.rank.len(), plru.used.len(), plru.plru.len()),
+        (0, 0, 31)
+    );
+    assert_eq!(plru.plru_leaf.len(), 5);
+    // Five rows. Node 32 + j has the upper child 2j + 1: node 33 (j = 1) holds rows 2, 3
+    // of the upper child row 3; node 34 (j = 2) rows 4, 5, upper row 5 missing; node 48
+    // (j = 16) has the upper child 33 (rows 2, 3); node 56 (j = 24) has 49 (rows 4..=7);
+    // node 60 (j = 28) has 57 (rows 8..=15) and the root (j = 30) has 61 (rows 16..=31).
+    let live: Vec<bool> = plru.plru_upper_live.iter().map(|c| c.val()).collect();
+    assert!(live[16] && live[24] && !live[28] && !live[30]);
+    assert!(live[0] && live[1] && !live[2] && !live[3]);
+    assert!(plru.target_rank_tree.is_empty() && plru.victim_any_tree.is_empty());
 }

@@ -385,6 +385,7 @@ mod tests {
             objects,
             timer_bits,
             profiling_threshold: threshold,
+            ..AttConfig::default()
         }
     }
 

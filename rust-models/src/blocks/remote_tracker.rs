@@ -7,7 +7,8 @@
 //!
 //! # Table
 //! `entries` slots (paper: 32), each {valid, 8-bit allocation ID, access counter, remote
-//! counter} plus a 5-bit *remote-recency rank* used for replacement: rank 0 is the entry whose
+//! counter} plus (`replacement = "ranks"`, the default; `nru` and `tree-plru` keep one bit a
+//! row or 31 tree bits instead, `rtl/src/remote_tracker.md`) a 5-bit *remote-recency rank* used for replacement: rank 0 is the entry whose
 //! remote counter was written most recently, rank `valid_count - 1` the one written longest
 //! ago. The ranks of the valid entries are always a permutation of `0..valid_count`.
 //! A counter write that moves an entry to rank 0 is: an allocation (its remote counter is
@@ -31,7 +32,7 @@
 //! Counters saturate at `2^counter_bits - 1`. A reset cancels the ops in flight, forces every
 //! output to zero for that cycle and invalidates every entry.
 
-use crate::config::RtConfig;
+use crate::config::{RtConfig, RtReplacement};
 use crate::protocol::{CycleModel, RtIn, RtOut};
 
 /// Maximum number of table entries any configuration may ask for (5-bit slot numbers).
@@ -47,8 +48,27 @@ struct Table {
     alloc_id: [u8; MAX_ENTRIES],
     access: [u32; MAX_ENTRIES],
     remote: [u32; MAX_ENTRIES],
-    /// Remote-recency rank; meaningful only while the row is valid.
+    /// Remote-recency rank (`Ranks`); meaningful only while the row is valid.
     rank: [u8; MAX_ENTRIES],
+    /// Bit `i`: row `i`'s not-recently-used bit (`Nru`); meaningful only while valid.
+    used: u32,
+    /// Bit `j`: inner node `32 + j` of the pseudo-LRU tree points to its upper child
+    /// (`TreePlru`; see [`PLRU_ROOT`]). Cleared by reset (any value would be a valid state;
+    /// the clear keeps a four-state simulation free of X after reset).
+    plru: u32,
+}
+
+/// The pseudo-LRU tree's layout (that of the RTL's read trees): nodes `0..32` are the rows,
+/// inner node `32 + j` has the children `2j` (lower rows) and `2j + 1` (upper rows), so a
+/// node's parent is `32 + node / 2` and the root is node 62.
+const PLRU_ROOT: usize = 62;
+
+/// The lowest row number under tree node `node` (layout of [`PLRU_ROOT`]).
+fn plru_lowest_row(mut node: usize) -> usize {
+    while node >= MAX_ENTRIES {
+        node = 2 * (node - MAX_ENTRIES);
+    }
+    node
 }
 
 impl Table {
@@ -74,8 +94,10 @@ pub struct RtEntryView {
     pub alloc_id: u8,
     pub access: u32,
     pub remote: u32,
-    /// 0 = remote counter written most recently.
+    /// 0 = remote counter written most recently (`Ranks`; 0 under `Nru`).
     pub remote_rank: u8,
+    /// The row's not-recently-used bit (`Nru`; false under `Ranks`).
+    pub remote_used: bool,
 }
 
 /// Behavioural twin of the Remote Tracker: same ports, same cycle behaviour as
@@ -85,6 +107,7 @@ pub struct RemoteTracker {
     entries: usize,
     counter_max: u32,
     report_evictions: bool,
+    replacement: RtReplacement,
     table: Table,
     walk_stage: Indexed,
     drain_stage: Indexed,
@@ -99,6 +122,7 @@ impl RemoteTracker {
             entries: cfg.entries.clamp(1, MAX_ENTRIES),
             counter_max: u32::MAX >> (32 - bits),
             report_evictions: cfg.report_evictions,
+            replacement: cfg.replacement,
             table: Table::default(),
             walk_stage: Indexed::default(),
             drain_stage: Indexed::default(),
@@ -120,14 +144,19 @@ impl RemoteTracker {
                 alloc_id: t.alloc_id[slot],
                 access: t.access[slot],
                 remote: t.remote[slot],
-                remote_rank: t.rank[slot],
+                remote_rank: match self.replacement {
+                    RtReplacement::Ranks => t.rank[slot],
+                    RtReplacement::Nru | RtReplacement::TreePlru => 0,
+                },
+                remote_used: self.replacement == RtReplacement::Nru && (t.used >> slot) & 1 != 0,
             })
             .collect()
     }
 
-    /// Check the table's structural invariants: every valid ID appears once and the ranks
-    /// of the valid entries are a permutation of `0..valid_count`. Returns a description of
-    /// the first violation.
+    /// Check the table's structural invariants: every valid ID appears once; under `Ranks`
+    /// the ranks of the valid entries are a permutation of `0..valid_count`, under `Nru` a
+    /// full table of two or more rows has a row whose bit is clear. Returns a description
+    /// of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
         let t = &self.table;
         if t.valid & !self.live_rows() != 0 {
@@ -136,12 +165,22 @@ impl RemoteTracker {
         let count = t.valid.count_ones() as usize;
         let mut seen_rank = [false; MAX_ENTRIES];
         let mut seen_id = [false; 256];
+        let full = t.valid == self.live_rows();
+        if self.replacement == RtReplacement::Nru
+            && full
+            && self.entries >= 2
+            && t.used & self.live_rows() == self.live_rows()
+        {
+            return Err("full table with every not-recently-used bit set".into());
+        }
         for slot in (0..self.entries).filter(|&s| t.is_valid(s)) {
             let r = t.rank[slot] as usize;
-            if r >= count || seen_rank[r] {
-                return Err(format!("slot {slot}: rank {r} repeated or >= {count}"));
+            if self.replacement == RtReplacement::Ranks {
+                if r >= count || seen_rank[r] {
+                    return Err(format!("slot {slot}: rank {r} repeated or >= {count}"));
+                }
+                seen_rank[r] = true;
             }
-            seen_rank[r] = true;
             let id = t.alloc_id[slot] as usize;
             if seen_id[id] {
                 return Err(format!("slot {slot}: alloc ID {id} held twice"));
@@ -190,6 +229,29 @@ impl RemoteTracker {
     /// be (an allocation), in which case every other valid entry ages by one.
     fn touch(&mut self, slot: usize) {
         let t = &mut self.table;
+        if self.replacement == RtReplacement::TreePlru {
+            // Every inner node on the row's path points to the other child.
+            let mut node = slot;
+            while node != PLRU_ROOT {
+                let j = node / 2;
+                if node.is_multiple_of(2) {
+                    t.plru |= 1 << j;
+                } else {
+                    t.plru &= !(1 << j);
+                }
+                node = MAX_ENTRIES + j;
+            }
+            return;
+        }
+        if self.replacement == RtReplacement::Nru {
+            // Set the row's bit; when no other valid row's bit would stay clear, clear them.
+            let others = t.valid & !(1 << slot);
+            if others & !t.used == 0 {
+                t.used &= !others;
+            }
+            t.used |= 1 << slot;
+            return;
+        }
         let old = if t.is_valid(slot) {
             t.rank[slot]
         } else {
@@ -242,12 +304,7 @@ impl RemoteTracker {
             // The highest-numbered free row, as the RTL's "last assignment wins" loop picks.
             31 - free.leading_zeros() as usize
         } else {
-            let oldest = (self.entries - 1) as u8;
-            // While the rank invariant holds exactly one row of a full table has it.
-            let victim = self.table.rank[..self.entries]
-                .iter()
-                .position(|&r| r == oldest)
-                .unwrap_or(0);
+            let victim = self.victim();
             if self.report_evictions {
                 out.evict_valid = 1;
                 out.evict_alloc_id = u64::from(self.table.alloc_id[victim]);
@@ -263,6 +320,47 @@ impl RemoteTracker {
         t.alloc_id[slot] = w.alloc_id;
         t.access[slot] = 1;
         t.remote[slot] = u32::from(w.remote);
+    }
+
+    /// The row a miss replaces in a full table.
+    fn victim(&self) -> usize {
+        match self.replacement {
+            RtReplacement::Ranks => {
+                let oldest = (self.entries - 1) as u8;
+                // While the rank invariant holds exactly one row of a full table has it.
+                self.table.rank[..self.entries]
+                    .iter()
+                    .position(|&r| r == oldest)
+                    .unwrap_or(0)
+            }
+            RtReplacement::Nru => {
+                // The highest-numbered row whose bit is clear; row 0 if none is (only
+                // reachable with one row).
+                let clear = !self.table.used & self.live_rows();
+                if clear == 0 {
+                    0
+                } else {
+                    31 - clear.leading_zeros() as usize
+                }
+            }
+            RtReplacement::TreePlru => {
+                // Follow the pointers from the root; an upper child without rows of this
+                // table (`entries` < 32) is never taken.
+                let mut node = PLRU_ROOT;
+                while node >= MAX_ENTRIES {
+                    let j = node - MAX_ENTRIES;
+                    let upper = 2 * j + 1;
+                    node = if (self.table.plru >> j) & 1 != 0
+                        && plru_lowest_row(upper) < self.entries
+                    {
+                        upper
+                    } else {
+                        2 * j
+                    };
+                }
+                node
+            }
+        }
     }
 
     /// Index stage of one lane against the table as it stands after this cycle's updates.
@@ -289,6 +387,7 @@ impl CycleModel for RemoteTracker {
         let mut out = RtOut::default();
         if input.reset != 0 {
             self.table.valid = 0;
+            self.table.plru = 0;
             self.walk_stage = Indexed::default();
             self.drain_stage = Indexed::default();
             return out;
@@ -307,152 +406,5 @@ impl CycleModel for RemoteTracker {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rt(entries: usize, counter_bits: u32, report: bool) -> RemoteTracker {
-        RemoteTracker::new(&RtConfig {
-            entries,
-            alloc_id_bits: 8,
-            counter_bits,
-            report_evictions: report,
-        })
-    }
-
-    /// Run `inputs` and return the outputs, checking the invariants after every cycle.
-    fn run(t: &mut RemoteTracker, inputs: &[RtIn]) -> Vec<RtOut> {
-        inputs
-            .iter()
-            .map(|i| {
-                let o = t.step(i);
-                t.check_invariants().unwrap();
-                o
-            })
-            .collect()
-    }
-
-    #[test]
-    fn drain_returns_counts_one_cycle_after_request_and_clears() {
-        let mut t = rt(4, 32, false);
-        let mut seq = vec![RtIn::reset(), RtIn::walk(7, true), RtIn::walk(7, false)];
-        seq.extend([RtIn::drain(7), RtIn::idle(), RtIn::drain(7), RtIn::idle()]);
-        let out = run(&mut t, &seq);
-        assert_eq!(
-            out[3],
-            RtOut::default(),
-            "response never in the request cycle"
-        );
-        assert_eq!((out[4].drain_done, out[4].drain_hit), (1, 1));
-        assert_eq!((out[4].drain_access, out[4].drain_remote), (2, 1));
-        assert_eq!(
-            (out[6].drain_done, out[6].drain_hit, out[6].drain_access),
-            (1, 0, 0)
-        );
-    }
-
-    #[test]
-    fn walk_in_same_cycle_as_drain_lands_in_cleared_entry() {
-        let mut t = rt(4, 32, false);
-        let seq = [
-            RtIn::reset(),
-            RtIn::walk(3, true),
-            RtIn::walk(3, true).with_drain(3),
-            RtIn::drain(3),
-            RtIn::idle(),
-        ];
-        let out = run(&mut t, &seq);
-        assert_eq!((out[3].drain_access, out[3].drain_remote), (1, 1));
-        assert_eq!((out[4].drain_access, out[4].drain_remote), (1, 1));
-        assert!(t.snapshot().is_empty());
-    }
-
-    #[test]
-    fn back_to_back_walks_to_a_new_id_share_one_entry() {
-        let mut t = rt(2, 32, false);
-        let seq = [
-            RtIn::reset(),
-            RtIn::walk(9, false),
-            RtIn::walk(9, true),
-            RtIn::idle(),
-        ];
-        run(&mut t, &seq);
-        let s = t.snapshot();
-        assert_eq!(s.len(), 1);
-        assert_eq!((s[0].alloc_id, s[0].access, s[0].remote), (9, 2, 1));
-    }
-
-    #[test]
-    fn full_table_replaces_oldest_remote_update_and_reports_it() {
-        let mut t = rt(3, 32, true);
-        // 1, 2, 3 allocated in that order; 1 then gets a remote hit, 2 a local hit.
-        let seq = [
-            RtIn::reset(),
-            RtIn::walk(1, false),
-            RtIn::walk(2, true),
-            RtIn::walk(3, false),
-            RtIn::walk(1, true),
-            RtIn::walk(2, false),
-            RtIn::walk(4, false),
-            RtIn::idle(),
-        ];
-        let out = run(&mut t, &seq);
-        // Remote-update order, oldest first: 2 (allocated), 3, 1. The local hit on 2 does
-        // not refresh it, so 2 is replaced.
-        let e = out[7];
-        assert_eq!((e.evict_valid, e.evict_alloc_id), (1, 2));
-        assert_eq!((e.evict_access, e.evict_remote), (2, 1));
-        let ids: Vec<u8> = t.snapshot().iter().map(|v| v.alloc_id).collect();
-        assert!(ids.contains(&4) && !ids.contains(&2));
-    }
-
-    #[test]
-    fn evictions_stay_silent_unless_reported() {
-        let mut t = rt(1, 32, false);
-        let out = run(
-            &mut t,
-            &[
-                RtIn::reset(),
-                RtIn::walk(1, true),
-                RtIn::walk(2, true),
-                RtIn::idle(),
-            ],
-        );
-        assert!(out
-            .iter()
-            .all(|o| o.evict_valid == 0 && o.evict_alloc_id == 0));
-        assert_eq!(t.snapshot()[0].alloc_id, 2);
-    }
-
-    #[test]
-    fn counters_saturate_at_counter_bits() {
-        let mut t = rt(2, 4, false);
-        let mut seq = vec![RtIn::reset()];
-        seq.extend(std::iter::repeat_n(RtIn::walk(5, true), 20));
-        seq.extend([RtIn::drain(5), RtIn::idle()]);
-        let out = run(&mut t, &seq);
-        let last = out.last().unwrap();
-        assert_eq!((last.drain_access, last.drain_remote), (15, 15));
-        assert_eq!(rt(1, 32, false).counter_max(), u32::MAX);
-    }
-
-    #[test]
-    fn reset_cancels_in_flight_work_and_clears_the_table() {
-        let mut t = rt(4, 32, false);
-        let seq = [
-            RtIn::reset(),
-            RtIn::walk(1, true),
-            RtIn::walk(2, true).with_drain(1),
-            RtIn::reset(),
-            RtIn::drain(2),
-            RtIn::idle(),
-        ];
-        let out = run(&mut t, &seq);
-        assert_eq!(
-            out[3],
-            RtOut::default(),
-            "reset silences the drain response"
-        );
-        assert_eq!((out[5].drain_done, out[5].drain_hit), (1, 0));
-        assert!(t.snapshot().is_empty());
-    }
-}
+#[path = "remote_tracker_tests.rs"]
+mod tests;
