@@ -87,11 +87,12 @@ pub struct RtConfig {
 #[serde(rename_all = "kebab-case")]
 pub enum RtReplacement {
     /// Exact ranks: the row written longest ago (5 bits a row, one adder a row).
-    #[default]
     Ranks,
-    /// Not recently used: one bit a row, set when the row's remote counter is written;
+    /// Not recently used (the default: half the RT's logic of exact ranks on sky130hd, the
+    /// same CLAP results on every workload measured; `rtl/src/remote_tracker.md`): one bit a row, set when the row's remote counter is written;
     /// when that would leave no other valid row's bit clear, the others are cleared. The
     /// victim is the highest-numbered row whose bit is clear.
+    #[default]
     Nru,
     /// Tree pseudo-LRU: 31 bits in a binary tree over the 32 row numbers, one per inner
     /// node, pointing away from the half that holds the row touched last; the victim is
@@ -107,7 +108,7 @@ impl Default for RtConfig {
             alloc_id_bits: 8,
             counter_bits: 32,
             report_evictions: false,
-            replacement: RtReplacement::Ranks,
+            replacement: RtReplacement::Nru,
         }
     }
 }
