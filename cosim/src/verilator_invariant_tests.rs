@@ -79,6 +79,8 @@ fn a_stuck_rank_register_of_the_remote_tracker_breaks_the_permutation_invariant(
     let tmp = TempDir::new("invariants-rt");
     let mut cfg = HwConfig::default();
     cfg.remote_tracker.entries = 8;
+    // The exact-rank order (the default, nru, keeps no ranks).
+    cfg.remote_tracker.replacement = mcmvm_protocol::config::RtReplacement::Ranks;
     let block = BlockPorts::of::<RtIn, RtOut>(BlockKind::RemoteTracker);
     let good = Sources::generate(&block, &cfg, true).unwrap_or_else(|e| panic!("{e}"));
     let mut clean = model_of::<RtIn, RtOut>(&block, &good, &tmp.0, false);

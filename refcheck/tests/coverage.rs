@@ -99,10 +99,12 @@ fn assert_every_bin_hit(block: &str, runs: &[Run]) {
 #[test]
 fn every_remote_tracker_bin_is_hit() {
     let mut runs = Vec::new();
-    for (label, cfg, cycles) in [
+    for (label, mut cfg, cycles) in [
         ("default", HwConfig::default(), RANDOM_CYCLES),
         ("narrow", narrow(), SHORT_CYCLES),
     ] {
+        // The exact-rank order (the default, nru, has its own test below).
+        cfg.remote_tracker.replacement = RtReplacement::Ranks;
         let rt = &cfg.remote_tracker;
         let directed = remote_tracker::directed(&cfg);
         let s = seed(&format!("rt {label}"), remote_tracker::DEFAULT_SEED);

@@ -84,7 +84,10 @@ fn verilog_passes_yosys_check_and_synthesises() {
 
 #[test]
 fn each_replacement_order_has_only_its_own_state() {
-    let ranks = RemoteTrackerRtl::new(&RtConfig::default());
+    let ranks = RemoteTrackerRtl::new(&RtConfig {
+        replacement: RtReplacement::Ranks,
+        ..RtConfig::default()
+    });
     assert_eq!((ranks.rank.len(), ranks.used.len()), (32, 0));
     assert_eq!(ranks.target_rank_tree.len(), READ_TREE_NODES);
     assert!(ranks.victim_any_tree.is_empty() && ranks.other_clear_tree.is_empty());
