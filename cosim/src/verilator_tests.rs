@@ -208,7 +208,10 @@ fn the_same_parameters_reuse_the_same_build() {
     // Other tests may build other configurations into the same cache meanwhile: only
     // this configuration's directory must be the one it had.
     let after = model_dirs(&root, "remote_tracker");
-    assert!(before.iter().all(|d| after.contains(d)), "no directory lost");
+    assert!(
+        before.iter().all(|d| after.contains(d)),
+        "no directory lost"
+    );
     assert_eq!(
         after.iter().filter(|d| **d == cached.dir).count(),
         1,
