@@ -226,20 +226,19 @@ fn mutants_are_caught() {
     );
 }
 
-/// `nru` at the small and the default size, evictions reported so every victim choice
-/// shows at the ports.
-#[test]
-fn twin_agrees_with_the_readme_under_nru() {
-    for (label, entries, cycles) in [("small", 8, SHORT_CYCLES), ("default", 32, RANDOM_CYCLES)] {
+/// The twin agrees with the README under `order` at each (label, entries, cycles), with
+/// evictions reported so every victim choice shows at the ports.
+fn agrees_under(order: RtReplacement, tag: &str, salt: u64, sizes: &[(&str, usize, usize)]) {
+    for &(label, entries, cycles) in sizes {
         let mut cfg = small();
         cfg.remote_tracker.entries = entries;
-        cfg.remote_tracker.replacement = RtReplacement::Nru;
+        cfg.remote_tracker.replacement = order;
         check_directed(&cfg);
-        let seed = seed(&format!("rt nru {label}"), tb::DEFAULT_SEED ^ 0x9);
+        let seed = seed(&format!("rt {tag} {label}"), tb::DEFAULT_SEED ^ salt);
         let s = stimulus(&cfg, seed, cycles);
         let rt = &cfg.remote_tracker;
         let mut twin = RemoteTracker::new(rt);
-        let name = format!("rt nru {label} random");
+        let name = format!("rt {tag} {label} random");
         let outs = assert_agrees(&name, &mut RtMonitor::new(rt), &mut twin, &s);
         let (_, _, _, evicts) = coverage(rt, &outs);
         assert!(
@@ -249,67 +248,48 @@ fn twin_agrees_with_the_readme_under_nru() {
     }
 }
 
-/// The NRU twin's victim choice differs from the exact ranks': a twin that replaces by
-/// rank under `nru` is caught by the monitor.
-#[test]
-fn a_ranks_twin_is_caught_by_the_nru_monitor() {
+/// A twin replacing by `twin_order` is caught by the monitor of `order`: the two pick
+/// different victims on this traffic.
+fn wrong_order_is_caught(order: RtReplacement, twin_order: RtReplacement) {
     let mut cfg = small();
-    cfg.remote_tracker.replacement = RtReplacement::Nru;
+    cfg.remote_tracker.replacement = order;
     let s = stimulus(&cfg, tb::DEFAULT_SEED, SHORT_CYCLES);
-    let mut ranks = cfg.remote_tracker.clone();
-    ranks.replacement = RtReplacement::Ranks;
+    let mut wrong = cfg.remote_tracker.clone();
+    wrong.replacement = twin_order;
     let mut monitor = RtMonitor::new(&cfg.remote_tracker);
-    let mut twin = RemoteTracker::new(&ranks);
+    let mut twin = RemoteTracker::new(&wrong);
     let caught = s.iter().enumerate().find_map(|(c, i)| {
         let o = mcmvm_protocol::protocol::CycleModel::step(&mut twin, i);
         mcmvm_refcheck::Monitor::observe(&mut monitor, c as u64, i, &o).err()
     });
-    let v = caught.unwrap_or_else(|| panic!("a ranks twin passed the NRU monitor"));
+    let v = caught.unwrap_or_else(|| panic!("a {twin_order:?} twin passed the {order:?} monitor"));
     assert!(v.signal.starts_with("evict"), "{v}");
 }
 
-/// `tree-plru` at three sizes (a full tree, one with rowless subtrees, the paper's),
-/// evictions reported so every victim choice shows at the ports.
+/// `nru` at the small and the default size.
+#[test]
+fn twin_agrees_with_the_readme_under_nru() {
+    let sizes = [("small", 8, SHORT_CYCLES), ("default", 32, RANDOM_CYCLES)];
+    agrees_under(RtReplacement::Nru, "nru", 0x9, &sizes);
+}
+
+#[test]
+fn a_ranks_twin_is_caught_by_the_nru_monitor() {
+    wrong_order_is_caught(RtReplacement::Nru, RtReplacement::Ranks);
+}
+
+/// `tree-plru` at three sizes (a full tree, one with rowless subtrees, the paper's).
 #[test]
 fn twin_agrees_with_the_readme_under_tree_plru() {
-    for (label, entries, cycles) in [
+    let sizes = [
         ("small", 8, SHORT_CYCLES),
         ("odd", 5, SHORT_CYCLES),
         ("default", 32, RANDOM_CYCLES),
-    ] {
-        let mut cfg = small();
-        cfg.remote_tracker.entries = entries;
-        cfg.remote_tracker.replacement = RtReplacement::TreePlru;
-        check_directed(&cfg);
-        let seed = seed(&format!("rt plru {label}"), tb::DEFAULT_SEED ^ 0xa);
-        let s = stimulus(&cfg, seed, cycles);
-        let rt = &cfg.remote_tracker;
-        let mut twin = RemoteTracker::new(rt);
-        let name = format!("rt plru {label} random");
-        let outs = assert_agrees(&name, &mut RtMonitor::new(rt), &mut twin, &s);
-        let (_, _, _, evicts) = coverage(rt, &outs);
-        assert!(
-            evicts > 100,
-            "{label}: the random traffic must replace rows"
-        );
-    }
+    ];
+    agrees_under(RtReplacement::TreePlru, "plru", 0xa, &sizes);
 }
 
-/// A twin that replaces by NRU under `tree-plru` is caught by the monitor (the two orders
-/// pick different victims on this traffic).
 #[test]
 fn an_nru_twin_is_caught_by_the_tree_plru_monitor() {
-    let mut cfg = small();
-    cfg.remote_tracker.replacement = RtReplacement::TreePlru;
-    let s = stimulus(&cfg, tb::DEFAULT_SEED, SHORT_CYCLES);
-    let mut nru = cfg.remote_tracker.clone();
-    nru.replacement = RtReplacement::Nru;
-    let mut monitor = RtMonitor::new(&cfg.remote_tracker);
-    let mut twin = RemoteTracker::new(&nru);
-    let caught = s.iter().enumerate().find_map(|(c, i)| {
-        let o = mcmvm_protocol::protocol::CycleModel::step(&mut twin, i);
-        mcmvm_refcheck::Monitor::observe(&mut monitor, c as u64, i, &o).err()
-    });
-    let v = caught.unwrap_or_else(|| panic!("an NRU twin passed the tree-PLRU monitor"));
-    assert!(v.signal.starts_with("evict"), "{v}");
+    wrong_order_is_caught(RtReplacement::TreePlru, RtReplacement::Nru);
 }

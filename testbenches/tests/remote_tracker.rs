@@ -308,74 +308,59 @@ fn a_twin_with_one_row_too_few_is_caught() {
     assert!(m.signal.starts_with("drain_"), "{}", m.signal);
 }
 
-/// `replacement = "nru"` with eviction reports (so every victim choice is at the ports):
-/// the directed cases and random traffic on all three engines, 32 rows.
+/// Under `order`, with eviction reports (so every victim choice is at the ports): the
+/// directed cases and random traffic on all three engines, 32 rows.
+fn order_agrees_on_all_three_engines(order: RtReplacement, tag: &str) {
+    let mut cfg = with_reports();
+    cfg.remote_tracker.replacement = order;
+    for (name, seq) in cases(&cfg) {
+        let n = seq.len() as u64;
+        let wave = Some(waves(&format!("{tag}_{name}")));
+        assert_lockstep(&cfg, all_engines(), n, wave, seq.into_iter());
+    }
+    let stimulus = random(&cfg, seed());
+    assert_lockstep(&cfg, all_engines(), 20_000, None, stimulus);
+}
+
+/// Under `order` on small tables, twin and rust-hdl, directed and random.
+fn order_agrees_on_small_tables(order: RtReplacement, sizes: &[usize]) {
+    for &entries in sizes {
+        let mut cfg = small();
+        cfg.remote_tracker.entries = entries;
+        cfg.remote_tracker.replacement = order;
+        let engines = vec![EngineKind::Model, EngineKind::RustHdl];
+        let seq = directed(&cfg);
+        assert_lockstep(
+            &cfg,
+            engines.clone(),
+            seq.len() as u64,
+            None,
+            seq.into_iter(),
+        );
+        assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
+    }
+}
+
 #[test]
 fn nru_agrees_on_all_three_engines() {
-    let mut cfg = with_reports();
-    cfg.remote_tracker.replacement = RtReplacement::Nru;
-    for (name, seq) in cases(&cfg) {
-        let n = seq.len() as u64;
-        let wave = Some(waves(&format!("nru_{name}")));
-        assert_lockstep(&cfg, all_engines(), n, wave, seq.into_iter());
-    }
-    let stimulus = random(&cfg, seed());
-    assert_lockstep(&cfg, all_engines(), 20_000, None, stimulus);
+    order_agrees_on_all_three_engines(RtReplacement::Nru, "nru");
 }
 
-/// `nru` on the small saturating table (4 rows: replacements most cycles), twin and
-/// rust-hdl, and the one-row table whose victim is row 0 with its bit set.
+/// 4 rows (replacements most cycles) and the one-row table whose victim is row 0 with its
+/// bit set.
 #[test]
 fn nru_agrees_on_small_tables() {
-    for entries in [4, 1] {
-        let mut cfg = small();
-        cfg.remote_tracker.entries = entries;
-        cfg.remote_tracker.replacement = RtReplacement::Nru;
-        let engines = vec![EngineKind::Model, EngineKind::RustHdl];
-        let seq = directed(&cfg);
-        assert_lockstep(
-            &cfg,
-            engines.clone(),
-            seq.len() as u64,
-            None,
-            seq.into_iter(),
-        );
-        assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
-    }
+    order_agrees_on_small_tables(RtReplacement::Nru, &[4, 1]);
 }
 
-/// `replacement = "tree-plru"` with eviction reports: the directed cases and random
-/// traffic on all three engines, 32 rows.
 #[test]
 fn tree_plru_agrees_on_all_three_engines() {
-    let mut cfg = with_reports();
-    cfg.remote_tracker.replacement = RtReplacement::TreePlru;
-    for (name, seq) in cases(&cfg) {
-        let n = seq.len() as u64;
-        let wave = Some(waves(&format!("plru_{name}")));
-        assert_lockstep(&cfg, all_engines(), n, wave, seq.into_iter());
-    }
-    let stimulus = random(&cfg, seed());
-    assert_lockstep(&cfg, all_engines(), 20_000, None, stimulus);
+    order_agrees_on_all_three_engines(RtReplacement::TreePlru, "plru");
 }
 
-/// `tree-plru` on small tables, twin and rust-hdl: 4 rows (a full tree of 4), 5 (subtrees
-/// without rows skipped), 1 (the victim is always row 0).
+/// 4 rows (a full tree of 4), 5 (subtrees without rows skipped), 1 (the victim is always
+/// row 0).
 #[test]
 fn tree_plru_agrees_on_small_tables() {
-    for entries in [4, 5, 1] {
-        let mut cfg = small();
-        cfg.remote_tracker.entries = entries;
-        cfg.remote_tracker.replacement = RtReplacement::TreePlru;
-        let engines = vec![EngineKind::Model, EngineKind::RustHdl];
-        let seq = directed(&cfg);
-        assert_lockstep(
-            &cfg,
-            engines.clone(),
-            seq.len() as u64,
-            None,
-            seq.into_iter(),
-        );
-        assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
-    }
+    order_agrees_on_small_tables(RtReplacement::TreePlru, &[4, 5, 1]);
 }
