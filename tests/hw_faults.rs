@@ -17,6 +17,22 @@ use mcmvm_protocol::system::{BlockFactory, BlockFault, BoxedSystemEngine, Plain}
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+/// The block parameters of one RT instance (the other blocks at their defaults).
+fn rt_hw(cfg: &RtConfig) -> mcmvm_models::config::HwConfig {
+    mcmvm_models::config::HwConfig {
+        remote_tracker: cfg.clone(),
+        ..Default::default()
+    }
+}
+
+/// The RT's emitted Verilog for `hw` under Verilator.
+fn rt_verilog(
+    hw: &mcmvm_models::config::HwConfig,
+) -> mcmvm_cosim::verilator::VerilatorModel<RtIn, RtOut> {
+    mcmvm_cosim::verilator::VerilatorModel::new(BlockKind::RemoteTracker, hw)
+        .expect("the RT's Verilator model builds")
+}
+
 /// The RT twin with one update rule broken: a drain that hits reports one access too many.
 struct OffByOne(RemoteTracker);
 
@@ -138,15 +154,8 @@ fn a_wrong_twin_is_caught_at_the_exact_system_cycle_and_signal() {
         opts.check_thread = check_thread;
         let err = run(Hardware(Arc::new(RtOnly(
             move |cfg: &RtConfig, unit: &str| {
-                let hw = mcmvm_models::config::HwConfig {
-                    remote_tracker: cfg.clone(),
-                    ..Default::default()
-                };
-                let rtl = mcmvm_cosim::verilator::VerilatorModel::<RtIn, RtOut>::new(
-                    BlockKind::RemoteTracker,
-                    &hw,
-                )
-                .expect("the RT's Verilator model builds");
+                let hw = rt_hw(cfg);
+                let rtl = rt_verilog(&hw);
                 Box::new(CheckEngine::new(
                     BlockKind::RemoteTracker,
                     unit,
@@ -195,10 +204,7 @@ fn a_rule_broken_in_both_engines_alike_is_caught_by_the_readme_reference() {
                 unit,
                 ("twin", Box::new(OffByOne(RemoteTracker::new(c)))),
                 ("mutant", Box::new(OffByOne(RemoteTracker::new(c)))),
-                &mcmvm_models::config::HwConfig {
-                    remote_tracker: c.clone(),
-                    ..Default::default()
-                },
+                &rt_hw(c),
                 &opts,
             )) as BoxedSystemEngine<RtIn, RtOut>
         },
@@ -238,15 +244,8 @@ impl BlockFactory for WrongPredictor {
         cfg: &RtConfig,
         unit: &str,
     ) -> Result<BoxedSystemEngine<RtIn, RtOut>, BlockFault> {
-        let hw = mcmvm_models::config::HwConfig {
-            remote_tracker: cfg.clone(),
-            ..Default::default()
-        };
-        let rtl = mcmvm_cosim::verilator::VerilatorModel::<RtIn, RtOut>::new(
-            BlockKind::RemoteTracker,
-            &hw,
-        )
-        .expect("the RT's Verilator model builds");
+        let hw = rt_hw(cfg);
+        let rtl = rt_verilog(&hw);
         Ok(if self.predict {
             Box::new(CheckEngine::predicted(
                 BlockKind::RemoteTracker,

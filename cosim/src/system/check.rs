@@ -258,11 +258,13 @@ impl<I: Ports, O: Ports> CheckEngine<I, O> {
         let oa = self.first.step(input);
         let block_cycle = self.cycles;
         self.cycles += 1;
-        let va = self.first.state_violation().map(|v| (0, v));
+        let va = self.first.state_violation();
         match &mut self.second {
             Second::Here { engine, compare } => {
                 let ob = engine.step(input);
-                let v = va.or_else(|| engine.state_violation().map(|v| (1, v)));
+                let v = va
+                    .map(|v| (0, v))
+                    .or_else(|| engine.state_violation().map(|v| (1, v)));
                 compare.cycle(system_cycle, input, [oa, ob], v)?;
             }
             Second::Thread(w) => w.push(system_cycle, input, oa, va)?,

@@ -98,20 +98,21 @@ impl<I: Ports, O: Ports> Worker<I, O> {
         }))
     }
 
-    /// One cycle of the first engine; a fault the checker found (at an earlier cycle).
+    /// One cycle of the first engine and its broken state invariant, if any; a fault the
+    /// checker found (at an earlier cycle).
     #[inline]
     pub(super) fn push(
         &mut self,
         system_cycle: u64,
         input: &I,
         first: O,
-        violation: Option<(usize, String)>,
+        violation: Option<String>,
     ) -> Result<(), BlockFault> {
         self.batch.push(Cycle {
             system_cycle,
             input: *input,
             first,
-            violation: violation.map(|(_, v)| v),
+            violation,
         });
         if self.batch.len() == BATCH {
             self.send();

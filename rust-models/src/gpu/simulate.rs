@@ -38,11 +38,14 @@ pub fn simulate(
     let (mut report, repeated) = cfg.engines.serve(
         |repeat| match repeat {
             None => simulate_once(cfg, workload, spec),
-            Some(hw) => {
-                let mut c = cfg.clone();
-                c.engines = hw;
-                simulate_once(&c, workload, spec)
-            }
+            Some(engines) => simulate_once(
+                &GpuConfig {
+                    engines,
+                    ..cfg.clone()
+                },
+                workload,
+                spec,
+            ),
         },
         GpuError::block_fault,
     )?;

@@ -150,7 +150,7 @@ impl UvmCore {
     }
 
     /// The ATT's fault as the GPU model's error, at the end of a run.
-    pub(super) fn kernel_end_faults(&mut self) -> Result<(), crate::gpu::GpuError> {
+    pub(super) fn run_end_faults(&mut self) -> Result<(), crate::gpu::GpuError> {
         match self.sync_blocks() {
             Some(f) => Err(f.into()),
             None => Ok(()),

@@ -75,11 +75,10 @@ pub fn run_workload(
     let (mut m, repeated) = cfg.engines.serve(
         |repeat| match repeat {
             None => once(cfg),
-            Some(hw) => {
-                let mut c = cfg.clone();
-                c.engines = hw;
-                once(&c)
-            }
+            Some(engines) => once(&UvmConfig {
+                engines,
+                ..cfg.clone()
+            }),
         },
         UvmError::block_fault,
     )?;

@@ -96,10 +96,18 @@ pub fn run_on_gpu(
     let (mut r, repeated) = gpu_cfg.engines.serve(
         |repeat| match repeat {
             None => run_on_gpu_once(gpu_cfg, ucfg, workload, spec, policy, check),
-            Some(hw) => {
-                let (mut g, mut u) = (gpu_cfg.clone(), ucfg.clone());
-                g.engines = hw;
-                u.engines = u.engines.unpredicted().unwrap_or(u.engines);
+            Some(engines) => {
+                let g = GpuConfig {
+                    engines,
+                    ..gpu_cfg.clone()
+                };
+                let u = UvmConfig {
+                    engines: ucfg
+                        .engines
+                        .unpredicted()
+                        .unwrap_or_else(|| ucfg.engines.clone()),
+                    ..ucfg.clone()
+                };
                 run_on_gpu_once(&g, &u, workload, spec, policy, check)
             }
         },

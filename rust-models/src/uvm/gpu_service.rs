@@ -408,7 +408,7 @@ impl MemoryService for &mut UvmGpuService {
 
     fn on_run_end(&mut self, _now: Cycle, mm: &mut MemoryManager) -> Result<(), GpuError> {
         self.settle(mm)?;
-        self.core.kernel_end_faults()
+        self.core.run_end_faults()
     }
 
     fn defers_replays(&self) -> bool {
