@@ -61,12 +61,11 @@ impl<I: Ports, O: Ports> Compare<I, O> {
     ) -> Result<(), BlockFault> {
         let block_cycle = self.compared;
         self.compared += 1;
-        if self.predicting {
-            // A misprediction repeats the run; there is no history to show.
-        } else if self.history.len() == self.keep {
-            self.history.pop_front();
-        }
+        // A misprediction repeats the run: there is no history to show.
         if !self.predicting {
+            if self.history.len() == self.keep {
+                self.history.pop_front();
+            }
             self.history.push_back(Traffic {
                 block_cycle,
                 input: *input,
