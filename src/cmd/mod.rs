@@ -14,6 +14,7 @@ pub mod report;
 pub mod run;
 pub mod sweep;
 pub mod sweep_extras;
+pub mod sweep_forest;
 pub mod sweep_plan;
 pub mod synth;
 pub mod verilog;

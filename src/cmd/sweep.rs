@@ -13,11 +13,12 @@
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
-use mcmvm_models::uvm::sweep::{curve_table, forest_jobs, paper_table, ForestJob};
-use mcmvm_models::uvm::{sweep_forest, SweepEngine, SweepOptions};
 use mcmvm_models::workload::Scale;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+
+pub(super) use super::sweep_forest::forest_sweep;
+use super::sweep_forest::{run_forest, run_sensitivity};
 
 /// The CLAP sweep's default `--policies`, Figure 18's columns in order.
 const DEFAULT_CLAP_POLICIES: &str = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal";
@@ -197,7 +198,7 @@ pub(super) fn forest_scale(scale: &Scale) -> anyhow::Result<f64> {
 }
 
 /// `--workloads`, checked against a suite (None: not given).
-fn workload_filter(args: &Args, suite: &[&str]) -> anyhow::Result<Option<Vec<String>>> {
+pub(super) fn workload_filter(args: &Args, suite: &[&str]) -> anyhow::Result<Option<Vec<String>>> {
     let Some(ws) = &args.workloads else {
         return Ok(None);
     };
@@ -363,208 +364,4 @@ pub(super) fn sweep_figures(dir: &Path, suite: &str) -> anyhow::Result<()> {
         println!("wrote {}", f.display());
     }
     Ok(())
-}
-
-/// A Forest sweep: its options and its fixed job list.
-pub(super) struct ForestSweep {
-    pub opts: SweepOptions,
-    pub config: PathBuf,
-    /// The GPU of the timing model (unused on the replay engine).
-    pub gpu_config: PathBuf,
-    pub jobs: Vec<ForestJob>,
-    pub out: PathBuf,
-}
-
-pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
-    let config = args
-        .config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
-    let mut cfg = super::configs::uvm(&config, &[])?;
-    cfg.engines = args.hw.hardware()?;
-    let mut opts = SweepOptions::new(cfg);
-    let gpu_config = forest_gpu_config(args);
-    if args.engine == "timing" {
-        opts.engine = SweepEngine::timing(super::configs::gpu(&gpu_config)?);
-    } else if args.gpu_config.is_some() {
-        anyhow::bail!(
-            "--gpu-config goes with --engine timing (the replay engine has no GPU model)"
-        );
-    }
-    opts.scale = forest_scale(&args.scale_spec())?;
-    opts.seed = args.seed;
-    if let Some(keep) = workload_filter(args, mcmvm_models::workload::forest_suite())? {
-        opts.workloads.retain(|w| keep.contains(w));
-    }
-    if let Some(list) = &args.oversub {
-        opts.oversubs = list
-            .split(',')
-            .map(|s| {
-                s.trim()
-                    .parse::<f64>()
-                    .with_context(|| format!("--oversub: `{s}` is not a number"))
-            })
-            .collect::<Result<_, _>>()?;
-    }
-    let jobs = forest_jobs(&opts)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("out/forest"));
-    Ok(ForestSweep {
-        opts,
-        config,
-        gpu_config,
-        jobs,
-        out,
-    })
-}
-
-/// `--gpu-config`, default the paper's GPU.
-fn forest_gpu_config(args: &Args) -> PathBuf {
-    args.gpu_config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("configs/gpu-turing.toml"))
-}
-
-fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
-    let mut opts = s.opts;
-    opts.out_dir = Some(s.out);
-    println!(
-        "sweep forest on the {}{}: scale {}, seed {}, config {}, policies {}",
-        opts.engine.label(),
-        match &opts.engine {
-            SweepEngine::Timing { placement, .. } =>
-                format!(" ({}, {placement})", s.gpu_config.display()),
-            SweepEngine::Replay => String::new(),
-        },
-        args.scale(),
-        args.seed,
-        s.config.display(),
-        mcmvm_models::uvm::sweep::POLICIES
-            .map(|p| p.name())
-            .join(", ")
-    );
-    let policies = mcmvm_models::uvm::sweep::POLICIES;
-    let runs = opts.workloads.len() * opts.oversubs.len() * policies.len();
-    let bar = super::progress::bar(runs as u64, "runs");
-    opts.progress = forest_progress(&bar);
-    let t0 = std::time::Instant::now();
-    let report = sweep_forest(&opts);
-    bar.finish_and_clear();
-    let report = report?;
-    print!("{}", report.table());
-    println!("({:.0} s)", t0.elapsed().as_secs_f64());
-    // sweep_forest writes its CSV and JSON into out_dir itself.
-    if let Some(dir) = &opts.out_dir {
-        println!("wrote {}", dir.display());
-        sweep_figures(dir, "forest")?;
-    }
-    if args.oversub.is_none() && !args.no_curve {
-        forest_curve(args, &opts)?;
-    }
-    Ok(0)
-}
-
-/// The default sweep's oversubscription curve: every policy at [`CURVE_OVERSUBS`] on the
-/// same workloads at `--curve-scale`, into OUT/curve/.
-fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
-    let mut opts = main.clone();
-    opts.oversubs = CURVE_OVERSUBS.to_vec();
-    opts.scale = args.curve_scale();
-    opts.out_dir = main.out_dir.as_ref().map(|d| d.join("curve"));
-    println!();
-    println!(
-        "oversubscription curve at scale {} (the table above runs at scale {}; the curve runs \
-         smaller to keep the default sweep quick, --curve-scale sets it): geometric mean \
-         speed-up over tbnp of {} workloads",
-        opts.scale,
-        main.scale,
-        opts.workloads.len()
-    );
-    let n = opts.workloads.len() * opts.oversubs.len() * mcmvm_models::uvm::sweep::POLICIES.len();
-    let bar = super::progress::bar(n as u64, "runs");
-    opts.progress = forest_progress(&bar);
-    let t0 = std::time::Instant::now();
-    let report = sweep_forest(&opts);
-    bar.finish_and_clear();
-    let report = report?;
-    print!(
-        "{}{}",
-        curve_table(&report.engine, &report.summaries),
-        paper_table(&report.engine, &report.summaries, &report.rows)
-    );
-    println!("({:.0} s)", t0.elapsed().as_secs_f64());
-    if let Some(dir) = &opts.out_dir {
-        println!("wrote {}", dir.display());
-        sweep_figures(dir, "forest")?;
-    }
-    Ok(())
-}
-
-/// Each finished run advances `bar`; when stderr is no terminal (a log, `make run` piped)
-/// and not `--quiet`, a line per run on stderr instead, so a long sweep shows progress.
-fn forest_progress(bar: &indicatif::ProgressBar) -> mcmvm_models::uvm::sweep::Progress {
-    let (tick, lines) = (bar.clone(), bar.is_hidden() && !super::progress::quiet());
-    let total = bar.length().unwrap_or(0);
-    let done = std::sync::atomic::AtomicU64::new(0);
-    mcmvm_models::uvm::sweep::Progress(Some(std::sync::Arc::new(move |job, secs| {
-        tick.inc(1);
-        let what = format!(
-            "{} {} at {}",
-            job.workload,
-            job.policy.name(),
-            job.oversubscription
-        );
-        tick.set_message(what.clone());
-        if lines {
-            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            eprintln!("forest run {n}/{total}: {what} ({secs:.1} s)");
-        }
-    })))
-}
-
-fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
-    let config = args
-        .config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
-    let mut overrides = Vec::new();
-    if let Some(list) = &args.oversub {
-        let o: f64 = list
-            .trim()
-            .parse()
-            .with_context(|| format!("--oversub: `{list}` is not one number"))?;
-        overrides.push(format!("memory.oversubscription={o}"));
-    }
-    let workloads: Vec<String> = mcmvm_models::workload::forest_suite()
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("out/forest-sensitivity"));
-    println!(
-        "sweep forest-sensitivity: {} thresholds, scale {}, seed {}, config {}",
-        mcmvm_models::uvm::sensitivity::KNOBS.len(),
-        args.scale(),
-        args.seed,
-        config.display()
-    );
-    let t0 = std::time::Instant::now();
-    let scale = forest_scale(&args.scale_spec())?;
-    let report = mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, scale, args.seed)?;
-    println!(
-        "Forest speed-up over TBNp at oversubscription {} (one threshold changed at a time):",
-        report.oversubscription
-    );
-    print!("{}", report.table());
-    report.write(&out)?;
-    println!(
-        "wrote {}/sensitivity.csv, sensitivity.json ({:.0} s)",
-        out.display(),
-        t0.elapsed().as_secs_f64()
-    );
-    Ok(0)
 }
