@@ -1,0 +1,121 @@
+//! Building the default ATT RTL: its registers and signals for a configuration, every
+//! per-slot register typed at the widest width and masked to the configuration's.
+
+use super::AccessTimeTrackerRtl;
+use crate::params::{AttParamError, AttParams};
+use mcmvm_protocol::config::AttConfig;
+use mcmvm_protocol::protocol::mask;
+use rust_hdl::prelude::*;
+
+impl AccessTimeTrackerRtl {
+    /// The RTL for `cfg`.
+    ///
+    /// # Panics
+    /// On a configuration that `HwConfig::validate` rejects; see [`Self::try_new`].
+    pub fn new(cfg: &AttConfig) -> Self {
+        match Self::try_new(cfg) {
+            Ok(rtl) => rtl,
+            Err(e) => panic!("invalid ATT configuration (validate the config first): {e}"),
+        }
+    }
+
+    /// The RTL for `cfg`, or why the configuration cannot be built.
+    pub fn try_new(cfg: &AttConfig) -> Result<Self, AttParamError> {
+        let spec = AttParams::new(cfg)?;
+        let n = spec.objects;
+        let dffs = |k: usize| {
+            (0..k)
+                .map(|_| DFF::default())
+                .collect::<Vec<DFF<Bits<32>>>>()
+        };
+        let word = |v: u64| Constant::new(Bits::<32>::from(v));
+        // Bits that hold every value below `v`.
+        let bits_below = |v: u64| 64 - v.saturating_sub(1).leading_zeros();
+        let interval_from_timer = spec.threshold.is_power_of_two();
+        let intervals = if interval_from_timer { 0 } else { n };
+        Ok(AccessTimeTrackerRtl {
+            reset: Default::default(),
+            acc_valid: Default::default(),
+            acc_vpn: Default::default(),
+            reg_valid: Default::default(),
+            reg_obj: Default::default(),
+            reg_start_vpn: Default::default(),
+            reg_end_vpn: Default::default(),
+            rm_valid: Default::default(),
+            rm_obj: Default::default(),
+            cease_valid: Default::default(),
+            cease_obj: Default::default(),
+            rec_valid: Default::default(),
+            rec_obj: Default::default(),
+            rec_vpn: Default::default(),
+            rec_timer: Default::default(),
+            irq_valid: Default::default(),
+            irq_obj: Default::default(),
+            oldest_valid: Default::default(),
+            oldest_obj: Default::default(),
+            clock: Default::default(),
+            valid: Default::default(),
+            cease: Default::default(),
+            start_vpn: dffs(n),
+            end_vpn: dffs(n),
+            timer: dffs(n),
+            interval: dffs(intervals),
+            rank: (0..n).map(|_| DFF::default()).collect(),
+            count: Default::default(),
+            rec_valid_q: Default::default(),
+            rec_obj_q: Default::default(),
+            rec_vpn_q: Default::default(),
+            rec_timer_q: Default::default(),
+            irq_valid_q: Default::default(),
+            irq_obj_q: Default::default(),
+            slot_id: (0..n as u64)
+                .map(|i| Constant::new(Bits::<5>::from(i)))
+                .collect(),
+            slot_bit: (0..n).map(|i| word(1 << i)).collect(),
+            live_slots: word(u64::from(spec.slot_mask())),
+            timer_max: word(u64::from(spec.timer_max)),
+            threshold: word(u64::from(spec.threshold)),
+            interval_mask: word(mask(bits_below(u64::from(spec.threshold)))),
+            interval_from_timer: Constant::new(interval_from_timer),
+            rank_mask: Constant::new(Bits::<5>::from(mask(bits_below(n as u64)))),
+            count_mask: Constant::new(Bits::<6>::from(mask(bits_below(n as u64 + 1)))),
+            one: word(1),
+            zero: word(0),
+            zero_obj: Constant::new(Bits::<5>::from(0)),
+            rank_one: Constant::new(Bits::<5>::from(1)),
+            count_one: Constant::new(Bits::<6>::from(1)),
+            count_zero: Constant::new(Bits::<6>::from(0)),
+            in_range: Default::default(),
+            hit: Default::default(),
+            hit_bit: Default::default(),
+            hit_obj: Default::default(),
+            hit_timer: Default::default(),
+            hit_interval: Default::default(),
+            hit_rank: Default::default(),
+            hit_cease: Default::default(),
+            advanced: Default::default(),
+            timer_inc: Default::default(),
+            timer_after: Default::default(),
+            interval_inc: Default::default(),
+            interval_after: Default::default(),
+            wrapped: Default::default(),
+            reg_bit: Default::default(),
+            rm_bit: Default::default(),
+            cease_bit: Default::default(),
+            driver_writes_hit: Default::default(),
+            reg_rank: Default::default(),
+            rm_rank: Default::default(),
+            lift_hit: Default::default(),
+            lift_reg: Default::default(),
+            lift_rm: Default::default(),
+            append_hit: Default::default(),
+            append_reg: Default::default(),
+            lifted: Default::default(),
+            kept: Default::default(),
+            kept_rank: Default::default(),
+            reg_new_rank: Default::default(),
+            rank_drop: Default::default(),
+            oldest_slot: Default::default(),
+        })
+    }
+}
