@@ -59,6 +59,7 @@ pub(crate) mod ready_queue;
 pub mod replay;
 pub mod service;
 mod simulate;
+mod size_class;
 pub mod sweep;
 pub mod tlb;
 mod tlb_ways;
