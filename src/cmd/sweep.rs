@@ -17,8 +17,7 @@ use mcmvm_models::workload::Scale;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
-pub(super) use super::sweep_forest::forest_sweep;
-use super::sweep_forest::{run_forest, run_sensitivity};
+use super::sweep_forest::{forest_sweep, run_forest, run_sensitivity};
 
 /// The CLAP sweep's default `--policies`, Figure 18's columns in order.
 const DEFAULT_CLAP_POLICIES: &str = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal";

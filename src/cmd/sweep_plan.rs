@@ -11,7 +11,8 @@
 //!   file exists is skipped;
 //! * `mcmvm sweep merge OUT` ([`merge`]) builds the in-process sweep's tables and files.
 
-use super::sweep::{clap_sweep, forest_sweep, Args};
+use super::sweep::{clap_sweep, Args};
+use super::sweep_forest::forest_sweep;
 use anyhow::Context;
 use mcmvm_models::gpu::sweep::{self as clap_study, RunSummary};
 use mcmvm_models::uvm::sweep::{run_forest_job, RunPart};
