@@ -283,7 +283,9 @@ impl BlockFactory for RtlFactory {
             HwMode::RustHdl => {
                 use mcmvm_rtl::access_time_tracker as rtl;
                 let sim: SendModel<_, _> = match cfg.recency {
-                    rtl::AttRecency::Ranks => Box::new(rtl::AccessTimeTrackerHdlSim::new(cfg)),
+                    rtl::AttRecency::Ranks | rtl::AttRecency::TreePlru => {
+                        Box::new(rtl::AccessTimeTrackerHdlSim::new(cfg))
+                    }
                     rtl::AttRecency::AgeMatrix => {
                         Box::new(rtl::AccessTimeTrackerAgeMatrixHdlSim::new(cfg))
                     }

@@ -144,11 +144,13 @@ pub struct AttConfig {
     /// 256 is the notification granularity of NVIDIA's access counters).
     pub profiling_threshold: u64,
     /// How the RTL keeps the recency order among objects (`rtl/src/access_time_tracker.md`,
-    /// "Recency"); both are exact, so the ports behave the same under either.
+    /// "Recency"); `ranks` and `age-matrix` are exact, so the ports behave the same under
+    /// either; `tree-plru` is an approximation and changes which object is oldest.
     pub recency: AttRecency,
 }
 
-/// The ATT RTL's recency structure. Both give the same `oldest_obj` every cycle.
+/// The ATT RTL's recency structure. `Ranks` and `AgeMatrix` are exact (the same `oldest_obj`
+/// every cycle); `TreePlru` is the cheaper approximation, with its own `oldest_obj`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum AttRecency {
@@ -157,6 +159,10 @@ pub enum AttRecency {
     Ranks,
     /// The original `objects x (objects - 1)` age matrix with per-object interval counters.
     AgeMatrix,
+    /// Tree pseudo-LRU: one bit per node of a binary tree over the 32 slot positions (31
+    /// flip-flops), walked towards the older half that holds a valid object. Not exact: the
+    /// oldest object it names can differ from the least recently touched one.
+    TreePlru,
 }
 
 impl Default for AttConfig {

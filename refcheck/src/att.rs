@@ -26,11 +26,15 @@
 //! * Power-on state equals the reset state (all slots invalid, output registers 0); the
 //!   README states it for the coalescer, not for this block.
 //!
+//! Under `recency = "tree-plru"` (README, "Option: tree pseudo-LRU") `oldest_*` comes from a
+//! tree of "older half" bits instead, kept here per level and position (level `l` has the
+//! nodes of width `32 >> l`), walked from the whole table down.
+//!
 //! Every output is predicted exactly.
 
 use crate::coverage::{bins, Coverage, Covered};
 use crate::{bits, compare, Monitor, Violation};
-use mcmvm_protocol::config::AttConfig;
+use mcmvm_protocol::config::{AttConfig, AttRecency};
 use mcmvm_protocol::protocol::{AttIn, AttOut};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -91,6 +95,11 @@ bins! {
     }
 }
 
+/// Levels of the pseudo-LRU tree: nodes of width 32, 16, 8, 4 and 2 slots.
+const TREE_LEVELS: usize = 5;
+/// Slot positions the tree spans (the 5-bit object ports).
+const TREE_SLOTS: usize = 32;
+
 /// Checks `AttOut` against the Access Time Tracker README.
 pub struct AttMonitor {
     timer_max: u64,
@@ -99,6 +108,9 @@ pub struct AttMonitor {
     touches: u64,
     /// `rec_*` / `irq_*` output registers.
     regs: AttOut,
+    /// `tree-plru` only: `tree[l][p]` = the upper half of the node of width `32 >> l`
+    /// starting at slot `p * (32 >> l)` is the older one.
+    tree: Option<[[bool; 16]; TREE_LEVELS]>,
     why: Option<Why>,
     coverage: Coverage,
 }
@@ -114,20 +126,58 @@ impl AttMonitor {
             slots: vec![Slot::default(); objects],
             touches: 0,
             regs: AttOut::default(),
+            tree: (cfg.recency == AttRecency::TreePlru).then_some([[false; 16]; TREE_LEVELS]),
             why: None,
             coverage: Coverage::new("att", AttBin::NAMES),
         }
     }
 
     /// The valid slot touched longest ago (lowest index on a tie, which the README says
-    /// cannot happen).
+    /// cannot happen); under `tree-plru` the slot the tree walk reaches.
     fn oldest(&self) -> Option<usize> {
+        if let Some(tree) = &self.tree {
+            return self.tree_walk(tree);
+        }
         self.slots
             .iter()
             .enumerate()
             .filter(|(_, s)| s.valid)
             .min_by_key(|(i, s)| (s.touched, *i))
             .map(|(i, _)| i)
+    }
+
+    /// README: from the whole table down, the older half if it holds a valid slot, else
+    /// the other one.
+    fn tree_walk(&self, tree: &[[bool; 16]; TREE_LEVELS]) -> Option<usize> {
+        let valid_in =
+            |lo: usize, hi: usize| (lo..hi).any(|i| self.slots.get(i).is_some_and(|s| s.valid));
+        if !valid_in(0, TREE_SLOTS) {
+            return None;
+        }
+        let mut lo = 0;
+        for (level, nodes) in tree.iter().enumerate() {
+            let half = (TREE_SLOTS >> level) / 2;
+            let upper_older = nodes[lo / (2 * half)];
+            let take_upper = if upper_older {
+                valid_in(lo + half, lo + 2 * half)
+            } else {
+                !valid_in(lo, lo + half)
+            };
+            if take_upper {
+                lo += half;
+            }
+        }
+        Some(lo)
+    }
+
+    /// README: every node holding `slot` names the half that does not hold it as older.
+    fn tree_touch(&mut self, slot: usize) {
+        if let Some(tree) = &mut self.tree {
+            for (level, nodes) in tree.iter_mut().enumerate() {
+                let width = TREE_SLOTS >> level;
+                nodes[slot / width] = slot % width < width / 2;
+            }
+        }
     }
 
     fn touch(&mut self, slot: usize) {
@@ -153,6 +203,9 @@ impl AttMonitor {
                 s.valid = false;
             }
             self.regs = AttOut::default();
+            if let Some(tree) = &mut self.tree {
+                *tree = [[false; 16]; TREE_LEVELS];
+            }
             why.reset = true;
             self.why = Some(why);
             return;
@@ -222,6 +275,13 @@ impl AttMonitor {
         if let Some(r) = rm {
             self.slots[r].valid = false;
         }
+        // The tree: the access, then the register; a slot removed in this cycle is not
+        // touched.
+        for t in [hit, reg].into_iter().flatten() {
+            if Some(t) != rm {
+                self.tree_touch(t);
+            }
+        }
         if let Some(h) = hit {
             let named = [reg, cease, rm].contains(&Some(h));
             if wrapped && !ceased_before && !named {
@@ -275,6 +335,15 @@ impl AttMonitor {
     }
 
     fn explain(&self, signal: &'static str) -> String {
+        if signal.starts_with("oldest") && self.tree.is_some() {
+            return format!(
+                "oldest_* = where the tree-plru walk leads (older half if it holds a valid \
+                 slot, else the other; touches point every node at the half without the \
+                 touched slot; a touch of a slot removed in its cycle is dropped); valid \
+                 slots, least recently touched first: {:?}",
+                self.recency_order()
+            );
+        }
         if signal.starts_with("oldest") {
             let order = self.recency_order();
             return format!(

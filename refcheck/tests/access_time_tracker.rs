@@ -6,7 +6,7 @@ mod common;
 
 use common::{assert_agrees, assert_caught, seed, Corruption, Mutant, RANDOM_CYCLES, SHORT_CYCLES};
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
-use mcmvm_protocol::config::{AttConfig, HwConfig};
+use mcmvm_protocol::config::{AttConfig, AttRecency, HwConfig};
 use mcmvm_protocol::protocol::{AttIn, AttOut};
 use mcmvm_refcheck::AttMonitor;
 use mcmvm_testbenches::access_time_tracker as tb;
@@ -77,6 +77,38 @@ fn twin_agrees_with_the_readme_4_bit_timers() {
     );
     let [_, _, saturated, _] = check(&config(4, 4, 5), "att 4/4/5", seed, SHORT_CYCLES);
     assert!(saturated > 100);
+}
+
+fn tree_plru(objects: usize, timer_bits: u32, profiling_threshold: u64) -> HwConfig {
+    let mut cfg = config(objects, timer_bits, profiling_threshold);
+    cfg.access_time_tracker.recency = AttRecency::TreePlru;
+    cfg
+}
+
+/// `recency = "tree-plru"` (README, "Option: tree pseudo-LRU"): 32 slots, 5 slots (halves
+/// with no live slot) and 4 slots with 4-bit timers.
+#[test]
+fn twin_agrees_with_the_readme_tree_plru() {
+    let seed = seed("att tree-plru", tb::DEFAULT_SEED ^ 0x7ee);
+    let [_, _, _, oldest] = check(&tree_plru(32, 32, 256), "att tree 32", seed, RANDOM_CYCLES);
+    assert!(oldest > 10_000);
+    check(&tree_plru(5, 32, 5), "att tree 5", seed, SHORT_CYCLES);
+    check(&tree_plru(4, 4, 5), "att tree 4/4/5", seed, SHORT_CYCLES);
+}
+
+/// A twin that keeps the exact order while the configuration asks for the tree is caught on
+/// `oldest_obj`, and so is the tree twin under the exact-order README rule.
+#[test]
+fn the_wrong_recency_structure_is_caught_on_oldest() {
+    let seed = seed("att tree-plru vs exact", tb::DEFAULT_SEED ^ 0x7ee);
+    let (tree, exact) = (tree_plru(32, 32, 256), config(32, 32, 256));
+    let s = stimulus(&exact, seed, SHORT_CYCLES);
+    for (monitored, served) in [(&tree, &exact), (&exact, &tree)] {
+        let mut mon = AttMonitor::new(&monitored.access_time_tracker);
+        let mut twin = AccessTimeTracker::new(&served.access_time_tracker);
+        let v = common::watch(&mut mon, &mut twin, &s).expect_err("a different oldest object");
+        assert_eq!(v.signal, "oldest_obj", "{v}");
+    }
 }
 
 /// The profiling interrupt comes one access late: held back and raised with the object's

@@ -8,7 +8,9 @@
 //! The default structure keeps the recency order as exact ranks (5 bits per slot) and
 //! derives the profiling interval from the timer when the threshold is a power of two; the
 //! original age-matrix structure is [`AccessTimeTrackerAgeMatrixRtl`], selectable through
-//! [`AttRecency`] for cost comparisons.
+//! [`AttRecency`] for cost comparisons. `recency = "tree-plru"` builds this module with a
+//! pseudo-LRU tree (31 node bits) that drives `oldest_*` instead of the ranks; the ranks are
+//! then still computed but reach no output, so synthesis removes them.
 //!
 //! Table sizes and thresholds come from the configuration, but rust-hdl types have fixed
 //! widths, so per-slot registers are typed wider than a configuration may need and every
@@ -34,9 +36,15 @@ pub use mcmvm_protocol::config::AttRecency;
 /// The Verilog (module `access_time_tracker`) of the ATT built with `recency`.
 pub fn verilog_with(cfg: &AttConfig, recency: AttRecency) -> Result<String, EmitError> {
     let name = BlockKind::AccessTimeTracker.module_name();
+    let cfg = AttConfig {
+        recency,
+        ..cfg.clone()
+    };
     match recency {
-        AttRecency::Ranks => verilog_of(&mut AccessTimeTrackerRtl::new(cfg), name),
-        AttRecency::AgeMatrix => verilog_of(&mut AccessTimeTrackerAgeMatrixRtl::new(cfg), name),
+        AttRecency::Ranks | AttRecency::TreePlru => {
+            verilog_of(&mut AccessTimeTrackerRtl::new(&cfg), name)
+        }
+        AttRecency::AgeMatrix => verilog_of(&mut AccessTimeTrackerAgeMatrixRtl::new(&cfg), name),
     }
 }
 
@@ -104,6 +112,10 @@ pub struct AccessTimeTrackerRtl {
     rank: Vec<DFF<Bits<5>>>,
     /// Valid slots (0..=objects).
     count: DFF<Bits<6>>,
+    /// `tree-plru` only (else empty): bit `n` (1..=31) is node `n` of the pseudo-LRU tree
+    /// (heap order: node `n` has the children `2n` and `2n + 1`); 1 = its upper half is
+    /// the older one.
+    tree: Vec<DFF<Bits<32>>>,
     rec_valid_q: DFF<Bit>,
     rec_obj_q: DFF<Bits<5>>,
     rec_vpn_q: DFF<Bits<32>>,
@@ -124,6 +136,11 @@ pub struct AccessTimeTrackerRtl {
     interval_mask: Constant<Bits<32>>,
     /// The interval is the timer's low bits (`threshold` is a power of two).
     interval_from_timer: Constant<Bit>,
+    /// `tree-plru` only: per tree node `n` (at index `n - 1`), the live slots of its lower
+    /// and upper half, and its own bit.
+    node_lower: Vec<Constant<Bits<32>>>,
+    node_upper: Vec<Constant<Bits<32>>>,
+    node_bit: Vec<Constant<Bits<32>>>,
     /// Covers every rank below `objects`.
     rank_mask: Constant<Bits<5>>,
     /// Covers every count up to `objects`.
@@ -176,6 +193,14 @@ pub struct AccessTimeTrackerRtl {
     /// Per slot (reused in the loop): lifted slots ranked below it.
     rank_drop: Signal<Local, Bits<5>>,
     oldest_slot: Signal<Local, Bits<5>>,
+    /// `tree-plru` only (one element, else empty): the touches that reach the tree (a
+    /// slot removed in the cycle is not touched), the tree after them, the valid slots left
+    /// after every node has excluded its younger half (exactly the oldest one), its number.
+    hit_touch: Vec<Signal<Local, Bits<32>>>,
+    reg_touch: Vec<Signal<Local, Bits<32>>>,
+    tree_next: Vec<Signal<Local, Bits<32>>>,
+    tree_survivor: Vec<Signal<Local, Bits<32>>>,
+    tree_oldest: Vec<Signal<Local, Bits<5>>>,
 }
 
 impl Logic for AccessTimeTrackerRtl {
@@ -209,6 +234,10 @@ impl Logic for AccessTimeTrackerRtl {
         for i in 0..self.interval.len() {
             self.interval[i].clock.next = self.clock.val();
             self.interval[i].d.next = self.interval[i].q.val() & self.interval_mask.val();
+        }
+        for p in 0..self.tree.len() {
+            self.tree[p].clock.next = self.clock.val();
+            self.tree[p].d.next = self.tree[p].q.val();
         }
 
         // Per-slot scratch of section 6, assigned on every path (no latch).
@@ -327,6 +356,45 @@ impl Logic for AccessTimeTrackerRtl {
             self.reg_new_rank.next = self.kept_rank.val() + self.rank_one.val();
         }
 
+        // 4b. Tree pseudo-LRU (`tree-plru`). A touch points every node above the slot at
+        //     the other half (the register after the access: it is the newer touch).
+        //     The oldest: every node excludes its younger half — the upper one unless its
+        //     bit says the upper is older and it holds a valid slot, or the lower holds
+        //     none — and the one valid slot no node excluded remains.
+        for p in 0..self.tree.len() {
+            self.hit_touch[p].next = self.hit_bit.val() & !self.rm_bit.val();
+            self.reg_touch[p].next = self.reg_bit.val() & !self.rm_bit.val();
+            self.tree_next[p].next = self.tree[p].q.val();
+            self.tree_survivor[p].next = self.valid.q.val();
+            for n in 0..self.node_bit.len() {
+                if (self.reg_touch[p].val() & self.node_lower[n].val()).any() {
+                    self.tree_next[p].next = self.tree_next[p].val() | self.node_bit[n].val();
+                } else if (self.reg_touch[p].val() & self.node_upper[n].val()).any() {
+                    self.tree_next[p].next = self.tree_next[p].val() & !self.node_bit[n].val();
+                } else if (self.hit_touch[p].val() & self.node_lower[n].val()).any() {
+                    self.tree_next[p].next = self.tree_next[p].val() | self.node_bit[n].val();
+                } else if (self.hit_touch[p].val() & self.node_upper[n].val()).any() {
+                    self.tree_next[p].next = self.tree_next[p].val() & !self.node_bit[n].val();
+                }
+                if (self.valid.q.val() & self.node_upper[n].val()).any()
+                    & ((self.tree[p].q.val() & self.node_bit[n].val()).any()
+                        | !(self.valid.q.val() & self.node_lower[n].val()).any())
+                {
+                    self.tree_survivor[p].next =
+                        self.tree_survivor[p].val() & !self.node_lower[n].val();
+                } else {
+                    self.tree_survivor[p].next =
+                        self.tree_survivor[p].val() & !self.node_upper[n].val();
+                }
+            }
+            self.tree_oldest[p].next = self.zero_obj.val();
+            for i in 0..self.slot_id.len() {
+                if self.tree_survivor[p].val().get_bit(i) {
+                    self.tree_oldest[p].next = self.tree_oldest[p].val() | self.slot_id[i].val();
+                }
+            }
+        }
+
         // 5. Oldest valid slot: the one ranked 0 (exactly one while any slot is valid).
         self.oldest_slot.next = self.zero_obj.val();
         for i in 0..self.slot_id.len() {
@@ -336,6 +404,9 @@ impl Logic for AccessTimeTrackerRtl {
         }
         self.oldest_valid.next = self.valid.q.val().any();
         self.oldest_obj.next = self.oldest_slot.val();
+        for p in 0..self.tree.len() {
+            self.oldest_obj.next = self.tree_oldest[p].val();
+        }
         self.rec_valid.next = self.rec_valid_q.q.val();
         self.rec_obj.next = self.rec_obj_q.q.val();
         self.rec_vpn.next = self.rec_vpn_q.q.val();
@@ -354,7 +425,13 @@ impl Logic for AccessTimeTrackerRtl {
             self.rec_timer_q.d.next = self.zero.val();
             self.irq_valid_q.d.next = false;
             self.irq_obj_q.d.next = self.zero_obj.val();
+            for p in 0..self.tree.len() {
+                self.tree[p].d.next = self.zero.val();
+            }
         } else {
+            for p in 0..self.tree.len() {
+                self.tree[p].d.next = self.tree_next[p].val();
+            }
             for i in 0..self.slot_id.len() {
                 if self.hit_bit.val().get_bit(i) {
                     self.timer[i].d.next = self.timer_after.val() & self.timer_max.val();

@@ -3,7 +3,7 @@
 
 use super::AccessTimeTrackerRtl;
 use crate::params::{AttParamError, AttParams};
-use mcmvm_protocol::config::AttConfig;
+use mcmvm_protocol::config::{AttConfig, AttRecency};
 use mcmvm_protocol::protocol::mask;
 use rust_hdl::prelude::*;
 
@@ -32,6 +32,22 @@ impl AccessTimeTrackerRtl {
         // Bits that hold every value below `v`.
         let bits_below = |v: u64| 64 - v.saturating_sub(1).leading_zeros();
         let interval_from_timer = spec.threshold.is_power_of_two();
+        let live = spec.slot_mask();
+        // Tree pseudo-LRU: heap nodes 1..=31 over the 32 slot positions, node `j + 1` at
+        // index `j`; slots at or above `objects` are never valid, so they are left out of
+        // the halves.
+        let tree_nodes = if cfg.recency == AttRecency::TreePlru {
+            31
+        } else {
+            0
+        };
+        let half = |n: usize, upper: bool| {
+            let depth = n.ilog2();
+            let size = 32u64 >> depth;
+            let lo = (n as u64 - (1 << depth)) * size + if upper { size / 2 } else { 0 };
+            word((((1u64 << (size / 2)) - 1) << lo) & u64::from(live))
+        };
+
         let intervals = if interval_from_timer { 0 } else { n };
         Ok(AccessTimeTrackerRtl {
             reset: Default::default(),
@@ -62,6 +78,7 @@ impl AccessTimeTrackerRtl {
             interval: dffs(intervals),
             rank: (0..n).map(|_| DFF::default()).collect(),
             count: Default::default(),
+            tree: one_if(tree_nodes > 0),
             rec_valid_q: Default::default(),
             rec_obj_q: Default::default(),
             rec_vpn_q: Default::default(),
@@ -72,7 +89,10 @@ impl AccessTimeTrackerRtl {
                 .map(|i| Constant::new(Bits::<5>::from(i)))
                 .collect(),
             slot_bit: (0..n).map(|i| word(1 << i)).collect(),
-            live_slots: word(u64::from(spec.slot_mask())),
+            live_slots: word(u64::from(live)),
+            node_lower: (1..=tree_nodes).map(|n| half(n, false)).collect(),
+            node_upper: (1..=tree_nodes).map(|n| half(n, true)).collect(),
+            node_bit: (1..=tree_nodes).map(|n| word(1 << n)).collect(),
             timer_max: word(u64::from(spec.timer_max)),
             threshold: word(u64::from(spec.threshold)),
             interval_mask: word(mask(bits_below(u64::from(spec.threshold)))),
@@ -116,6 +136,17 @@ impl AccessTimeTrackerRtl {
             reg_new_rank: Default::default(),
             rank_drop: Default::default(),
             oldest_slot: Default::default(),
+            hit_touch: one_if(tree_nodes > 0),
+            reg_touch: one_if(tree_nodes > 0),
+            tree_next: one_if(tree_nodes > 0),
+            tree_survivor: one_if(tree_nodes > 0),
+            tree_oldest: one_if(tree_nodes > 0),
         })
     }
+}
+
+/// One default element when `on`, else none: the registers and signals of a structure the
+/// configuration does not build are empty vectors, so its loops emit nothing.
+fn one_if<T: Default>(on: bool) -> Vec<T> {
+    (0..usize::from(on)).map(|_| T::default()).collect()
 }

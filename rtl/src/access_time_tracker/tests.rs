@@ -28,6 +28,13 @@ fn verilator_lint_is_clean_and_yosys_check_passes() {
         );
         assert_lint_clean(&matrix, tag);
         remove_scratch(&matrix);
+        let tree_cfg = AttConfig {
+            recency: AttRecency::TreePlru,
+            ..cfg.clone()
+        };
+        let tree = verilog_file(&tree_cfg, &format!("tree_{tag}"));
+        assert_lint_clean(&tree, tag);
+        remove_scratch(&tree);
         assert_lint_clean(&path, tag);
         let script = format!(
             "read_verilog {}; hierarchy -top top; proc; check -assert",
@@ -66,6 +73,50 @@ fn block_synthesises_and_drops_unused_flip_flops() {
     );
 }
 
+/// Flip-flops `synth -flatten` keeps for `cfg`.
+fn synthesised_flops(cfg: &AttConfig, tag: &str) -> Option<u64> {
+    let path = verilog_file(cfg, tag);
+    let file = path.to_str().expect("temp path is UTF-8");
+    let log = yosys(
+        &format!("read_verilog {file}; synth -flatten -top top"),
+        false,
+        tag,
+    )?;
+    remove_scratch(&path);
+    let report = log.rsplit("Printing statistics").next().unwrap_or_default();
+    Some(
+        report
+            .lines()
+            .filter(|l| l.trim_start().starts_with("$_DFF") || l.trim_start().starts_with("$_SDFF"))
+            .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
+            .sum(),
+    )
+}
+
+/// Under `tree-plru` the ranks and the count reach no output, so synthesis removes them and
+/// keeps the tree's node bits instead. With 4 slots that is at most ranks 4 x 2 + count 3 =
+/// 11 flip-flops out (yosys keeps 10 of them in the ranks build: measured 341 against 334)
+/// and 3 node bits in: a node's bit is read only when both its halves hold live slots,
+/// which with slots 0..3 are nodes 8 (0-1 | 2-3), 16 (0 | 1) and 17 (2 | 3).
+#[test]
+fn tree_plru_replaces_the_ranks_flip_flops_by_the_tree() {
+    let ranks = small();
+    let tree = AttConfig {
+        recency: AttRecency::TreePlru,
+        ..small()
+    };
+    let (Some(r), Some(t)) = (
+        synthesised_flops(&ranks, "flops_ranks"),
+        synthesised_flops(&tree, "flops_tree"),
+    ) else {
+        return;
+    };
+    assert!(
+        (11 - 1 - 3..=11 - 3).contains(&(r - t)),
+        "ranks {r}, tree {t}"
+    );
+}
+
 /// Writes `att_<variant>_<config>.v` into `$ATT_EMIT_DIR` for hand synthesis
 /// (`access_time_tracker.md`, "Cost"): `cargo test -p mcmvm-rtl -- --ignored emit_variants`.
 #[test]
@@ -82,6 +133,7 @@ fn emit_variants() {
         for (variant, recency) in [
             ("ranks", AttRecency::Ranks),
             ("matrix", AttRecency::AgeMatrix),
+            ("tree", AttRecency::TreePlru),
         ] {
             let text = verilog_with(&cfg, recency).expect("emits");
             let path = PathBuf::from(&dir).join(format!("att_{variant}_{tag}.v"));

@@ -48,8 +48,8 @@
 //! (no driver write) takes a short path, and the range match stops at the highest valid
 //! slot; neither changes what any port shows.
 
-use super::att_recency::RecencyList;
-use crate::config::AttConfig;
+use super::att_recency::{PlruTree, RecencyList};
+use crate::config::{AttConfig, AttRecency};
 use crate::protocol::{mask, AttIn, AttOut, CycleModel};
 
 /// Most object slots the 5-bit object ports can name.
@@ -75,6 +75,9 @@ pub struct AttSpec {
     pub timer_max: u32,
     /// Accesses per profiling interval (the interrupt period).
     pub threshold: u32,
+    /// `oldest_*` comes from the pseudo-LRU tree (`recency = "tree-plru"`), not the exact
+    /// order.
+    pub tree_plru: bool,
 }
 
 impl AttSpec {
@@ -94,6 +97,7 @@ impl AttSpec {
             objects: cfg.objects,
             timer_max: timer_max as u32,
             threshold: cfg.profiling_threshold as u32,
+            tree_plru: cfg.recency == AttRecency::TreePlru,
         })
     }
 
@@ -131,6 +135,8 @@ struct AttState {
     interval: [u32; MAX_OBJECTS],
     /// Valid slots in order of last touch (the twin's form of the RTL's age matrix).
     recency: RecencyList,
+    /// The pseudo-LRU tree (kept only under `tree-plru`).
+    tree: PlruTree,
 }
 
 impl AttState {
@@ -144,6 +150,7 @@ impl AttState {
             timer: [0; MAX_OBJECTS],
             interval: [0; MAX_OBJECTS],
             recency: RecencyList::empty(),
+            tree: PlruTree::default(),
         }
     }
 }
@@ -251,9 +258,15 @@ impl AccessTimeTracker {
         self.state.recency.order()
     }
 
-    /// The least recently accessed registered object (what `oldest_*` shows).
+    /// The object `oldest_*` shows: the least recently accessed (or registered) one, or
+    /// under `tree-plru` the one the tree leads to.
+    #[inline]
     pub fn oldest(&self) -> Option<usize> {
-        self.state.recency.oldest()
+        if self.spec.tree_plru {
+            self.state.tree.oldest(self.state.valid)
+        } else {
+            self.state.recency.oldest()
+        }
     }
 
     /// Slots whose range holds `vpn`, as a bit mask (valid slots only).
@@ -307,6 +320,8 @@ impl AccessTimeTracker {
             // register before it can be seen (see the module docs).
             self.state.valid = 0;
             self.state.recency = RecencyList::empty();
+            // The RTL clears its tree too (keeps a four-state simulation free of X).
+            self.state.tree = PlruTree::default();
             self.match_groups = 0;
             self.registered = OutputRegisters::default();
             return;
@@ -318,6 +333,9 @@ impl AccessTimeTracker {
             if input.acc_valid != 0 {
                 if let Some(k) = self.access_edge(vpn, 0, &mut next_out) {
                     self.state.recency.touch(k);
+                    if self.spec.tree_plru {
+                        self.state.tree.touch(k);
+                    }
                 }
             }
             self.registered = next_out;
@@ -356,6 +374,11 @@ impl AccessTimeTracker {
         // leaves the order (even one touched this cycle).
         for k in [acc, reg].into_iter().flatten() {
             s.recency.touch(k);
+            // The tree is not touched for a slot removed in the same cycle (it would only
+            // disturb the order of the others).
+            if self.spec.tree_plru && Some(k) != rm {
+                s.tree.touch(k);
+            }
         }
         if let Some(k) = rm {
             s.recency.remove(k);
@@ -370,7 +393,7 @@ impl CycleModel for AccessTimeTracker {
     type Out = AttOut;
 
     fn step(&mut self, input: &AttIn) -> AttOut {
-        let out = self.registered.ports(self.state.recency.oldest());
+        let out = self.registered.ports(self.oldest());
         self.clock_edge(input);
         out
     }
