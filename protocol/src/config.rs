@@ -154,14 +154,15 @@ pub struct AttConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum AttRecency {
-    /// Exact ranks, 5 bits per slot (the default).
-    #[default]
+    /// Exact ranks, 5 bits per slot.
     Ranks,
     /// The original `objects x (objects - 1)` age matrix with per-object interval counters.
     AgeMatrix,
     /// Tree pseudo-LRU: one bit per node of a binary tree over the 32 slot positions (31
     /// flip-flops), walked towards the older half that holds a valid object. Not exact: the
-    /// oldest object it names can differ from the least recently touched one.
+    /// oldest object it names can differ from the least recently touched one. The default:
+    /// the leanest structure (the exact ones are options, their cost shown beside it).
+    #[default]
     TreePlru,
 }
 
@@ -171,7 +172,7 @@ impl Default for AttConfig {
             objects: 32,
             timer_bits: 32,
             profiling_threshold: 256,
-            recency: AttRecency::Ranks,
+            recency: AttRecency::TreePlru,
         }
     }
 }

@@ -101,7 +101,9 @@ fn twin_agrees_with_the_readme_tree_plru() {
 #[test]
 fn the_wrong_recency_structure_is_caught_on_oldest() {
     let seed = seed("att tree-plru vs exact", tb::DEFAULT_SEED ^ 0x7ee);
-    let (tree, exact) = (tree_plru(32, 32, 256), config(32, 32, 256));
+    let mut exact = config(32, 32, 256);
+    exact.access_time_tracker.recency = AttRecency::Ranks;
+    let tree = tree_plru(32, 32, 256);
     let s = stimulus(&exact, seed, SHORT_CYCLES);
     for (monitored, served) in [(&tree, &exact), (&exact, &tree)] {
         let mut mon = AttMonitor::new(&monitored.access_time_tracker);

@@ -110,8 +110,9 @@ pub struct AccessTimeTrackerRtl {
     interval: Vec<DFF<Bits<32>>>,
     /// Recency rank among the valid slots: 0 = least recently touched, `count - 1` = most.
     rank: Vec<DFF<Bits<5>>>,
-    /// Valid slots (0..=objects).
-    count: DFF<Bits<6>>,
+    /// Valid slots (0..=objects). `ranks` only, like every field and signal of the ranks
+    /// below: one element, or none under `tree-plru`, so no rank logic is emitted there.
+    count: Vec<DFF<Bits<6>>>,
     /// `tree-plru` only (else empty): bit `n` (1..=31) is node `n` of the pseudo-LRU tree
     /// (heap order: node `n` has the children `2n` and `2n + 1`); 1 = its upper half is
     /// the older one.
@@ -142,15 +143,15 @@ pub struct AccessTimeTrackerRtl {
     node_upper: Vec<Constant<Bits<32>>>,
     node_bit: Vec<Constant<Bits<32>>>,
     /// Covers every rank below `objects`.
-    rank_mask: Constant<Bits<5>>,
+    rank_mask: Vec<Constant<Bits<5>>>,
     /// Covers every count up to `objects`.
-    count_mask: Constant<Bits<6>>,
+    count_mask: Vec<Constant<Bits<6>>>,
     one: Constant<Bits<32>>,
     zero: Constant<Bits<32>>,
     zero_obj: Constant<Bits<5>>,
-    rank_one: Constant<Bits<5>>,
-    count_one: Constant<Bits<6>>,
-    count_zero: Constant<Bits<6>>,
+    rank_one: Vec<Constant<Bits<5>>>,
+    count_one: Vec<Constant<Bits<6>>>,
+    count_zero: Vec<Constant<Bits<6>>>,
 
     // --- combinational values ---
     /// Valid slots whose range holds the access VPN.
@@ -161,7 +162,7 @@ pub struct AccessTimeTrackerRtl {
     hit_obj: Signal<Local, Bits<5>>,
     hit_timer: Signal<Local, Bits<32>>,
     hit_interval: Signal<Local, Bits<32>>,
-    hit_rank: Signal<Local, Bits<5>>,
+    hit_rank: Vec<Signal<Local, Bits<5>>>,
     hit_cease: Signal<Local, Bit>,
     advanced: Signal<Local, Bit>,
     timer_inc: Signal<Local, Bits<32>>,
@@ -173,26 +174,26 @@ pub struct AccessTimeTrackerRtl {
     rm_bit: Signal<Local, Bits<32>>,
     cease_bit: Signal<Local, Bits<32>>,
     driver_writes_hit: Signal<Local, Bit>,
-    reg_rank: Signal<Local, Bits<5>>,
-    rm_rank: Signal<Local, Bits<5>>,
+    reg_rank: Vec<Signal<Local, Bits<5>>>,
+    rm_rank: Vec<Signal<Local, Bits<5>>>,
     /// The hit slot leaves its place in the order (it is appended, or removed).
-    lift_hit: Signal<Local, Bit>,
+    lift_hit: Vec<Signal<Local, Bit>>,
     /// A valid slot other than the hit one is re-registered.
-    lift_reg: Signal<Local, Bit>,
+    lift_reg: Vec<Signal<Local, Bit>>,
     /// A valid slot neither hit nor registered is removed.
-    lift_rm: Signal<Local, Bit>,
+    lift_rm: Vec<Signal<Local, Bit>>,
     /// The hit slot ends up newest but for a register.
-    append_hit: Signal<Local, Bit>,
+    append_hit: Vec<Signal<Local, Bit>>,
     /// The registered slot ends up newest.
-    append_reg: Signal<Local, Bit>,
-    lifted: Signal<Local, Bits<6>>,
+    append_reg: Vec<Signal<Local, Bit>>,
+    lifted: Vec<Signal<Local, Bits<6>>>,
     /// Valid slots that keep their relative place: the rank the first appended slot gets.
-    kept: Signal<Local, Bits<6>>,
-    kept_rank: Signal<Local, Bits<5>>,
-    reg_new_rank: Signal<Local, Bits<5>>,
+    kept: Vec<Signal<Local, Bits<6>>>,
+    kept_rank: Vec<Signal<Local, Bits<5>>>,
+    reg_new_rank: Vec<Signal<Local, Bits<5>>>,
     /// Per slot (reused in the loop): lifted slots ranked below it.
-    rank_drop: Signal<Local, Bits<5>>,
-    oldest_slot: Signal<Local, Bits<5>>,
+    rank_drop: Vec<Signal<Local, Bits<5>>>,
+    oldest_slot: Vec<Signal<Local, Bits<5>>>,
     /// `tree-plru` only (one element, else empty): the touches that reach the tree (a
     /// slot removed in the cycle is not touched), the tree after them, the valid slots left
     /// after every node has excluded its younger half (exactly the oldest one), its number.
@@ -211,7 +212,6 @@ impl Logic for AccessTimeTrackerRtl {
             clock,
             valid,
             cease,
-            count,
             rec_valid_q,
             rec_obj_q,
             rec_vpn_q,
@@ -225,11 +225,19 @@ impl Logic for AccessTimeTrackerRtl {
             self.start_vpn[i].clock.next = self.clock.val();
             self.end_vpn[i].clock.next = self.clock.val();
             self.timer[i].clock.next = self.clock.val();
-            self.rank[i].clock.next = self.clock.val();
             self.start_vpn[i].d.next = self.start_vpn[i].q.val();
             self.end_vpn[i].d.next = self.end_vpn[i].q.val();
             self.timer[i].d.next = self.timer[i].q.val() & self.timer_max.val();
-            self.rank[i].d.next = self.rank[i].q.val() & self.rank_mask.val();
+        }
+        for r in 0..self.count.len() {
+            self.count[r].clock.next = self.clock.val();
+            self.count[r].d.next = self.count[r].q.val();
+            for i in 0..self.rank.len() {
+                self.rank[i].clock.next = self.clock.val();
+                self.rank[i].d.next = self.rank[i].q.val() & self.rank_mask[r].val();
+            }
+            // Per-slot scratch of section 6, assigned on every path (no latch).
+            self.rank_drop[r].next = self.zero_obj.val();
         }
         for i in 0..self.interval.len() {
             self.interval[i].clock.next = self.clock.val();
@@ -239,9 +247,6 @@ impl Logic for AccessTimeTrackerRtl {
             self.tree[p].clock.next = self.clock.val();
             self.tree[p].d.next = self.tree[p].q.val();
         }
-
-        // Per-slot scratch of section 6, assigned on every path (no latch).
-        self.rank_drop.next = self.zero_obj.val();
 
         // 1. Range match: the lowest valid slot whose range holds the VPN, one-hot
         //    (x & -x), then its fields read out by AND-OR (no priority mux chain).
@@ -260,12 +265,10 @@ impl Logic for AccessTimeTrackerRtl {
         self.hit_cease.next = (self.cease.q.val() & self.hit_bit.val()).any();
         self.hit_obj.next = self.zero_obj.val();
         self.hit_timer.next = self.zero.val();
-        self.hit_rank.next = self.zero_obj.val();
         for i in 0..self.slot_id.len() {
             if self.hit_bit.val().get_bit(i) {
                 self.hit_obj.next = self.hit_obj.val() | self.slot_id[i].val();
                 self.hit_timer.next = self.hit_timer.val() | self.timer[i].q.val();
-                self.hit_rank.next = self.hit_rank.val() | self.rank[i].q.val();
             }
         }
         self.hit_interval.next = self.zero.val();
@@ -320,40 +323,51 @@ impl Logic for AccessTimeTrackerRtl {
         //    their place (the hit slot; a valid re-registered one; a valid removed one),
         //    then the hit slot unless registered or removed, then the registered slot
         //    unless removed. A kept slot drops by the lifted slots ranked below it.
-        self.reg_rank.next = self.zero_obj.val();
-        self.rm_rank.next = self.zero_obj.val();
-        for i in 0..self.slot_id.len() {
-            if self.reg_bit.val().get_bit(i) {
-                self.reg_rank.next = self.reg_rank.val() | self.rank[i].q.val();
+        for r in 0..self.count.len() {
+            self.hit_rank[r].next = self.zero_obj.val();
+            for i in 0..self.rank.len() {
+                if self.hit_bit.val().get_bit(i) {
+                    self.hit_rank[r].next = self.hit_rank[r].val() | self.rank[i].q.val();
+                }
             }
-            if self.rm_bit.val().get_bit(i) {
-                self.rm_rank.next = self.rm_rank.val() | self.rank[i].q.val();
+            self.reg_rank[r].next = self.zero_obj.val();
+            self.rm_rank[r].next = self.zero_obj.val();
+            for i in 0..self.rank.len() {
+                if self.reg_bit.val().get_bit(i) {
+                    self.reg_rank[r].next = self.reg_rank[r].val() | self.rank[i].q.val();
+                }
+                if self.rm_bit.val().get_bit(i) {
+                    self.rm_rank[r].next = self.rm_rank[r].val() | self.rank[i].q.val();
+                }
             }
-        }
-        self.lift_hit.next = self.hit.val();
-        self.lift_reg.next = (self.reg_bit.val() & self.valid.q.val() & !self.hit_bit.val()).any();
-        self.lift_rm.next =
-            (self.rm_bit.val() & self.valid.q.val() & !self.hit_bit.val() & !self.reg_bit.val())
-                .any();
-        self.append_hit.next =
-            self.hit.val() & !((self.reg_bit.val() | self.rm_bit.val()) & self.hit_bit.val()).any();
-        self.append_reg.next =
-            self.reg_bit.val().any() & !(self.reg_bit.val() & self.rm_bit.val()).any();
-        self.lifted.next = self.count_zero.val();
-        if self.lift_hit.val() {
-            self.lifted.next = self.lifted.val() + self.count_one.val();
-        }
-        if self.lift_reg.val() {
-            self.lifted.next = self.lifted.val() + self.count_one.val();
-        }
-        if self.lift_rm.val() {
-            self.lifted.next = self.lifted.val() + self.count_one.val();
-        }
-        self.kept.next = self.count.q.val() - self.lifted.val();
-        self.kept_rank.next = self.kept.val().get_bits::<5>(0);
-        self.reg_new_rank.next = self.kept_rank.val();
-        if self.append_hit.val() {
-            self.reg_new_rank.next = self.kept_rank.val() + self.rank_one.val();
+            self.lift_hit[r].next = self.hit.val();
+            self.lift_reg[r].next =
+                (self.reg_bit.val() & self.valid.q.val() & !self.hit_bit.val()).any();
+            self.lift_rm[r].next = (self.rm_bit.val()
+                & self.valid.q.val()
+                & !self.hit_bit.val()
+                & !self.reg_bit.val())
+            .any();
+            self.append_hit[r].next = self.hit.val()
+                & !((self.reg_bit.val() | self.rm_bit.val()) & self.hit_bit.val()).any();
+            self.append_reg[r].next =
+                self.reg_bit.val().any() & !(self.reg_bit.val() & self.rm_bit.val()).any();
+            self.lifted[r].next = self.count_zero[r].val();
+            if self.lift_hit[r].val() {
+                self.lifted[r].next = self.lifted[r].val() + self.count_one[r].val();
+            }
+            if self.lift_reg[r].val() {
+                self.lifted[r].next = self.lifted[r].val() + self.count_one[r].val();
+            }
+            if self.lift_rm[r].val() {
+                self.lifted[r].next = self.lifted[r].val() + self.count_one[r].val();
+            }
+            self.kept[r].next = self.count[r].q.val() - self.lifted[r].val();
+            self.kept_rank[r].next = self.kept[r].val().get_bits::<5>(0);
+            self.reg_new_rank[r].next = self.kept_rank[r].val();
+            if self.append_hit[r].val() {
+                self.reg_new_rank[r].next = self.kept_rank[r].val() + self.rank_one[r].val();
+            }
         }
 
         // 4b. Tree pseudo-LRU (`tree-plru`). A touch points every node above the slot at
@@ -396,14 +410,17 @@ impl Logic for AccessTimeTrackerRtl {
         }
 
         // 5. Oldest valid slot: the one ranked 0 (exactly one while any slot is valid).
-        self.oldest_slot.next = self.zero_obj.val();
-        for i in 0..self.slot_id.len() {
-            if self.valid.q.val().get_bit(i) & !self.rank[i].q.val().any() {
-                self.oldest_slot.next = self.oldest_slot.val() | self.slot_id[i].val();
+        self.oldest_obj.next = self.zero_obj.val();
+        for r in 0..self.count.len() {
+            self.oldest_slot[r].next = self.zero_obj.val();
+            for i in 0..self.rank.len() {
+                if self.valid.q.val().get_bit(i) & !self.rank[i].q.val().any() {
+                    self.oldest_slot[r].next = self.oldest_slot[r].val() | self.slot_id[i].val();
+                }
             }
+            self.oldest_obj.next = self.oldest_slot[r].val();
         }
         self.oldest_valid.next = self.valid.q.val().any();
-        self.oldest_obj.next = self.oldest_slot.val();
         for p in 0..self.tree.len() {
             self.oldest_obj.next = self.tree_oldest[p].val();
         }
@@ -418,7 +435,9 @@ impl Logic for AccessTimeTrackerRtl {
         //    remove (the last write wins).
         if self.reset.val() {
             self.valid.d.next = self.zero.val();
-            self.count.d.next = self.count_zero.val();
+            for r in 0..self.count.len() {
+                self.count[r].d.next = self.count_zero[r].val();
+            }
             self.rec_valid_q.d.next = false;
             self.rec_obj_q.d.next = self.zero_obj.val();
             self.rec_vpn_q.d.next = self.zero.val();
@@ -441,23 +460,27 @@ impl Logic for AccessTimeTrackerRtl {
                     self.end_vpn[i].d.next = self.reg_end_vpn.val();
                     self.timer[i].d.next = self.zero.val();
                 }
-                self.rank_drop.next = self.zero_obj.val();
-                if self.lift_hit.val() & (self.rank[i].q.val() > self.hit_rank.val()) {
-                    self.rank_drop.next = self.rank_drop.val() + self.rank_one.val();
-                }
-                if self.lift_reg.val() & (self.rank[i].q.val() > self.reg_rank.val()) {
-                    self.rank_drop.next = self.rank_drop.val() + self.rank_one.val();
-                }
-                if self.lift_rm.val() & (self.rank[i].q.val() > self.rm_rank.val()) {
-                    self.rank_drop.next = self.rank_drop.val() + self.rank_one.val();
-                }
-                self.rank[i].d.next =
-                    (self.rank[i].q.val() - self.rank_drop.val()) & self.rank_mask.val();
-                if self.append_hit.val() & self.hit_bit.val().get_bit(i) {
-                    self.rank[i].d.next = self.kept_rank.val() & self.rank_mask.val();
-                }
-                if self.append_reg.val() & self.reg_bit.val().get_bit(i) {
-                    self.rank[i].d.next = self.reg_new_rank.val() & self.rank_mask.val();
+            }
+            for r in 0..self.count.len() {
+                for i in 0..self.rank.len() {
+                    self.rank_drop[r].next = self.zero_obj.val();
+                    if self.lift_hit[r].val() & (self.rank[i].q.val() > self.hit_rank[r].val()) {
+                        self.rank_drop[r].next = self.rank_drop[r].val() + self.rank_one[r].val();
+                    }
+                    if self.lift_reg[r].val() & (self.rank[i].q.val() > self.reg_rank[r].val()) {
+                        self.rank_drop[r].next = self.rank_drop[r].val() + self.rank_one[r].val();
+                    }
+                    if self.lift_rm[r].val() & (self.rank[i].q.val() > self.rm_rank[r].val()) {
+                        self.rank_drop[r].next = self.rank_drop[r].val() + self.rank_one[r].val();
+                    }
+                    self.rank[i].d.next =
+                        (self.rank[i].q.val() - self.rank_drop[r].val()) & self.rank_mask[r].val();
+                    if self.append_hit[r].val() & self.hit_bit.val().get_bit(i) {
+                        self.rank[i].d.next = self.kept_rank[r].val() & self.rank_mask[r].val();
+                    }
+                    if self.append_reg[r].val() & self.reg_bit.val().get_bit(i) {
+                        self.rank[i].d.next = self.reg_new_rank[r].val() & self.rank_mask[r].val();
+                    }
                 }
             }
             for i in 0..self.interval.len() {
@@ -473,13 +496,16 @@ impl Logic for AccessTimeTrackerRtl {
                 & self.live_slots.val();
             self.cease.d.next = ((self.cease.q.val() & !self.reg_bit.val()) | self.cease_bit.val())
                 & self.live_slots.val();
-            self.count.d.next = self.kept.val();
-            if self.append_hit.val() & self.append_reg.val() {
-                self.count.d.next = (self.kept.val() + self.count_one.val() + self.count_one.val())
-                    & self.count_mask.val();
-            } else if self.append_hit.val() | self.append_reg.val() {
-                self.count.d.next =
-                    (self.kept.val() + self.count_one.val()) & self.count_mask.val();
+            for r in 0..self.count.len() {
+                self.count[r].d.next = self.kept[r].val();
+                if self.append_hit[r].val() & self.append_reg[r].val() {
+                    self.count[r].d.next =
+                        (self.kept[r].val() + self.count_one[r].val() + self.count_one[r].val())
+                            & self.count_mask[r].val();
+                } else if self.append_hit[r].val() | self.append_reg[r].val() {
+                    self.count[r].d.next =
+                        (self.kept[r].val() + self.count_one[r].val()) & self.count_mask[r].val();
+                }
             }
             self.rec_valid_q.d.next = self.hit.val();
             self.rec_obj_q.d.next = self.hit_obj.val();

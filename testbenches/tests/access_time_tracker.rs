@@ -131,7 +131,7 @@ fn reregistering_clears_timer_interval_and_cease() {
 
 #[test]
 fn an_access_and_a_remove_of_one_slot_in_a_full_table() {
-    let cfg = HwConfig::default();
+    let mut cfg = exact();
     let n = cfg.access_time_tracker.objects;
     let out = twin_outputs(&cfg, &case(&cfg, "full_table"));
     // Slots 0..n registered in cycles 1..=n; the access of cycle n+2 still records slot 1
@@ -142,11 +142,26 @@ fn an_access_and_a_remove_of_one_slot_in_a_full_table() {
     );
     let o = oldest(&out);
     assert_eq!(&o[n + 1..n + 4], &[Some(0), Some(1), Some(2)], "{o:?}");
+    // The tree (default): after registering 0..31 in order every node points at its lower
+    // half (each half's last touch was in its upper half), so slot 0 is oldest; the access to
+    // 0 turns the root to the upper half, whose walk leads to 16, and removing 1 moves
+    // nothing.
+    cfg.access_time_tracker.recency = AttRecency::TreePlru;
+    let out = twin_outputs(&cfg, &case(&cfg, "full_table"));
+    let o = oldest(&out);
+    assert_eq!(&o[n + 1..n + 4], &[Some(0), Some(16), Some(16)], "{o:?}");
+}
+
+/// The default configuration with the exact order (`recency = "ranks"`).
+fn exact() -> HwConfig {
+    let mut cfg = HwConfig::default();
+    cfg.access_time_tracker.recency = AttRecency::Ranks;
+    cfg
 }
 
 #[test]
 fn recency_order_follows_accesses_registers_and_removals() {
-    let cfg = HwConfig::default();
+    let cfg = exact();
     let inputs = case(&cfg, "recency");
     let out = twin_outputs(&cfg, &inputs);
     #[rustfmt::skip]
@@ -164,6 +179,27 @@ fn recency_order_follows_accesses_registers_and_removals() {
         twin.step(i);
     }
     assert_eq!(twin.recency_order(), vec![0, 2, 3, 1]);
+}
+
+/// The same directed case under the tree (the default), worked by hand from the README's
+/// rules on nodes 8 (slots 0-1 | 2-3), 16 (0 | 1) and 17 (2 | 3): registering 0..3 leaves
+/// 0 oldest; the access to 0 turns node 8 to {2, 3} (2: node 17 last saw 3); the access to 2
+/// turns it back and node 16 leads to 1; removing 1 leaves 0 (node 16's older half holds no
+/// valid slot); access 3 + register 1 turn node 8 to {2, 3} again (2); then the removals.
+#[test]
+fn the_tree_walk_follows_the_node_bits_on_the_directed_recency_case() {
+    let cfg = HwConfig::default();
+    assert_eq!(cfg.access_time_tracker.recency, AttRecency::TreePlru);
+    let out = twin_outputs(&cfg, &case(&cfg, "recency"));
+    #[rustfmt::skip]
+    let want = [
+        None, None, Some(0), Some(0), Some(0), Some(0), Some(0), // registered 0, 1, 2, 3
+        Some(2), Some(1), Some(1),                                // access 0, access 2
+        Some(0), Some(0),                                         // remove 1
+        Some(2), Some(2),                                         // access 3 + register 1
+        Some(2), Some(3), Some(1), None, None,                    // remove 0, 2, 3, 1
+    ];
+    assert_eq!(oldest(&out), want);
 }
 
 #[test]
@@ -383,32 +419,33 @@ fn the_age_matrix_option_agrees_on_all_three_engines() {
     assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
 }
 
-/// `recency = "tree-plru"`: the directed cases and random traffic on all three engines (the
-/// README monitor watching), a 5-object table (a tree with unused halves) on all three, and
-/// the small table on twin and rust-hdl.
+/// `recency = "ranks"` (the exact order, an option beside the default tree): the directed
+/// cases and random traffic on all three engines, the small table on twin and rust-hdl; and
+/// the default tree on a 5-object table (halves without a live slot) on all three.
 #[test]
-fn the_tree_plru_option_agrees_on_all_three_engines() {
-    let mut cfg = HwConfig::default();
-    cfg.access_time_tracker.recency = AttRecency::TreePlru;
+fn the_ranks_option_and_a_small_tree_agree_on_all_three_engines() {
+    let cfg = exact();
     for (name, seq) in cases(&cfg) {
         let n = seq.len() as u64;
-        let wave = Some(waves(&format!("tree_{name}")));
+        let wave = Some(waves(&format!("ranks_{name}")));
         assert_lockstep(&cfg, all_engines(), n, wave, seq.into_iter());
     }
     assert_lockstep(&cfg, all_engines(), 20_000, None, random(&cfg, seed()));
-    cfg.access_time_tracker.objects = 5;
-    assert_lockstep(&cfg, all_engines(), 20_000, None, random(&cfg, seed()));
     let mut cfg = small();
-    cfg.access_time_tracker.recency = AttRecency::TreePlru;
+    cfg.access_time_tracker.recency = AttRecency::Ranks;
     let engines = vec![EngineKind::Model, EngineKind::RustHdl];
     assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
+    let mut cfg = HwConfig::default();
+    cfg.access_time_tracker.objects = 5;
+    assert_lockstep(&cfg, all_engines(), 20_000, None, random(&cfg, seed()));
 }
 
 /// The pseudo-LRU tree is not the exact order: on the same random traffic the two name
 /// different oldest objects in some cycles, and the tree's is always a registered one.
 #[test]
 fn tree_plru_names_a_valid_object_but_not_always_the_least_recent() {
-    let exact = HwConfig::default();
+    let mut exact = HwConfig::default();
+    exact.access_time_tracker.recency = AttRecency::Ranks;
     let mut tree = HwConfig::default();
     tree.access_time_tracker.recency = AttRecency::TreePlru;
     let inputs: Vec<AttIn> = random(&exact, seed()).take(20_000).collect();
@@ -431,3 +468,4 @@ fn tree_plru_names_a_valid_object_but_not_always_the_least_recent() {
     }
     println!("tree-plru vs exact: oldest_obj differs in {differ} of 20000 cycles");
 }
+

@@ -36,10 +36,21 @@ impl AccessTimeTrackerRtl {
         // Tree pseudo-LRU: heap nodes 1..=31 over the 32 slot positions, node `j + 1` at
         // index `j`; slots at or above `objects` are never valid, so they are left out of
         // the halves.
-        let tree_nodes = if cfg.recency == AttRecency::TreePlru {
-            31
-        } else {
-            0
+        let tree = cfg.recency == AttRecency::TreePlru;
+        let tree_nodes = if tree { 31 } else { 0 };
+        // The ranks' registers, constants and signals exist only without the tree.
+        let ranks = !tree;
+        let one_rank = |v: u64| -> Vec<Constant<Bits<5>>> {
+            one_if::<()>(ranks)
+                .into_iter()
+                .map(|_| Constant::new(v.into()))
+                .collect()
+        };
+        let one_count = |v: u64| -> Vec<Constant<Bits<6>>> {
+            one_if::<()>(ranks)
+                .into_iter()
+                .map(|_| Constant::new(v.into()))
+                .collect()
         };
         let half = |n: usize, upper: bool| {
             let depth = n.ilog2();
@@ -76,8 +87,10 @@ impl AccessTimeTrackerRtl {
             end_vpn: dffs(n),
             timer: dffs(n),
             interval: dffs(intervals),
-            rank: (0..n).map(|_| DFF::default()).collect(),
-            count: Default::default(),
+            rank: (0..if ranks { n } else { 0 })
+                .map(|_| DFF::default())
+                .collect(),
+            count: one_if(ranks),
             tree: one_if(tree_nodes > 0),
             rec_valid_q: Default::default(),
             rec_obj_q: Default::default(),
@@ -97,21 +110,21 @@ impl AccessTimeTrackerRtl {
             threshold: word(u64::from(spec.threshold)),
             interval_mask: word(mask(bits_below(u64::from(spec.threshold)))),
             interval_from_timer: Constant::new(interval_from_timer),
-            rank_mask: Constant::new(Bits::<5>::from(mask(bits_below(n as u64)))),
-            count_mask: Constant::new(Bits::<6>::from(mask(bits_below(n as u64 + 1)))),
+            rank_mask: one_rank(mask(bits_below(n as u64))),
+            count_mask: one_count(mask(bits_below(n as u64 + 1))),
             one: word(1),
             zero: word(0),
             zero_obj: Constant::new(Bits::<5>::from(0)),
-            rank_one: Constant::new(Bits::<5>::from(1)),
-            count_one: Constant::new(Bits::<6>::from(1)),
-            count_zero: Constant::new(Bits::<6>::from(0)),
+            rank_one: one_rank(1),
+            count_one: one_count(1),
+            count_zero: one_count(0),
             in_range: Default::default(),
             hit: Default::default(),
             hit_bit: Default::default(),
             hit_obj: Default::default(),
             hit_timer: Default::default(),
             hit_interval: Default::default(),
-            hit_rank: Default::default(),
+            hit_rank: one_if(ranks),
             hit_cease: Default::default(),
             advanced: Default::default(),
             timer_inc: Default::default(),
@@ -123,19 +136,19 @@ impl AccessTimeTrackerRtl {
             rm_bit: Default::default(),
             cease_bit: Default::default(),
             driver_writes_hit: Default::default(),
-            reg_rank: Default::default(),
-            rm_rank: Default::default(),
-            lift_hit: Default::default(),
-            lift_reg: Default::default(),
-            lift_rm: Default::default(),
-            append_hit: Default::default(),
-            append_reg: Default::default(),
-            lifted: Default::default(),
-            kept: Default::default(),
-            kept_rank: Default::default(),
-            reg_new_rank: Default::default(),
-            rank_drop: Default::default(),
-            oldest_slot: Default::default(),
+            reg_rank: one_if(ranks),
+            rm_rank: one_if(ranks),
+            lift_hit: one_if(ranks),
+            lift_reg: one_if(ranks),
+            lift_rm: one_if(ranks),
+            append_hit: one_if(ranks),
+            append_reg: one_if(ranks),
+            lifted: one_if(ranks),
+            kept: one_if(ranks),
+            kept_rank: one_if(ranks),
+            reg_new_rank: one_if(ranks),
+            rank_drop: one_if(ranks),
+            oldest_slot: one_if(ranks),
             hit_touch: one_if(tree_nodes > 0),
             reg_touch: one_if(tree_nodes > 0),
             tree_next: one_if(tree_nodes > 0),

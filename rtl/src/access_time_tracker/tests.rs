@@ -28,13 +28,14 @@ fn verilator_lint_is_clean_and_yosys_check_passes() {
         );
         assert_lint_clean(&matrix, tag);
         remove_scratch(&matrix);
-        let tree_cfg = AttConfig {
-            recency: AttRecency::TreePlru,
+        // The default is `tree-plru`; the exact ranks are linted too.
+        let ranks_cfg = AttConfig {
+            recency: AttRecency::Ranks,
             ..cfg.clone()
         };
-        let tree = verilog_file(&tree_cfg, &format!("tree_{tag}"));
-        assert_lint_clean(&tree, tag);
-        remove_scratch(&tree);
+        let ranks = verilog_file(&ranks_cfg, &format!("ranks_{tag}"));
+        assert_lint_clean(&ranks, tag);
+        remove_scratch(&ranks);
         assert_lint_clean(&path, tag);
         let script = format!(
             "read_verilog {}; hierarchy -top top; proc; check -assert",
@@ -47,7 +48,11 @@ fn verilator_lint_is_clean_and_yosys_check_passes() {
 
 #[test]
 fn block_synthesises_and_drops_unused_flip_flops() {
-    let path = verilog_file(&small(), "synth");
+    let ranks = AttConfig {
+        recency: AttRecency::Ranks,
+        ..small()
+    };
+    let path = verilog_file(&ranks, "synth");
     let file = path.to_str().expect("temp path is UTF-8");
     // `synth` ends with its own `stat`; that report is the one counted.
     let script = format!("read_verilog {file}; synth -flatten -top top");
@@ -100,7 +105,10 @@ fn synthesised_flops(cfg: &AttConfig, tag: &str) -> Option<u64> {
 /// which with slots 0..3 are nodes 8 (0-1 | 2-3), 16 (0 | 1) and 17 (2 | 3).
 #[test]
 fn tree_plru_replaces_the_ranks_flip_flops_by_the_tree() {
-    let ranks = small();
+    let ranks = AttConfig {
+        recency: AttRecency::Ranks,
+        ..small()
+    };
     let tree = AttConfig {
         recency: AttRecency::TreePlru,
         ..small()
@@ -179,18 +187,21 @@ fn traffic(seed: u64, cycles: usize) -> Vec<AttIn> {
 #[test]
 fn ranks_and_age_matrix_give_the_same_outputs_every_cycle() {
     let configs = [
-        small(),
+        AttConfig {
+            recency: AttRecency::Ranks,
+            ..small()
+        },
         AttConfig {
             objects: 8,
             timer_bits: 5,
             profiling_threshold: 4,
-            ..AttConfig::default()
+            recency: AttRecency::Ranks,
         },
         AttConfig {
             objects: 32,
             timer_bits: 32,
             profiling_threshold: 1,
-            ..AttConfig::default()
+            recency: AttRecency::Ranks,
         },
     ];
     for (k, cfg) in configs.iter().enumerate() {
