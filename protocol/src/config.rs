@@ -121,6 +121,10 @@ pub struct CoalescerConfig {
     pub ptes_per_line: usize,
     /// log2 of 4 KB frames per coalesced page: 4 for 64 KB pages.
     pub page_frames_log2: u32,
+    /// Both units end in output registers (the default): inputs of cycle `t` are answered
+    /// in cycle `t + 1`. False: the paper's purely combinational unit, answered in cycle
+    /// `t` itself, with no state (`rtl/src/tlb_coalescer.md`, "What happens in a cycle").
+    pub output_registers: bool,
 }
 
 impl Default for CoalescerConfig {
@@ -128,7 +132,16 @@ impl Default for CoalescerConfig {
         CoalescerConfig {
             ptes_per_line: 16,
             page_frames_log2: 4,
+            output_registers: true,
         }
+    }
+}
+
+impl CoalescerConfig {
+    /// Block cycles from a merge or lookup request to its answer: 1 with output registers,
+    /// 0 for the combinational unit (the answer is on the request cycle's outputs).
+    pub fn answer_latency(&self) -> u32 {
+        u32::from(self.output_registers)
     }
 }
 
