@@ -162,7 +162,15 @@ fn skipped_idle_cycles_change_no_output_when_stepped() {
 fn cli_run(config: &Path, hw: &str, scale: &str, dir: &Path) -> (serde_json::Value, String) {
     let json = dir.join(format!("bfs-{hw}.json"));
     let out = Command::new(env!("CARGO_BIN_EXE_mcmvm"))
-        .args(["run", "--workload", "bfs", "--policy", "clap", "--scale", scale])
+        .args([
+            "run",
+            "--workload",
+            "bfs",
+            "--policy",
+            "clap",
+            "--scale",
+            scale,
+        ])
         .arg("--config")
         .arg(config)
         .args(["--hw", hw, "--hw-check-dir"])
@@ -226,7 +234,11 @@ fn the_combinational_coalescer_serves_a_clap_run_checked_and_as_verilog() {
     }
     let (twin, _) = cli_run(&config, "twin", scale, &dir);
     let (verilog, _) = cli_run(&config, "verilator", scale, &dir);
-    assert_eq!(simulated(&twin), simulated(&verilog), "--hw verilator vs twin");
+    assert_eq!(
+        simulated(&twin),
+        simulated(&verilog),
+        "--hw verilator vs twin"
+    );
     assert_eq!(simulated(&twin), simulated(&checked), "--hw check vs twin");
     let _ = std::fs::remove_dir_all(&dir);
 }

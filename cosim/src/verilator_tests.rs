@@ -111,9 +111,8 @@ fn coalescer_stimulus(seed: u64) -> impl Iterator<Item = CoalIn> {
         let group = rng.gen_range(0..64u64) << 4;
         let base_ppn = rng.gen_range(0..0x1_0000_0000u64);
         if rng.gen_bool(0.5) {
-            let mut line: [u64; 16] = core::array::from_fn(|i| {
-                1 | 0x60 | (((base_ppn + i as u64) & 0xFFFF_FFFF) << 16)
-            });
+            let mut line: [u64; 16] =
+                core::array::from_fn(|i| 1 | 0x60 | (((base_ppn + i as u64) & 0xFFFF_FFFF) << 16));
             let broken = rng.gen_range(0..16);
             line[broken] = match rng.gen_range(0..3) {
                 0 => line[broken] ^ (1 << 20),

@@ -320,8 +320,10 @@ impl CoalescerMonitor {
             after_request && !merging && !looking,
             CoalBin::IdleAfterRequest,
         );
-        self.coverage
-            .hit_if(after_reset && (merging || looking), CoalBin::RequestAfterReset);
+        self.coverage.hit_if(
+            after_reset && (merging || looking),
+            CoalBin::RequestAfterReset,
+        );
         if merging {
             let mut line = input.ptes();
             for p in &mut line {

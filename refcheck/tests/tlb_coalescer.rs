@@ -230,7 +230,11 @@ fn a_combinational_unit_that_holds_is_caught() {
     let mut cfg = HwConfig::default();
     cfg.tlb_coalescer.output_registers = false;
     let c = &cfg.tlb_coalescer;
-    let s = stimulus(&cfg, seed("coalescer comb mutants", DEFAULT_SEED), SHORT_CYCLES);
+    let s = stimulus(
+        &cfg,
+        seed("coalescer comb mutants", DEFAULT_SEED),
+        SHORT_CYCLES,
+    );
     assert_caught(
         "combinational merge outputs hold",
         TlbCoalescer::new(c),

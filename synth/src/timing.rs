@@ -107,7 +107,10 @@ mod tests {
     fn a_design_without_registers_is_timed_on_a_virtual_clock() {
         assert!(constraints(true).contains("[get_ports clock]"));
         let virt = constraints(false);
-        assert!(virt.starts_with("create_clock -name clk -period 1\n"), "{virt}");
+        assert!(
+            virt.starts_with("create_clock -name clk -period 1\n"),
+            "{virt}"
+        );
         assert!(!virt.contains("get_ports clock"), "{virt}");
     }
 

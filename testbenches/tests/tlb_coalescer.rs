@@ -260,7 +260,11 @@ fn without_output_registers_results_appear_in_the_request_cycle_and_nothing_hold
     let out = run_twin(&cfg, &case(&cfg, "full_contiguity").inputs);
     // Cycle 0 is the reset, cycle 1 the merge, cycle 2 idle.
     assert_eq!(out[0], CoalOut::default(), "reset");
-    assert_eq!(out[1], merged(0x1_0100, 0x500, 0xFFFF), "the request's cycle");
+    assert_eq!(
+        out[1],
+        merged(0x1_0100, 0x500, 0xFFFF),
+        "the request's cycle"
+    );
     assert_eq!(out[2], CoalOut::default(), "idle: no hold");
     let out = run_twin(&cfg, &case(&cfg, "back_to_back").inputs);
     let registered = outputs("back_to_back");
@@ -279,7 +283,11 @@ fn without_output_registers_results_appear_in_the_request_cycle_and_nothing_hold
     }
     let out = run_twin(&cfg, &case(&cfg, "reset_blocks_updates").inputs);
     assert_eq!(out[1], merged(0x1_0100, 0x500, 0xFFFF));
-    assert_eq!(out[2], CoalOut::default(), "reset with requests: 0 in its own cycle");
+    assert_eq!(
+        out[2],
+        CoalOut::default(),
+        "reset with requests: 0 in its own cycle"
+    );
 }
 
 #[test]
