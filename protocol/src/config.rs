@@ -252,3 +252,27 @@ impl HwConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hw_toml_is_the_default_and_output_registers_is_optional() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/hw.toml"));
+        let file = HwConfig::load(path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(file, HwConfig::default());
+        assert!(file.tlb_coalescer.output_registers);
+        assert_eq!(file.tlb_coalescer.answer_latency(), 1);
+        // A file written before the key existed keeps today's registered block.
+        let old: HwConfig = parse_toml("[tlb_coalescer]\npage_frames_log2 = 4\n", path)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(old.tlb_coalescer.output_registers);
+        let comb: HwConfig = parse_toml("[tlb_coalescer]\noutput_registers = false\n", path)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(comb.tlb_coalescer.answer_latency(), 0);
+        let bad = parse_toml::<HwConfig>("[tlb_coalescer]\noutput_registers = 0\n", path)
+            .expect_err("an integer is not a bool");
+        assert!(bad.to_string().contains("output_registers"), "{bad}");
+    }
+}
