@@ -1,14 +1,15 @@
 //! The TLB coalescing logic (CLAP §4.6) as a RustHDL module, and its rust-hdl simulation
-//! adapter.
+//! adapter (`tlb_coalescer/hdl_sim.rs`).
 //!
 //! Merge unit and lookup unit side by side. With `output_registers` (the default) each ends
 //! in output registers, so inputs of cycle `t` appear on the outputs in cycle `t + 1`;
 //! without, the outputs are the units' combinational results of cycle `t` (the paper's
 //! unit). One module serves both: the flag is a typed constant, the output assignments
-//! select on it, and synthesis drops the registers nothing reads. The PTE decode parameters (PPN position,
-//! the bits that exclude a slot) come from `params::PteDecode`, written from the README's PTE
-//! table independently of the twin's decode, so the lockstep checks one against the other. `tlb_coalescer.md` next to this
-//! file lists the ports and walks through a cycle.
+//! select on it, and synthesis drops the registers nothing reads. The PTE decode parameters
+//! (PPN position, the bits that exclude a slot) come from `params::PteDecode`, written from
+//! the README's PTE table independently of the twin's decode, so the lockstep checks one
+//! against the other. `tlb_coalescer.md` next to this file lists the ports and walks
+//! through a cycle.
 //!
 //! The sixteen slots are written once, as loops over arrays of local signals: a copy of each
 //! PTE port, then per slot "coalescable", permissions and the base PPN the slot implies.
