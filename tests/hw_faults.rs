@@ -315,3 +315,76 @@ fn a_mispredicting_twin_repeats_the_run_with_the_rtl_serving() {
         .iter()
         .all(|b| b.engine.compared == b.block_cycles));
 }
+
+/// Serves every coalescer with the twin of the *other* `output_registers` variant than the
+/// run asks for (RT and ATT: the twins).
+struct OtherCoalescerVariant;
+
+impl BlockFactory for OtherCoalescerVariant {
+    fn name(&self) -> &str {
+        "other-variant"
+    }
+    fn remote_tracker(
+        &self,
+        cfg: &RtConfig,
+        _: &str,
+    ) -> Result<BoxedSystemEngine<RtIn, RtOut>, BlockFault> {
+        Ok(Box::new(Plain::new(RemoteTracker::new(cfg), "twin")))
+    }
+    fn tlb_coalescer(
+        &self,
+        cfg: &CoalescerConfig,
+        _: &str,
+    ) -> Result<BoxedSystemEngine<CoalIn, CoalOut>, BlockFault> {
+        let other = CoalescerConfig {
+            output_registers: !cfg.output_registers,
+            ..cfg.clone()
+        };
+        Ok(Box::new(Plain::new(
+            mcmvm_models::blocks::tlb_coalescer::TlbCoalescer::new(&other),
+            "other variant",
+        )))
+    }
+    fn access_time_tracker(
+        &self,
+        cfg: &AttConfig,
+        _: &str,
+    ) -> Result<BoxedSystemEngine<AttIn, AttOut>, BlockFault> {
+        Ok(Box::new(Plain::new(
+            mcmvm_models::blocks::access_time_tracker::AccessTimeTracker::new(cfg),
+            "twin",
+        )))
+    }
+}
+
+#[test]
+fn a_coalescer_answering_off_its_documented_latency_is_an_error() {
+    // The combinational unit must answer in the request's cycle (latency 0), the
+    // registered one exactly one cycle later: an engine of the other variant misses it.
+    let scale = 0.02;
+    for output_registers in [false, true] {
+        let mut cfg = gpu_cfg("mcm-4chiplet.toml");
+        cfg.hw.tlb_coalescer.output_registers = output_registers;
+        cfg.engines = Hardware(Arc::new(OtherCoalescerVariant));
+        let wl = workload::by_name("bfs", scale, SEED).expect("bfs");
+        let spec = RunSpec {
+            policy: PolicyKind::Clap,
+            scale,
+            seed: SEED,
+        };
+        let err = simulate(&cfg, wl.as_ref(), spec).expect_err("the wrong variant is caught");
+        match err {
+            GpuError::Block(BlockFault::NoAnswer {
+                block,
+                port,
+                latency,
+                ..
+            }) => {
+                assert_eq!(block, "tlb_coalescer");
+                assert_eq!(port, "merge_done", "the first request is a walk's merge");
+                assert_eq!(latency, u32::from(output_registers));
+            }
+            other => panic!("output_registers = {output_registers}: {other}"),
+        }
+    }
+}

@@ -14,6 +14,9 @@ use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, RunSpec};
 use mcmvm_models::uvm::{self, UvmPolicy};
 use mcmvm_models::workload;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
 #[test]
 fn verilator_gives_the_twins_answers_on_every_clap_workload() {
     let scale = 0.03;
@@ -152,4 +155,90 @@ fn skipped_idle_cycles_change_no_output_when_stepped() {
     cfg.engines = hardware(o);
     let got = clap_run(&cfg, "ste", PolicyKind::Clap, scale).expect("every cycle stepped");
     assert_eq!(want, got);
+}
+
+/// `mcmvm run` of bfs under clap with `--config config --hw hw`, its report as JSON
+/// (`--json`) and its standard output; panics with both streams unless it exits 0.
+fn cli_run(config: &Path, hw: &str, scale: &str, dir: &Path) -> (serde_json::Value, String) {
+    let json = dir.join(format!("bfs-{hw}.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_mcmvm"))
+        .args([
+            "run",
+            "--workload",
+            "bfs",
+            "--policy",
+            "clap",
+            "--scale",
+            scale,
+        ])
+        .arg("--config")
+        .arg(config)
+        .args(["--hw", hw, "--hw-check-dir"])
+        .arg(dir.join("hw-check"))
+        .arg("--json")
+        .arg(&json)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("mcmvm runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "--hw {hw}:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&json).expect("the JSON report is written");
+    let report: serde_json::Value = serde_json::from_str(&text).expect("the report is JSON");
+    (report, stdout)
+}
+
+/// The paper's combinational coalescer (`tlb_coalescer.output_registers = false`, set in
+/// the GPU config's `[hw.tlb_coalescer]`) in a system run: `--hw check` compares twin and
+/// Verilog every cycle with 0 mismatches, and `--hw verilator` gives `--hw twin`'s figures.
+#[test]
+fn the_combinational_coalescer_serves_a_clap_run_checked_and_as_verilog() {
+    let scale = "0.02";
+    println!("bfs / clap at scale {scale}, seed {SEED}, tlb_coalescer.output_registers = false");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hil-combinational-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let base = std::fs::read_to_string(hw_support::root().join("configs/mcm-4chiplet.toml"))
+        .expect("the built-in GPU config");
+    let config = dir.join("mcm-4chiplet-combinational.toml");
+    std::fs::write(
+        &config,
+        format!("{base}\n[hw.tlb_coalescer]\noutput_registers = false\n"),
+    )
+    .expect("write the config");
+
+    let (checked, stdout) = cli_run(&config, "check", scale, &dir);
+    assert!(stdout.contains(", mismatches: 0"), "{stdout}");
+    let coalescers: Vec<&serde_json::Value> = checked["hardware"]["blocks"]
+        .as_array()
+        .expect("hardware blocks")
+        .iter()
+        .filter(|b| b["block"] == "tlb_coalescer")
+        .collect();
+    assert_eq!(coalescers.len(), 4, "one coalescer per chiplet");
+    let cycles: u64 = coalescers
+        .iter()
+        .map(|b| b["block_cycles"].as_u64().expect("block cycles"))
+        .sum();
+    assert!(cycles > 0, "the coalescers were clocked");
+    for b in &coalescers {
+        assert_eq!(
+            b["engine"]["compared"], b["block_cycles"],
+            "every block cycle compared: {b}"
+        );
+        assert_eq!(b["engine"]["reference_checked"], b["block_cycles"], "{b}");
+    }
+    let (twin, _) = cli_run(&config, "twin", scale, &dir);
+    let (verilog, _) = cli_run(&config, "verilator", scale, &dir);
+    assert_eq!(
+        simulated(&twin),
+        simulated(&verilog),
+        "--hw verilator vs twin"
+    );
+    assert_eq!(simulated(&twin), simulated(&checked), "--hw check vs twin");
+    let _ = std::fs::remove_dir_all(&dir);
 }

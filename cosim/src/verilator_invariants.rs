@@ -109,8 +109,8 @@ pub fn invariants(
     match kind {
         BlockKind::RemoteTracker => remote_tracker(cfg, verilog),
         BlockKind::AccessTimeTracker => access_time_tracker(cfg, verilog),
-        // The coalescer is a pipeline of output registers: its README states nothing about
-        // state that its ports do not show.
+        // The coalescer's only state is its output registers (none without them): its
+        // README states nothing about state that its ports do not show.
         BlockKind::TlbCoalescer => Ok(Vec::new()),
     }
 }

@@ -4,9 +4,9 @@
 //! crate, so its generators cannot be used here.
 
 use super::*;
-use crate::engine::{Att, CosimBlock, EngineKind, Rt};
+use crate::engine::{Att, Coalescer, CosimBlock, EngineKind, Rt};
 use crate::lockstep::{lockstep, LockstepOptions};
-use mcmvm_models::protocol::{AttIn, AttOut, RtIn, RtOut};
+use mcmvm_models::protocol::{AttIn, AttOut, CoalIn, CoalOut, RtIn, RtOut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -97,6 +97,43 @@ fn att_stimulus(seed: u64) -> impl Iterator<Item = AttIn> {
     })
 }
 
+/// Merges of contiguous lines with one slot broken at random (another PPN, permissions or
+/// an invalid PTE), lookups near the merged groups, both in one cycle, gaps and a rare
+/// reset (with requests).
+fn coalescer_stimulus(seed: u64) -> impl Iterator<Item = CoalIn> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut first = true;
+    std::iter::from_fn(move || {
+        let mut input = CoalIn::default();
+        if std::mem::take(&mut first) || rng.gen_ratio(1, 1000) {
+            input.reset = 1;
+        }
+        let group = rng.gen_range(0..64u64) << 4;
+        let base_ppn = rng.gen_range(0..0x1_0000_0000u64);
+        if rng.gen_bool(0.5) {
+            let mut line: [u64; 16] =
+                core::array::from_fn(|i| 1 | 0x60 | (((base_ppn + i as u64) & 0xFFFF_FFFF) << 16));
+            let broken = rng.gen_range(0..16);
+            line[broken] = match rng.gen_range(0..3) {
+                0 => line[broken] ^ (1 << 20),
+                1 => line[broken] | (1 << 4),
+                _ => line[broken] & !1,
+            };
+            input.merge_valid = 1;
+            input.merge_vpn = group | rng.gen_range(0..16);
+            input.set_ptes(&line);
+        }
+        if rng.gen_bool(0.5) {
+            input.lookup_valid = 1;
+            input.lookup_vpn = (group | rng.gen_range(0..16)) ^ (u64::from(rng.gen_bool(0.1)) << 4);
+            input.entry_base_vpn = group;
+            input.entry_base_ppn = base_ppn;
+            input.entry_mask = rng.gen_range(0..0x1_0000);
+        }
+        Some(input)
+    })
+}
+
 /// Twin and Verilator model of `B` in lockstep for [`CYCLES`] cycles: no mismatch.
 fn assert_agrees_with_twin<B: CosimBlock>(cfg: &HwConfig, stimulus: impl Iterator<Item = B::In>) {
     let opts = LockstepOptions {
@@ -136,6 +173,24 @@ fn an_att_with_a_non_power_of_two_threshold_and_narrow_timers_agrees_with_the_tw
     cfg.access_time_tracker.timer_bits = 8;
     cfg.access_time_tracker.profiling_threshold = 100;
     assert_agrees_with_twin::<Att>(&cfg, att_stimulus(14));
+}
+
+#[test]
+fn the_combinational_coalescer_builds_its_own_model_and_agrees_with_the_twin() {
+    let mut cfg = HwConfig::default();
+    cfg.tlb_coalescer.output_registers = false;
+    let seed = 15;
+    println!("coalescer stimulus seed {seed}");
+    assert_agrees_with_twin::<Coalescer>(&cfg, coalescer_stimulus(seed));
+    // The flag changes the emitted Verilog, so the cache keeps a model per variant.
+    let kind = BlockKind::TlbCoalescer;
+    let model = |c: &HwConfig| {
+        VerilatorModel::<CoalIn, CoalOut>::new(kind, c)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .library_path()
+            .to_path_buf()
+    };
+    assert_ne!(model(&cfg), model(&HwConfig::default()));
 }
 
 /// The model directories under `root` (the cache's own temporary directories excluded).

@@ -121,6 +121,10 @@ pub struct CoalescerConfig {
     pub ptes_per_line: usize,
     /// log2 of 4 KB frames per coalesced page: 4 for 64 KB pages.
     pub page_frames_log2: u32,
+    /// Both units end in output registers (the default): inputs of cycle `t` are answered
+    /// in cycle `t + 1`. False: the paper's purely combinational unit, answered in cycle
+    /// `t` itself, with no state (`rtl/src/tlb_coalescer.md`, "What happens in a cycle").
+    pub output_registers: bool,
 }
 
 impl Default for CoalescerConfig {
@@ -128,7 +132,16 @@ impl Default for CoalescerConfig {
         CoalescerConfig {
             ptes_per_line: 16,
             page_frames_log2: 4,
+            output_registers: true,
         }
+    }
+}
+
+impl CoalescerConfig {
+    /// Block cycles from a merge or lookup request to its answer: 1 with output registers,
+    /// 0 for the combinational unit (the answer is on the request cycle's outputs).
+    pub fn answer_latency(&self) -> u32 {
+        u32::from(self.output_registers)
     }
 }
 
@@ -244,5 +257,29 @@ impl HwConfig {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hw_toml_is_the_default_and_output_registers_is_optional() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/hw.toml"));
+        let file = HwConfig::load(path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(file, HwConfig::default());
+        assert!(file.tlb_coalescer.output_registers);
+        assert_eq!(file.tlb_coalescer.answer_latency(), 1);
+        // A file written before the key existed keeps today's registered block.
+        let old: HwConfig = parse_toml("[tlb_coalescer]\npage_frames_log2 = 4\n", path)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(old.tlb_coalescer.output_registers);
+        let comb: HwConfig = parse_toml("[tlb_coalescer]\noutput_registers = false\n", path)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(comb.tlb_coalescer.answer_latency(), 0);
+        let bad = parse_toml::<HwConfig>("[tlb_coalescer]\noutput_registers = 0\n", path)
+            .expect_err("an integer is not a bool");
+        assert!(bad.to_string().contains("output_registers"), "{bad}");
     }
 }

@@ -20,9 +20,12 @@
 //!   slot non-coalescable (not truncated).
 //! * Power-on state equals the reset state (stated for this block).
 //!
-//! Both units are fully specified, so every output is predicted exactly: `merge_done` /
-//! `lookup_done` / `lookup_hit` are 1 only in the cycle after a request, and the data
-//! registers hold their last value otherwise (they are *not* zero when `*_done` is 0).
+//! Both units are fully specified, so every output is predicted exactly. With
+//! `output_registers = true`: `merge_done` / `lookup_done` / `lookup_hit` are 1 only in the
+//! cycle after a request, and the data registers hold their last value otherwise (they are
+//! *not* zero when `*_done` is 0). With `output_registers = false` (the README's
+//! combinational unit): every output is a function of the same cycle's inputs, `*_done =
+//! *_valid & !reset`, and every other output is its result when its `*_done` is 1, else 0.
 
 use crate::coverage::{bins, Coverage, Covered};
 use crate::{bits, compare, Monitor, Violation};
@@ -112,6 +115,12 @@ bins! {
         MergeAndLookup = "merge_and_lookup_same_cycle",
         /// Reset with a merge or a lookup request in the same cycle (dropped).
         ResetWithRequest = "reset_with_request",
+        /// A cycle without request or reset right after one with a request: the request's
+        /// answer shows (registered) or every output reads 0 (combinational: no hold).
+        IdleAfterRequest = "idle_cycle_after_request",
+        /// A request in the cycle right after a reset: answered as usual (the combinational
+        /// unit's reset reaches no other cycle).
+        RequestAfterReset = "request_right_after_reset",
     }
 }
 
@@ -158,7 +167,11 @@ fn cover_merge(c: &mut Coverage, line: &[u64; 16], vpn: u64, page_frames_log2: u
 /// Checks `CoalOut` against the coalescer README.
 pub struct CoalescerMonitor {
     page_frames_log2: u32,
-    /// The seven output registers as the README says they are now.
+    /// `output_registers`: answers one cycle late and data outputs hold (true), or answers
+    /// in the request's cycle with no state (false).
+    registered: bool,
+    /// The seven output registers as the README says they are now (unused, all zero, for
+    /// the combinational unit).
     regs: CoalOut,
     /// The previous cycle's input and number (what the registers were loaded from).
     last: Option<(u64, CoalIn)>,
@@ -173,11 +186,42 @@ impl CoalescerMonitor {
     pub fn new(cfg: &CoalescerConfig) -> Self {
         CoalescerMonitor {
             page_frames_log2: cfg.page_frames_log2,
+            registered: cfg.output_registers,
             regs: CoalOut::default(),
             last: None,
             last_merge: None,
             last_lookup: None,
             coverage: Coverage::new("coalescer", CoalBin::NAMES),
+        }
+    }
+
+    /// The rule behind a combinational prediction for `input` of this cycle.
+    fn explain_combinational(&self, signal: &'static str, input: &CoalIn) -> String {
+        let head = "output_registers = false: outputs are this cycle's results, 0 without \
+                    the request or under reset (no hold)";
+        if bits(input.reset, 1) != 0 {
+            return format!("{head}; reset is high this cycle: every output reads 0");
+        }
+        if signal.starts_with("merge") {
+            if bits(input.merge_valid, 1) == 0 {
+                return format!("{head}; no merge_valid this cycle: merge outputs read 0");
+            }
+            format!("{head}; merge this cycle: {}", self.merge_detail(input))
+        } else {
+            if bits(input.lookup_valid, 1) == 0 {
+                return format!("{head}; no lookup_valid this cycle: lookup outputs read 0");
+            }
+            let (hit, ppn) = lookup(
+                bits(input.lookup_vpn, 32),
+                bits(input.entry_base_vpn, 32),
+                bits(input.entry_base_ppn, 32),
+                bits(input.entry_mask, 16),
+            );
+            format!(
+                "{head}; lookup this cycle: vpn {:#x}, entry base vpn {:#x} ppn {:#x} mask \
+                 {:#06x} -> hit {hit}, ppn {ppn:#x}",
+                input.lookup_vpn, input.entry_base_vpn, input.entry_base_ppn, input.entry_mask
+            )
         }
     }
 
@@ -253,20 +297,33 @@ impl CoalescerMonitor {
         )
     }
 
-    fn clock_edge(&mut self, cycle: u64, input: &CoalIn) {
+    /// The README's results of `input` (steps 1-4 of both units): each unit's fields when
+    /// its valid is high and reset low, else 0. Counts the cycle's coverage bins.
+    fn results(&mut self, input: &CoalIn) -> CoalOut {
         let merging = bits(input.merge_valid, 1) != 0;
         let looking = bits(input.lookup_valid, 1) != 0;
+        let mut now = CoalOut::default();
+        let after = self.last.map(|(_, i)| {
+            let requested = (bits(i.merge_valid, 1) | bits(i.lookup_valid, 1)) != 0;
+            (bits(i.reset, 1) != 0, requested && bits(i.reset, 1) == 0)
+        });
+        let (after_reset, after_request) = after.unwrap_or((false, false));
         if bits(input.reset, 1) != 0 {
             self.coverage
                 .hit_if(merging || looking, CoalBin::ResetWithRequest);
-            // Clears all seven registers and blocks both units.
-            self.regs = CoalOut::default();
-            self.last_merge = None;
-            self.last_lookup = None;
-            return;
+            // Reset blocks both units.
+            return now;
         }
         self.coverage
             .hit_if(merging && looking, CoalBin::MergeAndLookup);
+        self.coverage.hit_if(
+            after_request && !merging && !looking,
+            CoalBin::IdleAfterRequest,
+        );
+        self.coverage.hit_if(
+            after_reset && (merging || looking),
+            CoalBin::RequestAfterReset,
+        );
         if merging {
             let mut line = input.ptes();
             for p in &mut line {
@@ -275,14 +332,10 @@ impl CoalescerMonitor {
             let vpn = bits(input.merge_vpn, 32);
             let (mask, base) = merge(&line, vpn, self.page_frames_log2);
             cover_merge(&mut self.coverage, &line, vpn, self.page_frames_log2);
-            self.regs.merge_done = 1;
-            self.regs.merge_base_vpn = vpn & !15;
-            self.regs.merge_base_ppn = base;
-            self.regs.merge_mask = mask;
-            self.last_merge = Some((cycle, *input));
-        } else {
-            // Data registers hold: a plain register enable.
-            self.regs.merge_done = 0;
+            now.merge_done = 1;
+            now.merge_base_vpn = vpn & !15;
+            now.merge_base_ppn = base;
+            now.merge_mask = mask;
         }
         if looking {
             let vpn = bits(input.lookup_vpn, 32);
@@ -300,22 +353,55 @@ impl CoalescerMonitor {
                 hit && base_ppn + (vpn & 15) > 0xFFFF_FFFF,
                 CoalBin::LookupPpnWrap,
             );
-            self.regs.lookup_done = 1;
-            self.regs.lookup_hit = u64::from(hit);
-            self.regs.lookup_ppn = ppn;
+            now.lookup_done = 1;
+            now.lookup_hit = u64::from(hit);
+            now.lookup_ppn = ppn;
+        }
+        now
+    }
+
+    /// The rising edge of the registered variant: the results load into the registers.
+    fn clock_edge(&mut self, cycle: u64, input: &CoalIn, now: &CoalOut) {
+        if bits(input.reset, 1) != 0 {
+            // Clears all seven registers (the results are all 0 under reset).
+            self.regs = CoalOut::default();
+            self.last_merge = None;
+            self.last_lookup = None;
+            return;
+        }
+        // Flags load every cycle.
+        self.regs.merge_done = now.merge_done;
+        self.regs.lookup_done = now.lookup_done;
+        self.regs.lookup_hit = now.lookup_hit;
+        // Data registers load with their request, else hold: a plain register enable.
+        if now.merge_done == 1 {
+            self.regs.merge_base_vpn = now.merge_base_vpn;
+            self.regs.merge_base_ppn = now.merge_base_ppn;
+            self.regs.merge_mask = now.merge_mask;
+            self.last_merge = Some((cycle, *input));
+        }
+        if now.lookup_done == 1 {
+            self.regs.lookup_ppn = now.lookup_ppn;
             self.last_lookup = Some((cycle, *input));
-        } else {
-            self.regs.lookup_done = 0;
-            self.regs.lookup_hit = 0;
         }
     }
 }
 
 impl Monitor<CoalIn, CoalOut> for CoalescerMonitor {
     fn observe(&mut self, cycle: u64, input: &CoalIn, output: &CoalOut) -> Result<(), Violation> {
-        // Outputs are the registers: they show the previous cycles' inputs, never this one's.
-        let result = compare("coalescer", cycle, &self.regs, output, |s| self.explain(s));
-        self.clock_edge(cycle, input);
+        let now = self.results(input);
+        let result = if self.registered {
+            // Outputs are the registers: they show the previous cycles' inputs, never this
+            // one's.
+            let r = compare("coalescer", cycle, &self.regs, output, |s| self.explain(s));
+            self.clock_edge(cycle, input, &now);
+            r
+        } else {
+            // The combinational unit: this cycle's results, nothing held.
+            compare("coalescer", cycle, &now, output, |s| {
+                self.explain_combinational(s, input)
+            })
+        };
         self.last = Some((cycle, *input));
         result
     }

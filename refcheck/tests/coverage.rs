@@ -37,6 +37,7 @@ fn narrow() -> HwConfig {
         tlb_coalescer: CoalescerConfig {
             ptes_per_line: 16,
             page_frames_log2: 0,
+            output_registers: true,
         },
         access_time_tracker: AttConfig {
             objects: 4,
@@ -145,6 +146,13 @@ fn every_remote_tracker_bin_is_hit_under_nru() {
     assert_every_bin_hit("rt nru", &runs);
 }
 
+/// The default configuration with the combinational coalescer (`output_registers = false`).
+fn combinational() -> HwConfig {
+    let mut cfg = HwConfig::default();
+    cfg.tlb_coalescer.output_registers = false;
+    cfg
+}
+
 #[test]
 fn every_coalescer_bin_is_hit() {
     let mut runs = Vec::new();
@@ -166,6 +174,33 @@ fn every_coalescer_bin_is_hit() {
         }
     }
     assert_every_bin_hit("coalescer", &runs);
+}
+
+#[test]
+fn every_coalescer_bin_is_hit_by_the_combinational_unit() {
+    // The same bins: each also holds for the combinational rule (an idle cycle after a
+    // request reads 0 there, a request right after reset is answered in its own cycle).
+    let mut runs = Vec::new();
+    let mut narrow_combinational = narrow();
+    narrow_combinational.tlb_coalescer.output_registers = false;
+    for (label, cfg, cycles) in [
+        ("combinational", combinational(), RANDOM_CYCLES),
+        ("narrow combinational", narrow_combinational, SHORT_CYCLES),
+    ] {
+        let c = &cfg.tlb_coalescer;
+        let directed = tlb_coalescer::directed(&cfg);
+        let s = seed(&format!("coalescer {label}"), COALESCER_SEED);
+        let random: Vec<_> = tlb_coalescer::random(&cfg, s).take(cycles).collect();
+        for (kind, stim) in [("directed", &directed), ("random", &random)] {
+            runs.push(covered(
+                format!("coalescer {label} {kind}"),
+                CoalescerMonitor::new(c),
+                TlbCoalescer::new(c),
+                stim,
+            ));
+        }
+    }
+    assert_every_bin_hit("coalescer combinational", &runs);
 }
 
 #[test]

@@ -139,8 +139,8 @@ fn coalescer_bits_57_to_63_are_outside_every_field() {
 #[test]
 fn coalescer_ppn_must_fit_32_bits_with_4k_pages() {
     let cfg = CoalescerConfig {
-        ptes_per_line: 16,
         page_frames_log2: 0,
+        ..CoalescerConfig::default()
     };
     let mut line: [u64; 16] = core::array::from_fn(|i| pte(0xFFFF_FFF8 + i as u64, 0));
     // Slots 8.. map PPN 2^32 + k: the same offset, but no longer expressible on the ports.
@@ -161,6 +161,59 @@ fn coalescer_ppn_must_fit_32_bits_with_4k_pages() {
         (0x00FF, 0xFFFF_FFF8)
     );
     assert_eq!((outs[3].merge_mask, outs[3].merge_base_ppn), (0, 0));
+}
+
+#[test]
+fn combinational_coalescer_answers_in_the_request_cycle_and_reset_reaches_no_other_cycle() {
+    // README, "Reset" without output registers: reset in cycle t zeroes cycle t's outputs
+    // only; there is no power-on state, so cycle 0 answers its own request without a reset.
+    let cfg = CoalescerConfig {
+        output_registers: false,
+        ..CoalescerConfig::default()
+    };
+    let line: [u64; 16] = core::array::from_fn(|i| pte(0x900 + i as u64, 4));
+    let probe = CoalIn {
+        lookup_valid: 1,
+        lookup_vpn: 0x4F,
+        entry_base_vpn: 0x40,
+        entry_base_ppn: 0xFFFF_FFF8,
+        entry_mask: 0x8000,
+        ..merge(0x43, &line)
+    };
+    let s = [
+        merge(0x43, &line),
+        CoalIn { reset: 1, ..probe },
+        probe,
+        CoalIn::default(),
+        // Valid bits beyond bit 0 are not the port's: bit 0 alone decides.
+        CoalIn {
+            merge_valid: 2,
+            lookup_valid: 2,
+            ..probe
+        },
+    ];
+    let outs = coal("coalescer combinational reset", &cfg, &s);
+    let merged = CoalOut {
+        merge_done: 1,
+        merge_base_vpn: 0x40,
+        merge_base_ppn: 0x900,
+        merge_mask: 0xFFFF,
+        ..CoalOut::default()
+    };
+    assert_eq!(outs[0], merged, "power-on: cycle 0 answers cycle 0");
+    assert_eq!(outs[1], CoalOut::default(), "reset zeroes its own cycle");
+    assert_eq!(
+        outs[2],
+        CoalOut {
+            lookup_done: 1,
+            lookup_hit: 1,
+            lookup_ppn: 0x7, // 0xFFFF_FFF8 + 15 wraps
+            ..merged
+        },
+        "the cycle after reset answers its own requests"
+    );
+    assert_eq!(outs[3], CoalOut::default(), "idle: nothing holds");
+    assert_eq!(outs[4], CoalOut::default(), "valid bit 0 clear: no request");
 }
 
 fn att(what: &str, cfg: &AttConfig, seq: &[AttIn]) {

@@ -17,8 +17,8 @@ const DEFAULT_SEED: u64 = 0xC0A1_E5CE;
 fn config(page_frames_log2: u32) -> HwConfig {
     HwConfig {
         tlb_coalescer: CoalescerConfig {
-            ptes_per_line: 16,
             page_frames_log2,
+            ..CoalescerConfig::default()
         },
         ..HwConfig::default()
     }
@@ -98,6 +98,52 @@ fn twin_agrees_with_the_readme_4k_and_2m_pages() {
     );
 }
 
+#[test]
+fn twin_agrees_with_the_readme_combinational_unit() {
+    let seed = seed("coalescer combinational", DEFAULT_SEED ^ 0xC0);
+    for frames_log2 in [4, 0] {
+        let mut cfg = config(frames_log2);
+        cfg.tlb_coalescer.output_registers = false;
+        let what = format!("coalescer combinational page_frames_log2={frames_log2}");
+        check(&cfg, &what, seed, SHORT_CYCLES);
+    }
+}
+
+/// Which cycle a violation is reported at, naming `signal`, when the monitor of `monitored`
+/// watches an engine built for `served`.
+fn first_violation(monitored: &HwConfig, served: &HwConfig, s: &[CoalIn]) -> (u64, &'static str) {
+    use mcmvm_protocol::protocol::CycleModel;
+    use mcmvm_refcheck::Monitor;
+    let mut monitor = CoalescerMonitor::new(&monitored.tlb_coalescer);
+    let mut twin = TlbCoalescer::new(&served.tlb_coalescer);
+    for (cycle, input) in s.iter().enumerate() {
+        let out = twin.step(input);
+        if let Err(v) = monitor.observe(cycle as u64, input, &out) {
+            return (v.cycle, v.signal);
+        }
+    }
+    panic!("the wrong variant was not caught");
+}
+
+#[test]
+fn each_variant_is_caught_serving_for_the_other() {
+    let registered = HwConfig::default();
+    let mut combinational = HwConfig::default();
+    combinational.tlb_coalescer.output_registers = false;
+    // Every directed case is a reset then its first request in cycle 1.
+    let s = tb::directed(&registered);
+    // The registered twin answers cycle 1's merge in cycle 2, the README's combinational
+    // unit in cycle 1 itself.
+    assert_eq!(
+        first_violation(&combinational, &registered, &s),
+        (1, "merge_done")
+    );
+    assert_eq!(
+        first_violation(&registered, &combinational, &s),
+        (1, "merge_done")
+    );
+}
+
 const EXECUTABLE: u64 = 1 << 4;
 
 /// The executable bit (PTE bit 4) is left out of the permission compare: the adapter gives
@@ -158,6 +204,48 @@ impl Corruption<CoalIn, CoalOut> for NoHold {
         }
         out
     }
+}
+
+/// The combinational unit with its data outputs held in idle cycles (as the registered
+/// variant's registers do).
+#[derive(Default)]
+struct CombinationalHolds {
+    held: CoalOut,
+}
+
+impl Corruption<CoalIn, CoalOut> for CombinationalHolds {
+    fn output(&mut self, input: &CoalIn, mut out: CoalOut) -> CoalOut {
+        if input.reset == 0 && out.merge_done == 0 {
+            out.merge_base_vpn = self.held.merge_base_vpn;
+            out.merge_base_ppn = self.held.merge_base_ppn;
+            out.merge_mask = self.held.merge_mask;
+        }
+        self.held = out;
+        out
+    }
+}
+
+#[test]
+fn a_combinational_unit_that_holds_is_caught() {
+    let mut cfg = HwConfig::default();
+    cfg.tlb_coalescer.output_registers = false;
+    let c = &cfg.tlb_coalescer;
+    let s = stimulus(
+        &cfg,
+        seed("coalescer comb mutants", DEFAULT_SEED),
+        SHORT_CYCLES,
+    );
+    assert_caught(
+        "combinational merge outputs hold",
+        TlbCoalescer::new(c),
+        Mutant {
+            inner: TlbCoalescer::new(c),
+            corruption: CombinationalHolds::default(),
+        },
+        &mut CoalescerMonitor::new(c),
+        &s,
+        &["merge_base_vpn", "merge_base_ppn", "merge_mask"],
+    );
 }
 
 #[test]

@@ -69,6 +69,7 @@ fn area(block: &str, library: &str, node_nm: f64, um2: f64) -> mcmvm_synth::Area
         logic_area_um2: um2 * 0.6,
         nand2_equivalents: um2 / 30.0,
         min_period_ns: 2.0,
+        combinational: false,
         max_clock_mhz: 500.0,
         paper_clock_mhz: Some(1132.0),
         cells: 100,

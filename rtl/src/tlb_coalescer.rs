@@ -1,11 +1,15 @@
 //! The TLB coalescing logic (CLAP §4.6) as a RustHDL module, and its rust-hdl simulation
-//! adapter.
+//! adapter (`tlb_coalescer/hdl_sim.rs`).
 //!
-//! Merge unit and lookup unit side by side, each ending in output registers, so inputs of
-//! cycle `t` appear on the outputs in cycle `t + 1`. The PTE decode parameters (PPN position,
-//! the bits that exclude a slot) come from `params::PteDecode`, written from the README's PTE
-//! table independently of the twin's decode, so the lockstep checks one against the other. `tlb_coalescer.md` next to this
-//! file lists the ports and walks through a cycle.
+//! Merge unit and lookup unit side by side. With `output_registers` (the default) each ends
+//! in output registers, so inputs of cycle `t` appear on the outputs in cycle `t + 1`;
+//! without, the outputs are the units' combinational results of cycle `t` (the paper's
+//! unit). One module serves both: the flag is a typed constant, the output assignments
+//! select on it, and synthesis drops the registers nothing reads. The PTE decode parameters
+//! (PPN position, the bits that exclude a slot) come from `params::PteDecode`, written from
+//! the README's PTE table independently of the twin's decode, so the lockstep checks one
+//! against the other. `tlb_coalescer.md` next to this file lists the ports and walks
+//! through a cycle.
 //!
 //! The sixteen slots are written once, as loops over arrays of local signals: a copy of each
 //! PTE port, then per slot "coalescable", permissions and the base PPN the slot implies.
@@ -17,17 +21,14 @@
 
 use crate::params::{PteDecode, LINE_SLOTS as SLOTS, PTE_PERMISSIONS, PTE_VALID};
 use mcmvm_protocol::config::CoalescerConfig;
-use mcmvm_protocol::protocol::{CoalIn, CoalOut, CycleModel};
 use rust_hdl::prelude::*;
-
-/// Settle iterations allowed per clock phase; the design needs about five.
-const MAX_SETTLE_ITERATIONS: usize = 100;
 
 /// RustHDL module of the TLB coalescing logic. Port names and widths are those of
 /// `mcmvm_protocol::protocol::{CoalIn, CoalOut}`.
 #[derive(LogicBlock)]
 pub struct TlbCoalescerRtl {
-    /// Synchronous reset: clears the output registers; blocks every other update.
+    /// Synchronous reset: clears the output registers; blocks every other update (and,
+    /// without output registers, zeroes this cycle's outputs).
     pub reset: Signal<In, Bit>,
     /// A 128-byte line of sixteen PTEs is on `pte0..pte15` this cycle.
     pub merge_valid: Signal<In, Bit>,
@@ -75,7 +76,8 @@ pub struct TlbCoalescerRtl {
     pub entry_base_ppn: Signal<In, Bits<32>>,
     /// Entry's slot mask.
     pub entry_mask: Signal<In, Bits<16>>,
-    /// A merge result is on `merge_base_*` / `merge_mask` (the line arrived last cycle).
+    /// A merge result is on `merge_base_*` / `merge_mask` (the line arrived last cycle, or
+    /// this cycle without output registers).
     pub merge_done: Signal<Out, Bit>,
     /// Base VPN of the coalesced entry (requested VPN with the low four bits cleared).
     pub merge_base_vpn: Signal<Out, Bits<32>>,
@@ -83,7 +85,8 @@ pub struct TlbCoalescerRtl {
     pub merge_base_ppn: Signal<Out, Bits<32>>,
     /// Slots with the requested PTE's permissions and VPN-to-PPN offset.
     pub merge_mask: Signal<Out, Bits<16>>,
-    /// A lookup result is on `lookup_hit` / `lookup_ppn` (the probe came last cycle).
+    /// A lookup result is on `lookup_hit` / `lookup_ppn` (the probe came last cycle, or
+    /// this cycle without output registers).
     pub lookup_done: Signal<Out, Bit>,
     /// The probed VPN is in the entry's group and its slot bit is set.
     pub lookup_hit: Signal<Out, Bit>,
@@ -106,6 +109,15 @@ pub struct TlbCoalescerRtl {
     lookup_slot: Signal<Local, Bits<32>>,
     lookup_slot_set: Signal<Local, Bit>,
     lookup_hits: Signal<Local, Bit>,
+    // This cycle's results: a request's, 0 without it or under reset: the outputs of the
+    // combinational variant.
+    merge_now_done: Signal<Local, Bit>,
+    merge_now_base_vpn: Signal<Local, Bits<32>>,
+    merge_now_base_ppn: Signal<Local, Bits<32>>,
+    merge_now_mask: Signal<Local, Bits<16>>,
+    lookup_now_done: Signal<Local, Bit>,
+    lookup_now_hit: Signal<Local, Bit>,
+    lookup_now_ppn: Signal<Local, Bits<32>>,
 
     // Typed constants: rust-hdl prints bare literals as 32-bit numbers, so every operand
     // that is not 32 bits wide gets a constant of its own width.
@@ -120,8 +132,11 @@ pub struct TlbCoalescerRtl {
     slot_bits: Constant<Bits<32>>,
     zero16: Constant<Bits<16>>,
     zero32: Constant<Bits<32>>,
+    /// `CoalescerConfig::output_registers`: fixed at construction, so the emitted Verilog
+    /// carries it as a parameter and yosys folds the output select.
+    output_registers: Constant<Bit>,
 
-    // Output registers.
+    // Output registers (unread, and removed by synthesis, without `output_registers`).
     merge_done_q: DFF<Bit>,
     merge_base_vpn_q: DFF<Bits<32>>,
     merge_base_ppn_q: DFF<Bits<32>>,
@@ -190,6 +205,13 @@ impl TlbCoalescerRtl {
             lookup_slot: Default::default(),
             lookup_slot_set: Default::default(),
             lookup_hits: Default::default(),
+            merge_now_done: Default::default(),
+            merge_now_base_vpn: Default::default(),
+            merge_now_base_ppn: Default::default(),
+            merge_now_mask: Default::default(),
+            lookup_now_done: Default::default(),
+            lookup_now_hit: Default::default(),
+            lookup_now_ppn: Default::default(),
             slot_offset: core::array::from_fn(|i| Constant::new((i as u64).into())),
             slot_bit: core::array::from_fn(|i| Constant::new((1u64 << i).into())),
             coalescable_bits: Constant::new((PTE_VALID | decode.must_be_zero).into()),
@@ -201,6 +223,7 @@ impl TlbCoalescerRtl {
             slot_bits: Constant::new(slot_group.into()),
             zero16: Constant::new(0u64.into()),
             zero32: Constant::new(0u64.into()),
+            output_registers: Constant::new(cfg.output_registers),
             merge_done_q: Default::default(),
             merge_base_vpn_q: Default::default(),
             merge_base_ppn_q: Default::default(),
@@ -226,15 +249,6 @@ impl Logic for TlbCoalescerRtl {
             lookup_hit_q,
             lookup_ppn_q
         );
-        // The registers drive the outputs: results appear the cycle after their inputs.
-        self.merge_done.next = self.merge_done_q.q.val();
-        self.merge_base_vpn.next = self.merge_base_vpn_q.q.val();
-        self.merge_base_ppn.next = self.merge_base_ppn_q.q.val();
-        self.merge_mask.next = self.merge_mask_q.q.val();
-        self.lookup_done.next = self.lookup_done_q.q.val();
-        self.lookup_hit.next = self.lookup_hit_q.q.val();
-        self.lookup_ppn.next = self.lookup_ppn_q.q.val();
-
         // Merge unit, step 1: decode every slot.
         self.line[0].next = self.pte0.val();
         self.line[1].next = self.pte1.val();
@@ -303,6 +317,28 @@ impl Logic for TlbCoalescerRtl {
             == (self.entry_base_vpn.val() & self.group_bits.val()))
             & self.lookup_slot_set.val();
 
+        // This cycle's results; reset blocks both units, so they read 0 under it.
+        self.merge_now_done.next = self.merge_valid.val() & !self.reset.val();
+        self.merge_now_base_vpn.next = self.zero32.val();
+        self.merge_now_base_ppn.next = self.zero32.val();
+        self.merge_now_mask.next = self.zero16.val();
+        if self.merge_now_done.val() {
+            self.merge_now_base_vpn.next = self.merge_vpn.val() & self.group_bits.val();
+            if self.requested_coalescable.val() {
+                self.merge_now_base_ppn.next = self.requested_base_ppn.val();
+                self.merge_now_mask.next = self.merged_mask.val();
+            }
+        }
+        self.lookup_now_done.next = self.lookup_valid.val() & !self.reset.val();
+        self.lookup_now_hit.next = self.lookup_now_done.val() & self.lookup_hits.val();
+        self.lookup_now_ppn.next = self.zero32.val();
+        if self.lookup_now_hit.val() {
+            self.lookup_now_ppn.next = self.entry_base_ppn.val() + self.lookup_slot.val();
+        }
+
+        // The registers load from the units directly, not from the `*_now_*` results: the
+        // same logic as before the combinational variant existed, so the default block
+        // synthesises to the same netlist (the results' reset gating is then dead logic).
         if self.reset.val() {
             self.merge_done_q.d.next = false;
             self.merge_base_vpn_q.d.next = self.zero32.val();
@@ -332,86 +368,33 @@ impl Logic for TlbCoalescerRtl {
                 }
             }
         }
+
+        // The output select, last: rust-hdl's loop check wants every local written before
+        // it is read.
+        if self.output_registers.val() {
+            // The registers drive the outputs: results appear the cycle after their inputs.
+            self.merge_done.next = self.merge_done_q.q.val();
+            self.merge_base_vpn.next = self.merge_base_vpn_q.q.val();
+            self.merge_base_ppn.next = self.merge_base_ppn_q.q.val();
+            self.merge_mask.next = self.merge_mask_q.q.val();
+            self.lookup_done.next = self.lookup_done_q.q.val();
+            self.lookup_hit.next = self.lookup_hit_q.q.val();
+            self.lookup_ppn.next = self.lookup_ppn_q.q.val();
+        } else {
+            // The paper's combinational unit: this cycle's results, nothing held.
+            self.merge_done.next = self.merge_now_done.val();
+            self.merge_base_vpn.next = self.merge_now_base_vpn.val();
+            self.merge_base_ppn.next = self.merge_now_base_ppn.val();
+            self.merge_mask.next = self.merge_now_mask.val();
+            self.lookup_done.next = self.lookup_now_done.val();
+            self.lookup_hit.next = self.lookup_now_hit.val();
+            self.lookup_ppn.next = self.lookup_now_ppn.val();
+        }
     }
 }
 
-/// The RTL module run by rust-hdl's simulator, one `simulate()` settle per clock phase
-/// (its threaded `Simulation` harness is far slower).
-pub struct TlbCoalescerHdlSim {
-    uut: TlbCoalescerRtl,
-}
-
-impl TlbCoalescerHdlSim {
-    /// Build and connect the module; the clock starts high so the first step's low phase
-    /// is not mistaken for an edge.
-    pub fn new(cfg: &CoalescerConfig) -> Self {
-        let mut uut = TlbCoalescerRtl::new(cfg);
-        uut.connect_all();
-        uut.clock.next = true.into();
-        settle(&mut uut);
-        TlbCoalescerHdlSim { uut }
-    }
-
-    /// The simulated module (for probes and VCD).
-    pub fn module(&self) -> &TlbCoalescerRtl {
-        &self.uut
-    }
-}
-
-fn settle(uut: &mut TlbCoalescerRtl) {
-    // A combinational loop would be a design bug, never an input problem.
-    assert!(
-        simulate(uut, MAX_SETTLE_ITERATIONS),
-        "tlb_coalescer RTL did not settle in {MAX_SETTLE_ITERATIONS} iterations"
-    );
-}
-
-impl CycleModel for TlbCoalescerHdlSim {
-    type In = CoalIn;
-    type Out = CoalOut;
-
-    fn step(&mut self, input: &CoalIn) -> CoalOut {
-        let u = &mut self.uut;
-        u.reset.next = input.reset != 0;
-        u.merge_valid.next = input.merge_valid != 0;
-        u.merge_vpn.next = input.merge_vpn.into();
-        u.pte0.next = input.pte0.into();
-        u.pte1.next = input.pte1.into();
-        u.pte2.next = input.pte2.into();
-        u.pte3.next = input.pte3.into();
-        u.pte4.next = input.pte4.into();
-        u.pte5.next = input.pte5.into();
-        u.pte6.next = input.pte6.into();
-        u.pte7.next = input.pte7.into();
-        u.pte8.next = input.pte8.into();
-        u.pte9.next = input.pte9.into();
-        u.pte10.next = input.pte10.into();
-        u.pte11.next = input.pte11.into();
-        u.pte12.next = input.pte12.into();
-        u.pte13.next = input.pte13.into();
-        u.pte14.next = input.pte14.into();
-        u.pte15.next = input.pte15.into();
-        u.lookup_valid.next = input.lookup_valid != 0;
-        u.lookup_vpn.next = input.lookup_vpn.into();
-        u.entry_base_vpn.next = input.entry_base_vpn.into();
-        u.entry_base_ppn.next = input.entry_base_ppn.into();
-        u.entry_mask.next = input.entry_mask.into();
-        u.clock.next = false.into();
-        settle(u);
-        let out = CoalOut {
-            merge_done: u64::from(u.merge_done.val()),
-            merge_base_vpn: u.merge_base_vpn.val().to_u64(),
-            merge_base_ppn: u.merge_base_ppn.val().to_u64(),
-            merge_mask: u.merge_mask.val().to_u64(),
-            lookup_done: u64::from(u.lookup_done.val()),
-            lookup_hit: u64::from(u.lookup_hit.val()),
-            lookup_ppn: u.lookup_ppn.val().to_u64(),
-        };
-        u.clock.next = true.into();
-        settle(u);
-        out
-    }
-}
+mod hdl_sim;
+pub use hdl_sim::TlbCoalescerHdlSim;
 
 #[cfg(test)]
 mod tests;

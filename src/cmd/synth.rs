@@ -95,6 +95,10 @@ pub fn print_table(reports: &[AreaReport]) {
     }
     println!("28 nm estimate = area × (28 / node)², an ideal shrink per library (180 nm osu018, 130 nm sky130hd), not a 28 nm synthesis");
     println!("timing: OpenSTA, ideal clock, inputs and outputs at the clock edge; path = worst arrival + setup; paper clock 1132 MHz (CLAP's GPU)");
+    if reports.iter().any(|r| r.combinational) {
+        // A block with 0 FFs has no clock of its own: its figure is a delay, not a period.
+        println!("0 FFs (combinational block): timed on a virtual clock, path = worst input-to-output delay (no setup; the registers around it are its user's)");
+    }
     println!("flip-flops: sky130hd maps held registers to its enable flip-flop (edfxtp_1, counted as flip-flop area: the hold mux it absorbs leaves the logic area); osu018 has none, so each held bit's hold mux stays in the logic area");
     println!("paper: CLAP RT 0.0124 mm², coalescing logic 0.0024 mm² (UMC 28 nm); Forest gives no ATT area");
 }

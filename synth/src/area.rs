@@ -24,8 +24,11 @@ pub struct AreaReport {
     pub logic_area_um2: f64,
     /// Area as NAND2-equivalents (area / the library's smallest NAND2's area).
     pub nand2_equivalents: f64,
-    /// Minimum clock period from static timing (OpenSTA), ns.
+    /// Minimum clock period from static timing (OpenSTA), ns; for a design without
+    /// flip-flops, its worst input-to-output delay (`combinational`).
     pub min_period_ns: f64,
+    /// No flip-flop: the design was timed input to output on a virtual clock.
+    pub combinational: bool,
     /// 1000 / min period.
     pub max_clock_mhz: f64,
     /// The papers' clock, MHz (CLAP's GPU runs at 1132 MHz), where it applies.
@@ -196,7 +199,8 @@ pub fn synthesize_on(
         })
         .map(|(_, c)| c.area)
         .fold(f64::INFINITY, f64::min);
-    let timing = crate::timing::analyse(&lib.liberty, &netlist, top, work)?;
+    let combinational = flip_flops == 0;
+    let timing = crate::timing::analyse(&lib.liberty, &netlist, top, !combinational, work)?;
     Ok(AreaReport {
         block: top.to_string(),
         library: lib.name.to_string(),
@@ -209,6 +213,7 @@ pub fn synthesize_on(
             0.0
         },
         min_period_ns: timing.min_period_ns,
+        combinational,
         max_clock_mhz: timing.max_clock_mhz,
         paper_clock_mhz: paper_mm2(top).map(|_| 1132.0),
         cells: parsed.cells,

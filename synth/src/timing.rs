@@ -2,6 +2,11 @@
 //! one ideal clock on `clock`, inputs arriving and outputs required at the clock edge, the
 //! worst register-to-register / input-to-register / register-to-output path. The minimum
 //! period is the path's arrival time plus the capturing flip-flop's setup time.
+//!
+//! A netlist without flip-flops (the combinational coalescer) has no clock to put on its
+//! `clock` port, and no register path: it is timed against a *virtual* clock, inputs
+//! launched and outputs captured at its edge, so the worst path is input to output and the
+//! "period" is that delay (no setup: the registers around the unit belong to its user).
 
 use crate::tools::{require, SynthError};
 use std::path::Path;
@@ -19,22 +24,41 @@ pub struct Timing {
 /// Period the check is run at; the slack then gives the minimum period exactly.
 const PROBE_PERIOD_NS: f64 = 1.0;
 
+/// The timing constraints of a design: with `registers`, the clock on port `clock`;
+/// without, a virtual clock that only times the input-to-output paths.
+pub fn constraints(registers: bool) -> String {
+    if registers {
+        format!(
+            "create_clock -name clk -period {PROBE_PERIOD_NS} [get_ports clock]\n\
+             set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clock]]\n\
+             set_output_delay 0 -clock clk [all_outputs]\n"
+        )
+    } else {
+        format!(
+            "create_clock -name clk -period {PROBE_PERIOD_NS}\n\
+             set_input_delay 0 -clock clk [all_inputs]\n\
+             set_output_delay 0 -clock clk [all_outputs]\n"
+        )
+    }
+}
+
+/// Time `netlist` (module `top`) on `liberty`; `registers` says whether it has flip-flops
+/// ([`constraints`]).
 pub fn analyse(
     liberty: &Path,
     netlist: &Path,
     top: &str,
+    registers: bool,
     work: &Path,
 ) -> Result<Timing, SynthError> {
     let sta = require("sta", "opensta")?;
     let script = work.join(format!("{top}_sta.tcl"));
     let text = format!(
-        "read_liberty {lib}\nread_verilog {net}\nlink_design {top}\n\
-         create_clock -name clk -period {PROBE_PERIOD_NS} [get_ports clock]\n\
-         set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clock]]\n\
-         set_output_delay 0 -clock clk [all_outputs]\n\
+        "read_liberty {lib}\nread_verilog {net}\nlink_design {top}\n{constraints}\
          report_checks -path_delay max -digits 4\nexit\n",
         lib = liberty.display(),
-        net = netlist.display()
+        net = netlist.display(),
+        constraints = constraints(registers)
     );
     std::fs::write(&script, text).map_err(|source| SynthError::Io {
         path: script.clone(),
@@ -78,6 +102,17 @@ pub fn parse_slack(report: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_design_without_registers_is_timed_on_a_virtual_clock() {
+        assert!(constraints(true).contains("[get_ports clock]"));
+        let virt = constraints(false);
+        assert!(
+            virt.starts_with("create_clock -name clk -period 1\n"),
+            "{virt}"
+        );
+        assert!(!virt.contains("get_ports clock"), "{virt}");
+    }
 
     #[test]
     fn slack_is_read_from_the_worst_path() {

@@ -1,5 +1,6 @@
 //! The synthesis flow on a hand-written 8-bit accumulator: eight flip-flops, a real area,
-//! a transistor count; and lint catches a width mismatch.
+//! a transistor count; a purely combinational adder is timed input to output; and lint
+//! catches a width mismatch.
 
 use mcmvm_synth::{lint, synthesize, Tools};
 
@@ -120,4 +121,28 @@ fn held_register_maps_to_enable_flops_on_sky130_and_to_muxes_on_osu018() {
         sky.min_period_ns > 0.1 && sky.min_period_ns < 2.0,
         "{sky:?}"
     );
+}
+
+// No register at all: an unused clock port, as the combinational coalescer has.
+const ADD: &str = "module add(input clock, input [7:0] a, input [7:0] b, output [7:0] s);
+assign s = a + b;
+endmodule
+";
+
+#[test]
+fn a_design_without_flip_flops_is_timed_input_to_output_on_both_libraries() {
+    let tools = tools();
+    let dir = work("add");
+    let v = dir.join("add.v");
+    std::fs::write(&v, ADD).unwrap();
+    let sky = mcmvm_synth::library::Library::sky130hd(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let osu = mcmvm_synth::library::Library::osu018(&tools);
+    for lib in [sky, osu] {
+        let r = mcmvm_synth::area::synthesize_on(&tools, &lib, &v, "add", &dir)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((r.flip_flops, r.combinational), (0, true), "{r:?}");
+        assert!((r.logic_area_um2 - r.area_um2).abs() < 1e-9, "{r:?}");
+        // An 8-bit ripple carry from a[0] to s[7]: some hundred ps, never zero.
+        assert!(r.min_period_ns > 0.05 && r.min_period_ns < 10.0, "{r:?}");
+    }
 }

@@ -247,6 +247,63 @@ fn other_page_sizes_agree_between_model_and_rusthdl() {
     }
 }
 
+/// The default parameters with the combinational unit (`output_registers = false`).
+fn combinational() -> HwConfig {
+    let mut cfg = HwConfig::default();
+    cfg.tlb_coalescer.output_registers = false;
+    cfg
+}
+
+#[test]
+fn without_output_registers_results_appear_in_the_request_cycle_and_nothing_holds() {
+    let cfg = combinational();
+    let out = run_twin(&cfg, &case(&cfg, "full_contiguity").inputs);
+    // Cycle 0 is the reset, cycle 1 the merge, cycle 2 idle.
+    assert_eq!(out[0], CoalOut::default(), "reset");
+    assert_eq!(
+        out[1],
+        merged(0x1_0100, 0x500, 0xFFFF),
+        "the request's cycle"
+    );
+    assert_eq!(out[2], CoalOut::default(), "idle: no hold");
+    let out = run_twin(&cfg, &case(&cfg, "back_to_back").inputs);
+    let registered = outputs("back_to_back");
+    // Each answer one cycle earlier than the registered variant's, except that idle
+    // cycles read 0 where the registered data outputs hold.
+    for (k, o) in out.iter().enumerate().take(out.len() - 1) {
+        let later = registered[k + 1];
+        let want = CoalOut {
+            merge_base_vpn: later.merge_base_vpn * later.merge_done,
+            merge_base_ppn: later.merge_base_ppn * later.merge_done,
+            merge_mask: later.merge_mask * later.merge_done,
+            lookup_ppn: later.lookup_ppn * later.lookup_done,
+            ..later
+        };
+        assert_eq!(*o, want, "cycle {k}");
+    }
+    let out = run_twin(&cfg, &case(&cfg, "reset_blocks_updates").inputs);
+    assert_eq!(out[1], merged(0x1_0100, 0x500, 0xFFFF));
+    assert_eq!(
+        out[2],
+        CoalOut::default(),
+        "reset with requests: 0 in its own cycle"
+    );
+}
+
+#[test]
+fn without_output_registers_directed_and_random_stimulus_agree_on_all_three_engines() {
+    let cfg = combinational();
+    for case in directed_cases(&cfg) {
+        let name = format!("comb_{}", case.name);
+        lockstep_on(&cfg, &EngineKind::ALL, &name, case.inputs);
+    }
+    let seed = seed();
+    println!("tlb_coalescer combinational random seed: {seed} (set MCMVM_SEED to change)");
+    let mut stimulus = directed(&cfg);
+    stimulus.extend(random(&cfg, seed).take(20_000));
+    lockstep_on(&cfg, &EngineKind::ALL, "comb_random", stimulus);
+}
+
 #[test]
 fn random_stimulus_agrees_on_all_three_engines() {
     let cfg = HwConfig::default();

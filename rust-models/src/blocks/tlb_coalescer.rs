@@ -10,9 +10,11 @@
 //!   permissions and the requested PTE's VPN-to-PPN offset (holes are allowed);
 //! * **lookup unit** — entry + VPN → hit and PPN, rebuilt by concatenation and addition.
 //!
-//! Both units register their results: inputs applied in cycle `t` appear on the outputs in
-//! cycle `t + 1` together with `merge_done` / `lookup_done` (see `protocol` for the cycle
-//! convention). The RTL module `mcmvm_rtl::tlb_coalescer::TlbCoalescerRtl` has the same
+//! By default both units register their results: inputs applied in cycle `t` appear on the
+//! outputs in cycle `t + 1` together with `merge_done` / `lookup_done` (see `protocol` for
+//! the cycle convention). With `output_registers = false` the block is the paper's purely
+//! combinational unit: cycle `t`'s outputs are a function of cycle `t`'s inputs alone, and
+//! every output is 0 in a cycle without its request (nothing holds). The RTL module `mcmvm_rtl::tlb_coalescer::TlbCoalescerRtl` has the same
 //! cycle-by-cycle behaviour; `rtl/src/tlb_coalescer.md` walks through it.
 //!
 //! # PTE fields read (SPEC §3 layout; the decode is private to the block on purpose)
@@ -178,12 +180,16 @@ impl MergeUnit {
     }
 }
 
-/// Behavioural twin of the coalescing logic: the merge and lookup units with registered
-/// outputs. State is exactly the output registers.
+/// Behavioural twin of the coalescing logic: the merge and lookup units, with registered
+/// outputs (the default) or without (`output_registers = false`). State is exactly the
+/// output registers; the combinational variant has none.
 #[derive(Debug, Clone)]
 pub struct TlbCoalescer {
     merge_unit: MergeUnit,
-    /// Output registers, visible in the cycle after they were loaded.
+    /// Whether the outputs go through the registers (`CoalescerConfig::output_registers`).
+    output_registers: bool,
+    /// Output registers, visible in the cycle after they were loaded (always the reset
+    /// value in the combinational variant).
     registered: CoalOut,
 }
 
@@ -192,6 +198,7 @@ impl TlbCoalescer {
     pub fn new(cfg: &CoalescerConfig) -> Self {
         TlbCoalescer {
             merge_unit: MergeUnit::new(cfg),
+            output_registers: cfg.output_registers,
             registered: CoalOut::default(),
         }
     }
@@ -201,9 +208,44 @@ impl TlbCoalescer {
         &self.merge_unit
     }
 
-    /// The outputs the next `step` will return (the output registers).
+    /// The outputs the next `step` will return if its inputs are idle: the output
+    /// registers, or (combinational variant) all zero.
     pub fn outputs(&self) -> CoalOut {
         self.registered
+    }
+
+    /// Whether results appear one cycle after their inputs (`output_registers`).
+    pub fn output_registers(&self) -> bool {
+        self.output_registers
+    }
+
+    /// What both units compute from `input` this cycle: every field is its request's
+    /// result when the request is there and `reset` is low, else 0.
+    fn combinational(&self, input: &CoalIn) -> CoalOut {
+        let mut now = CoalOut::default();
+        if input.reset != 0 {
+            // Reset blocks both units.
+            return now;
+        }
+        if input.merge_valid & 1 != 0 {
+            let entry = self.merge_unit.merge(input.merge_vpn as u32, &input.ptes());
+            now.merge_done = 1;
+            now.merge_base_vpn = u64::from(entry.base_vpn);
+            now.merge_base_ppn = u64::from(entry.base_ppn);
+            now.merge_mask = u64::from(entry.mask);
+        }
+        if input.lookup_valid & 1 != 0 {
+            let entry = CoalescedEntry {
+                base_vpn: input.entry_base_vpn as u32,
+                base_ppn: input.entry_base_ppn as u32,
+                mask: input.entry_mask as u16,
+            };
+            let hit = entry.lookup(input.lookup_vpn as u32);
+            now.lookup_done = 1;
+            now.lookup_hit = u64::from(hit.is_some());
+            now.lookup_ppn = u64::from(hit.unwrap_or(0));
+        }
+        now
     }
 }
 
@@ -212,33 +254,27 @@ impl CycleModel for TlbCoalescer {
     type Out = CoalOut;
 
     fn step(&mut self, input: &CoalIn) -> CoalOut {
+        let now = self.combinational(input);
+        if !self.output_registers {
+            // The paper's combinational unit: this cycle's results, nothing kept.
+            return now;
+        }
         let visible = self.registered;
-        if input.reset != 0 {
-            // Synchronous reset: clears every register and blocks both units this cycle.
-            self.registered = CoalOut::default();
-            return visible;
-        }
         let next = &mut self.registered;
-        // The done/hit flags load every cycle; the data registers load only with their
-        // valid and otherwise hold (a register enable, as in the RTL).
-        next.merge_done = input.merge_valid & 1;
-        if input.merge_valid != 0 {
-            let entry = self.merge_unit.merge(input.merge_vpn as u32, &input.ptes());
-            next.merge_base_vpn = u64::from(entry.base_vpn);
-            next.merge_base_ppn = u64::from(entry.base_ppn);
-            next.merge_mask = u64::from(entry.mask);
+        // Reset clears every register (`now` is all zero then). Otherwise the done/hit
+        // flags load every cycle and the data registers load only with their valid and
+        // hold without it (a register enable, as in the RTL).
+        let reset = input.reset != 0;
+        next.merge_done = now.merge_done;
+        if reset || now.merge_done != 0 {
+            next.merge_base_vpn = now.merge_base_vpn;
+            next.merge_base_ppn = now.merge_base_ppn;
+            next.merge_mask = now.merge_mask;
         }
-        next.lookup_done = input.lookup_valid & 1;
-        next.lookup_hit = 0;
-        if input.lookup_valid != 0 {
-            let entry = CoalescedEntry {
-                base_vpn: input.entry_base_vpn as u32,
-                base_ppn: input.entry_base_ppn as u32,
-                mask: input.entry_mask as u16,
-            };
-            let hit = entry.lookup(input.lookup_vpn as u32);
-            next.lookup_hit = u64::from(hit.is_some());
-            next.lookup_ppn = u64::from(hit.unwrap_or(0));
+        next.lookup_done = now.lookup_done;
+        next.lookup_hit = now.lookup_hit;
+        if reset || now.lookup_done != 0 {
+            next.lookup_ppn = now.lookup_ppn;
         }
         visible
     }
@@ -365,5 +401,78 @@ mod tests {
         };
         twin.step(&reset);
         assert_eq!(twin.outputs(), CoalOut::default());
+    }
+
+    #[test]
+    fn combinational_outputs_answer_in_the_same_cycle_and_never_hold() {
+        let mut twin = TlbCoalescer::new(&CoalescerConfig {
+            output_registers: false,
+            ..Default::default()
+        });
+        let mut merge = CoalIn {
+            merge_valid: 1,
+            merge_vpn: 0x31,
+            ..Default::default()
+        };
+        merge.set_ptes(&core::array::from_fn(|i| pte(0x70 + i as u64, RW)));
+        let lookup = CoalIn {
+            lookup_valid: 1,
+            lookup_vpn: 0x35,
+            entry_base_vpn: 0x30,
+            entry_base_ppn: 0x70,
+            entry_mask: 0x0020,
+            ..Default::default()
+        };
+        let merged = CoalOut {
+            merge_done: 1,
+            merge_base_vpn: 0x30,
+            merge_base_ppn: 0x70,
+            merge_mask: 0xFFFF,
+            ..Default::default()
+        };
+        let hit = CoalOut {
+            lookup_done: 1,
+            lookup_hit: 1,
+            lookup_ppn: 0x75,
+            ..Default::default()
+        };
+        // Cycle 0: the merge's result is on the outputs of its own cycle.
+        assert_eq!(twin.step(&merge), merged);
+        // Cycle 1: idle, every output 0 (no register holds the merge).
+        assert_eq!(twin.step(&CoalIn::default()), CoalOut::default());
+        // Cycle 2: a lookup hit, same cycle; the merge outputs stay 0.
+        assert_eq!(twin.step(&lookup), hit);
+        // Cycle 3: a miss (slot 6 not in the mask) reads hit 0 and PPN 0.
+        let miss = CoalIn {
+            lookup_vpn: 0x36,
+            ..lookup
+        };
+        let missed = CoalOut {
+            lookup_done: 1,
+            ..Default::default()
+        };
+        assert_eq!(twin.step(&miss), missed);
+        // Cycle 4: both units at once.
+        let both = CoalIn {
+            lookup_valid: 1,
+            lookup_vpn: 0x35,
+            entry_base_vpn: 0x30,
+            entry_base_ppn: 0x70,
+            entry_mask: 0x0020,
+            ..merge
+        };
+        let answer = CoalOut {
+            lookup_done: 1,
+            lookup_hit: 1,
+            lookup_ppn: 0x75,
+            ..merged
+        };
+        assert_eq!(twin.step(&both), answer);
+        // Cycle 5: reset with both requests blocks both units in that very cycle.
+        let reset = CoalIn { reset: 1, ..both };
+        assert_eq!(twin.step(&reset), CoalOut::default());
+        // Cycle 6: the cycle after reset answers its own request, unaffected by cycle 5.
+        assert_eq!(twin.step(&both), answer);
+        assert_eq!(twin.outputs(), CoalOut::default(), "no state is kept");
     }
 }

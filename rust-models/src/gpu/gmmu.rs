@@ -22,7 +22,9 @@
 //!    the page lives on another chiplet than the requester;
 //! 5. for a 64 KB leaf, the 16 neighbouring 64 KB pages' PTEs, read from the PTB the walk
 //!    ended in ([`crate::pagetable::PageTable::group_ptes`], `docs/pte-layout.md`), are
-//!    merged by the coalescing twin into one TLB entry (the twin's cycles are added).
+//!    merged by the coalescing twin into one TLB entry (the block's cycles are added: 2
+//!    with its output registers, the request's and the answer's; 1 for the combinational
+//!    unit, `tlb_coalescer.output_registers = false`, which answers in the request's cycle).
 
 use super::config::GpuConfig;
 use super::memory::MemSystem;
@@ -35,7 +37,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Block cycles from a request to its answer, as each block's README documents: the RT
-/// answers a drain, and the coalescer a merge or a lookup, exactly one cycle later.
+/// answers a drain exactly one cycle later. The coalescer's is its configuration's
+/// (`CoalescerConfig::answer_latency`: 1 registered, 0 combinational).
 const ANSWER_LATENCY: u32 = 1;
 
 /// Timing and outcome of one page walk.
@@ -113,6 +116,8 @@ pub struct Gmmu {
     /// A completed walk not yet clocked into the RT (module docs).
     pending_walk: Option<(u64, RtIn)>,
     coalescer: Option<CoalescerBlock>,
+    /// Block cycles from a coalescer request to its answer (0 or 1).
+    coalescer_latency: u32,
     /// The chiplet-private L2 TLB.
     pub l2_tlb: super::tlb::Tlb,
 }
@@ -141,6 +146,7 @@ impl Gmmu {
             rt,
             pending_walk: None,
             coalescer,
+            coalescer_latency: cfg.hw.tlb_coalescer.answer_latency(),
             l2_tlb: super::tlb::Tlb::new(&cfg.l2_tlb),
         })
     }
@@ -265,7 +271,8 @@ impl Gmmu {
             ..CoalIn::default()
         };
         req.set_ptes(line);
-        let out = ask_coalescer(block, at, &req, "merge_done", |o| o.merge_done)?;
+        let latency = self.coalescer_latency;
+        let out = ask_coalescer(block, at, &req, latency, "merge_done", |o| o.merge_done)?;
         if out.merge_mask == 0 {
             return Ok(None);
         }
@@ -275,8 +282,8 @@ impl Gmmu {
             base_vpn64,
             base_ppn64: out.merge_base_ppn,
             mask: out.merge_mask as u16,
-            // The request's cycle and the answer's.
-            cycles: 1 + ANSWER_LATENCY as u64,
+            // The request's cycle and the answer's (the same one without output registers).
+            cycles: 1 + u64::from(latency),
         }))
     }
 
@@ -302,7 +309,8 @@ impl Gmmu {
             entry_mask: mask as u64,
             ..CoalIn::default()
         };
-        let out = ask_coalescer(block, at, &req, "lookup_done", |o| o.lookup_done)?;
+        let latency = self.coalescer_latency;
+        let out = ask_coalescer(block, at, &req, latency, "lookup_done", |o| o.lookup_done)?;
         // The PPN port is 32 bits: restore the bits above from the entry's base.
         Ok((out.lookup_hit == 1).then_some((base_ppn64 & !0xffff_ffff) | out.lookup_ppn))
     }
@@ -330,23 +338,27 @@ impl Gmmu {
 }
 
 /// Apply `req` to the coalescer at cycle `at` and return the outputs of its answer cycle,
-/// one cycle later; `NoAnswer` naming `port` when `done` is not set there.
+/// `latency` cycles later (0: the request's own outputs, the combinational unit);
+/// `NoAnswer` naming `port` when `done` is not set there.
 fn ask_coalescer(
     block: &mut CoalescerBlock,
     at: u64,
     req: &CoalIn,
+    latency: u32,
     port: &'static str,
     done: impl Fn(&CoalOut) -> u64,
 ) -> Result<CoalOut, BlockFault> {
-    let (issued, _) = block.step_at(at, req)?;
-    let (_, out) = block.idle()?;
+    let (issued, mut out) = block.step_at(at, req)?;
+    for _ in 0..latency {
+        out = block.idle()?.1;
+    }
     if done(&out) == 0 {
         return Err(BlockFault::NoAnswer {
             block: "tlb_coalescer",
             unit: block.unit().to_string(),
             system_cycle: issued,
             port,
-            latency: ANSWER_LATENCY,
+            latency,
         });
     }
     Ok(out)
