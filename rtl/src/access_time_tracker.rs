@@ -5,12 +5,13 @@
 //! per-cycle walk and the cost of each structure are in `access_time_tracker.md` next to
 //! this file.
 //!
-//! The default structure keeps the recency order as exact ranks (5 bits per slot) and
-//! derives the profiling interval from the timer when the threshold is a power of two; the
-//! original age-matrix structure is [`AccessTimeTrackerAgeMatrixRtl`], selectable through
-//! [`AttRecency`] for cost comparisons. `recency = "tree-plru"` builds this module with a
-//! pseudo-LRU tree (31 node bits) that drives `oldest_*` instead of the ranks; the ranks are
-//! then still computed but reach no output, so synthesis removes them.
+//! The default structure keeps the recency among objects as a pseudo-LRU tree (31 node
+//! bits, `recency = "tree-plru"`); `recency = "ranks"` builds the same module with exact
+//! ranks (5 bits per slot) instead — the structure not chosen has empty vectors, so none of
+//! its logic is emitted. Both derive the profiling interval from the timer when the threshold
+//! is a power of two. The original age-matrix structure is
+//! [`AccessTimeTrackerAgeMatrixRtl`], selectable through [`AttRecency`] for cost
+//! comparisons.
 //!
 //! Table sizes and thresholds come from the configuration, but rust-hdl types have fixed
 //! widths, so per-slot registers are typed wider than a configuration may need and every
@@ -48,7 +49,7 @@ pub fn verilog_with(cfg: &AttConfig, recency: AttRecency) -> Result<String, Emit
     }
 }
 
-/// The ATT's RTL: object table, per-object timers, exact recency ranks, and registered
+/// The ATT's RTL: object table, per-object timers, the recency tree or exact ranks, and registered
 /// `rec_*` / `irq_*` outputs. Interval counters exist only for a threshold that is not a
 /// power of two; otherwise the interval is the timer's low bits.
 #[derive(LogicBlock)]

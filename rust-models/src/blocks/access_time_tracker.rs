@@ -27,8 +27,15 @@
 //! object in the cycle its cease bit is set or after. Object numbers at or above `objects`
 //! name no slot and are ignored.
 //!
-//! # Recency: an age matrix
-//! In the RTL, row `newer[i]` is the set of slots touched more recently than slot `i` (bit
+//! # Recency: a pseudo-LRU tree (default) or an exact order
+//! With `recency = "tree-plru"` (the default) `oldest_*` comes from a tree of 31 "older
+//! half" bits over the slot positions (`att_recency.rs`, [`PlruTree`]; the README's
+//! "Recency"): a touch points every node above the slot at the other half, and the walk
+//! takes the older half that holds a valid slot. A touch of a slot removed in the same
+//! cycle is dropped, and reset clears the tree. With `ranks` or `age-matrix` the order is
+//! exact, as below.
+//!
+//! In the age-matrix RTL, row `newer[i]` is the set of slots touched more recently than slot `i` (bit
 //! j set: j is newer). Touching slot k (an access hit, or a register, which counts as the
 //! newer touch when both happen in one cycle) clears row k and sets bit k in every other
 //! row. The oldest valid slot is the valid `i` whose row holds every other valid slot. This
