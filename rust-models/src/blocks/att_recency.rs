@@ -103,7 +103,7 @@ impl PlruTree {
         let mut node = MAX_OBJECTS + k;
         while node > 1 {
             let parent = node / 2;
-            if node % 2 == 0 {
+            if node.is_multiple_of(2) {
                 self.bits |= 1 << parent;
             } else {
                 self.bits &= !(1u32 << parent);
