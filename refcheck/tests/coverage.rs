@@ -153,13 +153,11 @@ fn combinational() -> HwConfig {
     cfg
 }
 
-#[test]
-fn every_coalescer_bin_is_hit() {
+/// Directed and seeded random runs of the coalescer monitor on each `(label, config,
+/// random cycles)`.
+fn coalescer_runs(configs: [(&str, HwConfig, usize); 2]) -> Vec<Run> {
     let mut runs = Vec::new();
-    for (label, cfg, cycles) in [
-        ("default", HwConfig::default(), RANDOM_CYCLES),
-        ("narrow", narrow(), SHORT_CYCLES),
-    ] {
+    for (label, cfg, cycles) in configs {
         let c = &cfg.tlb_coalescer;
         let directed = tlb_coalescer::directed(&cfg);
         let s = seed(&format!("coalescer {label}"), COALESCER_SEED);
@@ -173,6 +171,15 @@ fn every_coalescer_bin_is_hit() {
             ));
         }
     }
+    runs
+}
+
+#[test]
+fn every_coalescer_bin_is_hit() {
+    let runs = coalescer_runs([
+        ("default", HwConfig::default(), RANDOM_CYCLES),
+        ("narrow", narrow(), SHORT_CYCLES),
+    ]);
     assert_every_bin_hit("coalescer", &runs);
 }
 
@@ -180,26 +187,12 @@ fn every_coalescer_bin_is_hit() {
 fn every_coalescer_bin_is_hit_by_the_combinational_unit() {
     // The same bins: each also holds for the combinational rule (an idle cycle after a
     // request reads 0 there, a request right after reset is answered in its own cycle).
-    let mut runs = Vec::new();
     let mut narrow_combinational = narrow();
     narrow_combinational.tlb_coalescer.output_registers = false;
-    for (label, cfg, cycles) in [
+    let runs = coalescer_runs([
         ("combinational", combinational(), RANDOM_CYCLES),
         ("narrow combinational", narrow_combinational, SHORT_CYCLES),
-    ] {
-        let c = &cfg.tlb_coalescer;
-        let directed = tlb_coalescer::directed(&cfg);
-        let s = seed(&format!("coalescer {label}"), COALESCER_SEED);
-        let random: Vec<_> = tlb_coalescer::random(&cfg, s).take(cycles).collect();
-        for (kind, stim) in [("directed", &directed), ("random", &random)] {
-            runs.push(covered(
-                format!("coalescer {label} {kind}"),
-                CoalescerMonitor::new(c),
-                TlbCoalescer::new(c),
-                stim,
-            ));
-        }
-    }
+    ]);
     assert_every_bin_hit("coalescer combinational", &runs);
 }
 

@@ -468,4 +468,3 @@ fn tree_plru_names_a_valid_object_but_not_always_the_least_recent() {
     }
     println!("tree-plru vs exact: oldest_obj differs in {differ} of 20000 cycles");
 }
-
