@@ -140,7 +140,8 @@ struct AttState {
     end: [u32; MAX_OBJECTS],
     timer: [u32; MAX_OBJECTS],
     interval: [u32; MAX_OBJECTS],
-    /// Valid slots in order of last touch (the twin's form of the RTL's age matrix).
+    /// Valid slots in order of last touch (the twin's form of the RTL's exact order; kept
+    /// only under `ranks` / `age-matrix`).
     recency: RecencyList,
     /// The pseudo-LRU tree (kept only under `tree-plru`).
     tree: PlruTree,
@@ -260,9 +261,10 @@ impl AccessTimeTracker {
             .collect()
     }
 
-    /// The registered objects' slots from least to most recently accessed (or registered).
-    pub fn recency_order(&self) -> Vec<usize> {
-        self.state.recency.order()
+    /// The registered objects' slots from least to most recently accessed (or registered),
+    /// under the exact structures; `None` under `tree-plru`, which keeps no order.
+    pub fn recency_order(&self) -> Option<Vec<usize>> {
+        (!self.spec.tree_plru).then(|| self.state.recency.order())
     }
 
     /// The object `oldest_*` shows: the least recently accessed (or registered) one, or
@@ -320,6 +322,16 @@ impl AccessTimeTracker {
         Some(k)
     }
 
+    /// Make slot `k` the newest in whichever recency structure the configuration keeps.
+    #[inline]
+    fn touch(&mut self, k: usize) {
+        if self.spec.tree_plru {
+            self.state.tree.touch(k);
+        } else {
+            self.state.recency.touch(k);
+        }
+    }
+
     /// The rising clock edge: every state update of one cycle.
     fn clock_edge(&mut self, input: &AttIn) {
         if input.reset != 0 {
@@ -339,10 +351,7 @@ impl AccessTimeTracker {
             // An access alone (nearly every cycle of a run).
             if input.acc_valid != 0 {
                 if let Some(k) = self.access_edge(vpn, 0, &mut next_out) {
-                    self.state.recency.touch(k);
-                    if self.spec.tree_plru {
-                        self.state.tree.touch(k);
-                    }
+                    self.touch(k);
                 }
             }
             self.registered = next_out;
@@ -379,18 +388,19 @@ impl AccessTimeTracker {
 
         // 5. Recency: the register is the newer touch when both happen; a removed slot
         // leaves the order (even one touched this cycle).
+        // The tree is not touched for a slot removed in the same cycle (it would only
+        // disturb the order of the others); the exact order unlinks it after the touches.
+        self.match_groups = (32 - s.valid.leading_zeros() as usize).div_ceil(4);
         for k in [acc, reg].into_iter().flatten() {
-            s.recency.touch(k);
-            // The tree is not touched for a slot removed in the same cycle (it would only
-            // disturb the order of the others).
-            if self.spec.tree_plru && Some(k) != rm {
-                s.tree.touch(k);
+            if !(self.spec.tree_plru && Some(k) == rm) {
+                self.touch(k);
             }
         }
         if let Some(k) = rm {
-            s.recency.remove(k);
+            if !self.spec.tree_plru {
+                self.state.recency.remove(k);
+            }
         }
-        self.match_groups = (32 - s.valid.leading_zeros() as usize).div_ceil(4);
         self.registered = next_out;
     }
 }
@@ -472,13 +482,17 @@ mod tests {
 
     #[test]
     fn recency_order_follows_the_last_touch() {
-        let mut att = AccessTimeTracker::new(&cfg(8, 32, 256));
+        let exact = AttConfig {
+            recency: AttRecency::Ranks,
+            ..cfg(8, 32, 256)
+        };
+        let mut att = AccessTimeTracker::new(&exact);
         for (obj, base) in [(0u64, 0u64), (5, 100), (2, 200)] {
             att.step(&register(obj, base, base + 9));
         }
-        assert_eq!(att.recency_order(), vec![0, 5, 2]);
+        assert_eq!(att.recency_order(), Some(vec![0, 5, 2]));
         att.step(&access(3));
-        assert_eq!(att.recency_order(), vec![5, 2, 0]);
+        assert_eq!(att.recency_order(), Some(vec![5, 2, 0]));
         assert_eq!(att.oldest(), Some(5));
         // Access and register in one cycle: the register is the newer touch.
         let both = AttIn {
@@ -487,6 +501,6 @@ mod tests {
             ..register(7, 300, 309)
         };
         att.step(&both);
-        assert_eq!(att.recency_order(), vec![2, 0, 5, 7]);
+        assert_eq!(att.recency_order(), Some(vec![2, 0, 5, 7]));
     }
 }
