@@ -40,18 +40,6 @@ impl AccessTimeTrackerRtl {
         let tree_nodes = if tree { 31 } else { 0 };
         // The ranks' registers, constants and signals exist only without the tree.
         let ranks = !tree;
-        let one_rank = |v: u64| -> Vec<Constant<Bits<5>>> {
-            one_if::<()>(ranks)
-                .into_iter()
-                .map(|_| Constant::new(v.into()))
-                .collect()
-        };
-        let one_count = |v: u64| -> Vec<Constant<Bits<6>>> {
-            one_if::<()>(ranks)
-                .into_iter()
-                .map(|_| Constant::new(v.into()))
-                .collect()
-        };
         let half = |n: usize, upper: bool| {
             let depth = n.ilog2();
             let size = 32u64 >> depth;
@@ -91,7 +79,7 @@ impl AccessTimeTrackerRtl {
                 .map(|_| DFF::default())
                 .collect(),
             count: one_if(ranks),
-            tree: one_if(tree_nodes > 0),
+            tree: one_if(tree),
             rec_valid_q: Default::default(),
             rec_obj_q: Default::default(),
             rec_vpn_q: Default::default(),
@@ -110,14 +98,14 @@ impl AccessTimeTrackerRtl {
             threshold: word(u64::from(spec.threshold)),
             interval_mask: word(mask(bits_below(u64::from(spec.threshold)))),
             interval_from_timer: Constant::new(interval_from_timer),
-            rank_mask: one_rank(mask(bits_below(n as u64))),
-            count_mask: one_count(mask(bits_below(n as u64 + 1))),
+            rank_mask: constant_if(ranks, mask(bits_below(n as u64))),
+            count_mask: constant_if(ranks, mask(bits_below(n as u64 + 1))),
             one: word(1),
             zero: word(0),
             zero_obj: Constant::new(Bits::<5>::from(0)),
-            rank_one: one_rank(1),
-            count_one: one_count(1),
-            count_zero: one_count(0),
+            rank_one: constant_if(ranks, 1),
+            count_one: constant_if(ranks, 1),
+            count_zero: constant_if(ranks, 0),
             in_range: Default::default(),
             hit: Default::default(),
             hit_bit: Default::default(),
@@ -149,11 +137,11 @@ impl AccessTimeTrackerRtl {
             reg_new_rank: one_if(ranks),
             rank_drop: one_if(ranks),
             oldest_slot: one_if(ranks),
-            hit_touch: one_if(tree_nodes > 0),
-            reg_touch: one_if(tree_nodes > 0),
-            tree_next: one_if(tree_nodes > 0),
-            tree_survivor: one_if(tree_nodes > 0),
-            tree_oldest: one_if(tree_nodes > 0),
+            hit_touch: one_if(tree),
+            reg_touch: one_if(tree),
+            tree_next: one_if(tree),
+            tree_survivor: one_if(tree),
+            tree_oldest: one_if(tree),
         })
     }
 }
@@ -162,4 +150,11 @@ impl AccessTimeTrackerRtl {
 /// configuration does not build are empty vectors, so its loops emit nothing.
 fn one_if<T: Default>(on: bool) -> Vec<T> {
     (0..usize::from(on)).map(|_| T::default()).collect()
+}
+
+/// [`one_if`] for a constant of value `v` (at the width of the field it fills).
+fn constant_if<const N: usize>(on: bool, v: u64) -> Vec<Constant<Bits<N>>> {
+    (0..usize::from(on))
+        .map(|_| Constant::new(v.into()))
+        .collect()
 }
