@@ -68,9 +68,27 @@ fn a_written_accelsim_trace_runs_like_the_workload() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(dir.join("kernelslist.g").is_file() && dir.join("kernel-1.traceg").is_file());
-    let from_trace = ok(&["run", "--trace", d, "--policy", "s4k"]);
+    // An Accel-Sim trace carries no dependence marks (its accesses are read as dependent),
+    // so both runs block every warp at every access: then they must agree exactly.
+    let blocking = dir.join("blocking.toml");
+    let cfg = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/mcm-4chiplet.toml"),
+    )
+    .expect("shipped config");
+    std::fs::write(
+        &blocking,
+        cfg.replace(
+            "loads_in_flight_per_warp = 4",
+            "loads_in_flight_per_warp = 1",
+        ),
+    )
+    .unwrap();
+    let c = blocking.to_str().expect("UTF-8 path");
+    let from_trace = ok(&["run", "--config", c, "--trace", d, "--policy", "s4k"]);
     let built_in = ok(&[
         "run",
+        "--config",
+        c,
         "--workload",
         "ls",
         "--scale",

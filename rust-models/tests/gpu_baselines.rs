@@ -171,6 +171,7 @@ fn one_page_then_the_rest_elsewhere() -> Scripted {
         0,
         WarpInstr {
             compute_cycles: 50_000,
+            independent: false,
             ..read32(0, 64 << 10)
         },
     );
@@ -233,6 +234,7 @@ fn touched_by_one_used_by_another() -> Scripted {
             0,
             WarpInstr {
                 compute_cycles: if page == 0 { 200_000 } else { 0 },
+                independent: false,
                 ..read32(1, page << 16)
             },
         );

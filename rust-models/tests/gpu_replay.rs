@@ -59,6 +59,7 @@ fn a_replay_re_executes_the_whole_instruction() {
                 elem: 4,
             },
             compute_cycles: 0,
+            independent: false,
         },
     );
     let cfg = config4();

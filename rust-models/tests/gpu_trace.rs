@@ -46,6 +46,7 @@ fn scripted_twin() -> Scripted {
             elem: 4,
         },
         compute_cycles: c,
+        independent: false,
     };
     w.push(0, 0, 0, read32(0, 0));
     w.push(0, 0, 0, read32(0, 128));

@@ -40,6 +40,7 @@ fn strided(
             elem,
         },
         compute_cycles: c,
+        independent: false,
     }
 }
 
@@ -52,6 +53,7 @@ fn gather(alloc: u16, write: bool, offsets: &[u64], elem: u8, c: u32) -> WarpIns
             elem,
         },
         compute_cycles: c,
+        independent: false,
     }
 }
 

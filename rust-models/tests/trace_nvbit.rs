@@ -36,6 +36,7 @@ fn strided(
             elem,
         },
         compute_cycles: c,
+        independent: false,
     }
 }
 
@@ -48,6 +49,7 @@ fn gather(alloc: u16, write: bool, offsets: &[u64], elem: u8) -> WarpInstr {
             elem,
         },
         compute_cycles: 0,
+        independent: false,
     }
 }
 

@@ -83,10 +83,12 @@ impl Gpu<'_> {
         // Compute instructions and the memory instruction share the SM's issue slots.
         let n = instr.compute_cycles as u64;
         let s = &mut self.sms[sm as usize];
+        self.mem.floor = t;
         let wait = s
             .issue
-            .consume(t, (n + 1) as f64 * self.issue_cost_per_instr);
+            .consume(t, (n + 1) as f64 * self.issue_cost_per_instr, t);
         let t_issue = t + wait + n;
+        self.last_issue = t_issue;
         self.counters.warp_mem_instrs += 1;
         self.counters.warp_instrs += n + 1;
 
@@ -160,7 +162,7 @@ impl Gpu<'_> {
             self.counters.remote_lines += remote;
             self.counters.lines += n;
             // The page's lines go through the L1 port back to back, one per cycle.
-            let first = self.sms[sm as usize].l1_port.take(ready, n);
+            let first = self.sms[sm as usize].l1_port.take(ready, n, t);
             for (t, &line) in (first..).zip(&lines[i..j]) {
                 let line_pa = pa + (base + line - va);
                 done = done.max(self.data_access(line_pa, t, sm, chiplet));

@@ -49,6 +49,17 @@ pub struct CoreSpec {
     pub max_tbs_per_sm: u32,
     /// Warp instructions an SM issues per cycle (its warp schedulers).
     pub issue_width: u32,
+    /// Independent memory instructions a warp may have in flight (memory-level
+    /// parallelism, [`super::in_flight`]); 1 blocks every warp at every access. Optional
+    /// (configs older than the key get the default).
+    #[serde(default = "default_loads_in_flight")]
+    pub loads_in_flight_per_warp: u32,
+}
+
+/// 1 (every warp blocks at every access) until the study tables are rerun with more; not
+/// in CLAP's table either way (a V100 warp's scoreboard tracks a handful of pending loads).
+fn default_loads_in_flight() -> u32 {
+    1
 }
 
 /// One TLB level: one structure per page-size class.
@@ -106,6 +117,11 @@ pub struct MemorySpec {
     pub dram_latency: u64,
     /// Physical memory per chiplet in bytes (a multiple of 2 MB: whole PF blocks).
     pub bytes_per_chiplet: u64,
+    /// The L1 ports, HBM channels and ring ports serve requests in the order they arrive
+    /// ([`super::bandwidth`]) instead of the order the engine computes them. Optional,
+    /// default `false` (processing order) until the study tables are rerun with it.
+    #[serde(default)]
+    pub serve_in_arrival_order: bool,
 }
 
 /// Largest physical memory the model addresses (32-bit cache line tags).
@@ -212,6 +228,16 @@ impl GpuConfig {
             return Err(bad(
                 "gpu.chiplets",
                 format!("expected a power of two in 1..=64, got {}", g.chiplets),
+            ));
+        }
+        let mlp = g.loads_in_flight_per_warp;
+        if mlp == 0 || mlp as usize > super::in_flight::MAX_IN_FLIGHT {
+            return Err(bad(
+                "gpu.loads_in_flight_per_warp",
+                format!(
+                    "expected 1..={}, got {mlp}",
+                    super::in_flight::MAX_IN_FLIGHT
+                ),
             ));
         }
         for (key, v) in [

@@ -11,6 +11,7 @@
 
 use super::gmmu::Gmmu;
 use super::host_clock;
+use super::in_flight::InFlight;
 use super::memory::{Budget, LinePort, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
 use super::prefetch::{prefetch, prefetch_all};
@@ -44,6 +45,12 @@ struct Warp<'w> {
     /// An instruction whose fault deferred it; issued again (whole, see [`Replay`])
     /// before the stream goes on.
     replay: Option<Replay>,
+    /// Its independent accesses still in flight.
+    in_flight: InFlight,
+    /// The next instruction, waiting (in the queue) for accesses in flight.
+    held: Option<WarpInstr>,
+    /// Its stream has ended; it waits for its last accesses.
+    ended: bool,
 }
 
 struct ThreadBlock {
@@ -91,6 +98,11 @@ pub struct Gpu<'w> {
     pub(super) map_times: super::mapping::MapTimes,
     /// Reused buffer of the runs a fault call mapped.
     pub(super) new_maps: Vec<(crate::addr::Vpn, u64)>,
+    /// The cycle the last executed memory instruction issued (its warp's next issue
+    /// slot follows it when the instruction is independent).
+    pub(super) last_issue: u64,
+    /// `gpu.loads_in_flight_per_warp`.
+    mlp_limit: usize,
 }
 
 impl<'w> Gpu<'w> {
@@ -127,7 +139,7 @@ impl<'w> Gpu<'w> {
                 l1_tlb: l1_tlb.clone(),
                 l1_cache: TagCache::new(&cfg.l1_cache),
                 issue: Budget::default(),
-                l1_port: LinePort::default(),
+                l1_port: LinePort::new(cfg.memory.serve_in_arrival_order),
                 resident_tbs: 0,
             })
             .collect();
@@ -166,6 +178,8 @@ impl<'w> Gpu<'w> {
             coalescing,
             map_times,
             new_maps: Vec::new(),
+            last_issue: 0,
+            mlp_limit: cfg.gpu.loads_in_flight_per_warp as usize,
         })
     }
 
@@ -335,10 +349,40 @@ impl<'w> Gpu<'w> {
                 Some(done)
             } else {
                 // Borrowed, not bound by value: a binding moved (copied) it first.
-                let next = warp.stream.next();
+                let next = match warp.held.take() {
+                    Some(held) => Some(held),
+                    None if warp.ended => None,
+                    None => warp.stream.next(),
+                };
                 match &next {
-                    Some(instr) => Some(self.issue(t, sm, instr, &mut warp.replay)?),
-                    None => None,
+                    Some(instr) => {
+                        let at = warp
+                            .in_flight
+                            .issue_at(t, instr.independent, self.mlp_limit);
+                        if at > t {
+                            // It waits for accesses in flight: back in the queue until then.
+                            warp.held = next.clone();
+                            Some(at)
+                        } else {
+                            let done = self.issue(t, sm, instr, &mut warp.replay)?;
+                            if instr.independent && self.mlp_limit > 1 && warp.replay.is_none() {
+                                // The warp goes on at its next issue slot.
+                                warp.in_flight.push(done);
+                                self.counters.overlapped_instrs += 1;
+                                Some(self.last_issue + 1)
+                            } else {
+                                Some(done)
+                            }
+                        }
+                    }
+                    // The warp ends when its last accesses complete.
+                    None => match warp.in_flight.drained(t) {
+                        last if last > t => {
+                            warp.ended = true;
+                            Some(last)
+                        }
+                        _ => None,
+                    },
                 }
             };
             match done {
@@ -418,6 +462,9 @@ impl<'w> KernelState<'w> {
                 sm,
                 tb: slot,
                 replay: None,
+                in_flight: InFlight::default(),
+                held: None,
+                ended: false,
             };
             let ws = match self.free_warps.pop() {
                 Some(i) => {

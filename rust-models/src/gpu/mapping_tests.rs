@@ -23,6 +23,7 @@ fn read(offset: u64) -> WarpInstr {
             elem: 4,
         },
         compute_cycles: 0,
+        independent: false,
     }
 }
 

@@ -3,8 +3,7 @@
 //! Timing is data (ChampSim style): a cache lookup answers hit or miss and the caller adds
 //! the configured latency; a bandwidth budget is a resource with a "free from" time that a
 //! transfer consumes, so queueing delay appears when requests arrive faster than the
-//! resource drains them. The engine processes warps in time order, so budgets see their
-//! requests nearly in order.
+//! resource drains them. Budgets serve in arrival order ([`super::bandwidth`]).
 
 use super::config::{CacheSpec, LINE_BYTES};
 
@@ -164,55 +163,7 @@ fn recency_update_any(tags: &mut [u32], key: u32) -> bool {
     hit
 }
 
-/// A resource that moves one line at a time at a fixed rate: a memory channel or a ring
-/// port. Time is kept in fractional cycles so sub-cycle rates add up exactly.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Budget {
-    free_at: f64,
-    /// Cycles spent waiting for this resource, summed over all requests.
-    pub queued_cycles: f64,
-    /// Lines moved.
-    pub lines: u64,
-}
-
-impl Budget {
-    /// Move one line that arrives at `now` and occupies the resource for `cost` cycles;
-    /// returns the (whole) cycles it waited before it could start.
-    #[inline]
-    pub fn consume(&mut self, now: u64, cost: f64) -> u64 {
-        let now_f = now as f64;
-        self.lines += 1;
-        // Idle: no wait (most issue slots; each call site predicts its own case).
-        if self.free_at <= now_f {
-            self.free_at = now_f + cost;
-            return 0;
-        }
-        let start = self.free_at;
-        self.free_at = start + cost;
-        let wait = start - now_f;
-        self.queued_cycles += wait;
-        // ceil() without a libm call (`wait` is finite and positive).
-        let whole = wait as u64;
-        whole + ((whole as f64) < wait) as u64
-    }
-}
-
-/// A port that takes one line per cycle (an SM's L1). Whole cycles, so no fractions.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LinePort {
-    free_at: u64,
-}
-
-impl LinePort {
-    /// Take `lines` consecutive lines arriving at `now`; returns the cycle the first one
-    /// starts (line k starts k cycles later).
-    #[inline]
-    pub fn take(&mut self, now: u64, lines: u64) -> u64 {
-        let start = self.free_at.max(now);
-        self.free_at = start + lines;
-        start
-    }
-}
+pub use super::bandwidth::{Budget, LinePort};
 
 /// The memory side shared by every SM and walker: each chiplet's memory-side L2 (it
 /// caches only its own chiplet's memory, so remote data is not cached at the requester),
@@ -232,6 +183,9 @@ pub struct MemSystem {
     /// L2 hits and misses, summed over chiplets.
     pub l2_hits: u64,
     pub l2_misses: u64,
+    /// The cycle of the event being processed: no request processed later arrives
+    /// before it ([`Budget::consume`]).
+    pub floor: u64,
 }
 
 /// Where a line was served from.
@@ -251,8 +205,8 @@ impl MemSystem {
         let ch = cfg.memory.channels_per_chiplet as usize;
         MemSystem {
             l2: (0..n).map(|_| TagCache::new(&cfg.l2_cache)).collect(),
-            channels: vec![Budget::default(); n * ch],
-            ring_ports: vec![Budget::default(); n],
+            channels: vec![Budget::new(cfg.memory.serve_in_arrival_order); n * ch],
+            ring_ports: vec![Budget::new(cfg.memory.serve_in_arrival_order); n],
             chiplets: cfg.gpu.chiplets,
             channels_per_chiplet: ch as u64,
             channel_shift: cfg.memory.channel_interleave_bytes.trailing_zeros(),
@@ -262,6 +216,7 @@ impl MemSystem {
             dram_latency: cfg.memory.dram_latency,
             l2_hits: 0,
             l2_misses: 0,
+            floor: 0,
         }
     }
 
@@ -289,7 +244,7 @@ impl MemSystem {
         let mut t = now;
         if remote {
             t += self.ring_latency;
-            t += self.ring_ports[home as usize].consume(t, self.ring_cycles);
+            t += self.ring_ports[home as usize].consume(t, self.ring_cycles, self.floor);
         }
         t += self.l2[home as usize].latency;
         if self.l2[home as usize].access(pa) {
@@ -299,9 +254,19 @@ impl MemSystem {
             t += self.dram_latency;
             let ch = (pa >> self.channel_shift) % self.channels_per_chiplet;
             let idx = (home as u64 * self.channels_per_chiplet + ch) as usize;
-            t += self.channels[idx].consume(t, self.channel_cycles);
+            t += self.channels[idx].consume(t, self.channel_cycles, self.floor);
         }
         LineRead { done: t, remote }
+    }
+
+    /// Lines that arrived at an HBM channel or ring port before a line processed earlier
+    /// (served ahead of it, [`super::bandwidth`]).
+    pub fn out_of_order(&self) -> u64 {
+        self.channels
+            .iter()
+            .chain(&self.ring_ports)
+            .map(|b| b.out_of_order)
+            .sum()
     }
 
     /// Mean queueing delay per line at the HBM channels and at the ring ports, in cycles.
@@ -379,22 +344,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn line_port_takes_one_line_per_cycle() {
-        let mut p = LinePort::default();
-        assert_eq!(p.take(10, 3), 10, "idle: the first line starts at once");
-        assert_eq!(p.take(11, 1), 13, "behind the three lines before it");
-        assert_eq!(p.take(50, 2), 50);
-    }
-
-    #[test]
-    fn budget_queues_requests_beyond_its_rate() {
-        let mut b = Budget::default();
-        assert_eq!(b.consume(10, 4.0), 0);
-        assert_eq!(b.consume(10, 4.0), 4);
-        assert_eq!(b.consume(10, 4.0), 8);
-        assert_eq!(b.consume(100, 4.0), 0, "idle resource: no wait");
     }
 }

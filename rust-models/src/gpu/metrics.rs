@@ -8,6 +8,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, Default)]
 pub struct Counters {
     pub warp_mem_instrs: u64,
+    /// Memory instructions the warp issued without waiting for them (independent ones).
+    pub overlapped_instrs: u64,
     /// Memory instructions plus the compute instructions between them.
     pub warp_instrs: u64,
     pub lines: u64,
@@ -121,6 +123,12 @@ pub struct RunReport {
     pub seed: u64,
     pub cycles: u64,
     pub warp_mem_instrs: u64,
+    /// Memory instructions issued without their warp waiting for them (independent,
+    /// `gpu.loads_in_flight_per_warp` > 1).
+    pub overlapped_instrs: u64,
+    /// Line requests that reached an L1 port, HBM channel or ring port before a request
+    /// processed earlier and were served ahead of it (the resources serve in arrival order).
+    pub out_of_order_requests: u64,
     pub warp_instrs: u64,
     pub lines: u64,
     /// Line accesses whose frame lives on another chiplet than the requester's.
@@ -267,8 +275,13 @@ rt_remote_ratio,sim_seconds,speed";
         let _ = writeln!(s, "cycles                 {}", self.cycles);
         let _ = writeln!(
             s,
-            "warp memory instrs     {}  (warp instrs {})",
-            self.warp_mem_instrs, self.warp_instrs
+            "warp memory instrs     {}  (warp instrs {}; {} overlapped)",
+            self.warp_mem_instrs, self.warp_instrs, self.overlapped_instrs
+        );
+        let _ = writeln!(
+            s,
+            "out-of-order requests  {}  (served in arrival order)",
+            self.out_of_order_requests
         );
         let _ = writeln!(
             s,

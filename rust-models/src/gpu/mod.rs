@@ -41,6 +41,7 @@
 //! slots free up.
 
 mod access;
+mod bandwidth;
 pub mod clap_extras;
 pub mod clap_tables;
 pub mod cnuma;
@@ -50,6 +51,7 @@ mod engine;
 mod fill;
 pub mod gmmu;
 pub mod host_clock;
+pub mod in_flight;
 mod lanes;
 mod mapping;
 pub mod memory;

@@ -102,6 +102,7 @@ mod tests {
             write: false,
             lanes,
             compute_cycles: 0,
+            independent: false,
         };
         let mut r = Replay::new(instr, 5);
         assert_eq!(

@@ -171,6 +171,13 @@ impl Gpu<'_> {
             seed: spec.seed,
             cycles: self.cycles,
             warp_mem_instrs: c.warp_mem_instrs,
+            overlapped_instrs: c.overlapped_instrs,
+            out_of_order_requests: self.mem.out_of_order()
+                + self
+                    .sms
+                    .iter()
+                    .map(|s| s.l1_port.out_of_order())
+                    .sum::<u64>(),
             warp_instrs: c.warp_instrs,
             lines: c.lines,
             remote_ratio: ratio(c.remote_lines, c.lines),

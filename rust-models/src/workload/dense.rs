@@ -377,6 +377,7 @@ impl WarpGen for ScGen {
                         elem: 4,
                     },
                     compute_cycles: 0,
+                    independent: true,
                 });
             }
         }

@@ -281,6 +281,11 @@ pub struct WarpInstr {
     pub lanes: Lanes,
     /// Non-memory instructions the warp executes before this one (compute between accesses).
     pub compute_cycles: u32,
+    /// Neither this instruction's address nor its data comes from the warp's earlier
+    /// loads still in flight, so it issues without waiting for them and the warp goes on
+    /// (memory-level parallelism, [`crate::gpu::in_flight`]). `false`: it waits for them
+    /// and blocks the warp until it completes.
+    pub independent: bool,
 }
 
 /// Stream of a warp's memory instructions.

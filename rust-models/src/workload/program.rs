@@ -102,6 +102,10 @@ pub(crate) fn grid_u32(name: &str, scale: f64, grid: u64) -> Result<u32, Workloa
 }
 
 /// A coalesced access: `lanes` consecutive elements of `elem` bytes from `offset`.
+///
+/// Its address is computed from thread and loop indices, so a load is independent of the
+/// warp's earlier loads ([`WarpInstr::independent`]); a store is not (it writes what they
+/// loaded). Every built-in generator's coalesced access is indexed this way.
 #[inline]
 pub(crate) fn coalesced(
     alloc: AllocIndex,
@@ -120,6 +124,7 @@ pub(crate) fn coalesced(
             elem,
         },
         compute_cycles: 0,
+        independent: !write,
     }
 }
 
@@ -129,7 +134,8 @@ pub(crate) fn gather(alloc: AllocIndex, offsets: &[u64], elem: u8, write: bool) 
     gather_offsets(alloc, offsets.into(), elem, write)
 }
 
-/// An irregular access whose offsets the generator built in place.
+/// An irregular access whose offsets the generator built in place. Its offsets come from
+/// data the warp loaded (an index, an edge list), so it depends on its earlier loads.
 #[inline]
 pub(crate) fn gather_offsets(
     alloc: AllocIndex,
@@ -142,6 +148,7 @@ pub(crate) fn gather_offsets(
         write,
         lanes: Lanes::Gather { offsets, elem },
         compute_cycles: 0,
+        independent: false,
     }
 }
 

@@ -109,6 +109,8 @@ impl WarpGen for SpmvGen {
                 elem: 8,
             },
             compute_cycles: 0,
+            // Indexed by the row: no earlier load forms its address.
+            independent: true,
         };
         let steps = (0..self.max_nnz(r0)).flat_map(move |j| {
             let mut e = [0u64; WARP as usize];

@@ -60,6 +60,7 @@ pub fn read32(alloc: u16, offset: u64) -> WarpInstr {
             elem: 4,
         },
         compute_cycles: 0,
+        independent: false,
     }
 }
 

@@ -41,6 +41,7 @@ pub fn touch(alloc: u16, page: u64, write: bool) -> WarpInstr {
             elem: 4,
         },
         compute_cycles: 0,
+        independent: false,
     }
 }
 

@@ -195,13 +195,14 @@ fn parse_access(toks: &[&str], ctx: &Context<'_>) -> Result<Record, String> {
             ))
         }
     };
-    let mut compute_cycles = 0;
+    let (mut compute_cycles, mut independent) = (0, false);
     for t in rest {
         match t.strip_prefix("c=") {
             Some(v) => compute_cycles = num_max(v, "compute cycles", u32::MAX as u64)? as u32,
+            None if *t == "indep" => independent = true,
             None => {
                 return Err(format!(
-                    "unexpected field `{t}`: only `c=CYCLES` may follow the lanes"
+                    "unexpected field `{t}`: only `c=CYCLES` and `indep` may follow the lanes"
                 ))
             }
         }
@@ -220,6 +221,7 @@ fn parse_access(toks: &[&str], ctx: &Context<'_>) -> Result<Record, String> {
         write,
         lanes,
         compute_cycles,
+        independent,
     };
     Ok(Record::Access(
         (kernel as u32, tb as u32, warp as u32),

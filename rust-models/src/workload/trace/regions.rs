@@ -276,6 +276,8 @@ impl Regions {
                 write,
                 lanes,
                 compute_cycles: cycles,
+                // A recorded trace says nothing of dependences: every access blocks.
+                independent: false,
             });
             cycles = 0;
         }

@@ -70,6 +70,9 @@ fn write_to(w: &dyn Workload, out: &mut impl Write) -> std::io::Result<()> {
                     if i.compute_cycles > 0 {
                         write!(out, " c={}", i.compute_cycles)?;
                     }
+                    if i.independent {
+                        write!(out, " indep")?;
+                    }
                     writeln!(out)?;
                 }
             }

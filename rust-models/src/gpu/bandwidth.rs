@@ -1,0 +1,229 @@
+//! Bandwidth resources served in the order requests *arrive*, not the order the engine
+//! processes them.
+//!
+//! The engine computes a whole warp instruction per event, so one event may put a line on
+//! an HBM channel thousands of cycles after its issue (behind a walk or a fault) while the
+//! next events put lines there earlier. A resource that served in processing order (one
+//! "free from" time) would make those earlier arrivals queue behind the later one. Here a
+//! resource keeps the requests that a later-processed request could still arrive before,
+//! in arrival order, and serves first come first served *by arrival cycle*: a request
+//! starts when every request that arrived before it has been served (ties: the one
+//! processed first goes first). A request that arrives earlier is never delayed by one
+//! that arrives later.
+//!
+//! What a model computing completions at processing time cannot do is take back an answer
+//! already given: when a request lands before requests already answered, those keep
+//! their times (each would have waited up to this request's cost longer) and the
+//! resource's schedule behind it is pushed back, so the bandwidth is still accounted for
+//! every later request. Such requests are counted ([`Budget::out_of_order`]).
+//!
+//! The engine passes a *floor* with every request: the cycle of the event being processed,
+//! before which no later request can arrive. Requests that arrived at or before it are
+//! final and are retired, so the kept window is only as long as the engine looks ahead.
+
+use std::collections::VecDeque;
+
+/// One request still in the window: arrival cycle, service cycles, finish (fractional).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    arrival: u64,
+    cost: f64,
+    finish: f64,
+}
+
+/// A resource that moves one line at a time at a fixed rate: a memory channel, a ring
+/// port, an SM's issue slots. Time is kept in fractional cycles so sub-cycle rates add up
+/// exactly.
+#[derive(Debug, Clone, Default)]
+pub struct Budget {
+    /// Serve in arrival order; `false`: in the order requests are processed (one
+    /// "free from" time, `memory.serve_in_arrival_order = false`).
+    pub arrival_order: bool,
+    window: VecDeque<Slot>,
+    /// Finish of the last request retired from the window.
+    free_at: f64,
+    /// Cycles spent waiting for this resource, summed over all requests.
+    pub queued_cycles: f64,
+    /// Lines moved.
+    pub lines: u64,
+    /// Requests that arrived before a request processed earlier (served ahead of it).
+    pub out_of_order: u64,
+}
+
+impl Budget {
+    /// A resource serving in arrival order (`true`) or in processing order.
+    pub fn new(arrival_order: bool) -> Budget {
+        Budget {
+            arrival_order,
+            ..Budget::default()
+        }
+    }
+
+    /// Move one request that arrives at `now` and occupies the resource for `cost`
+    /// cycles; returns the (whole) cycles it waits before it starts. `floor`: no request
+    /// processed later arrives before this cycle (`floor <= now`).
+    #[inline]
+    pub fn consume(&mut self, now: u64, cost: f64, floor: u64) -> u64 {
+        debug_assert!(floor <= now, "request at {now} below the floor {floor}");
+        self.lines += 1;
+        let now_f = now as f64;
+        if !self.arrival_order {
+            let start = self.free_at.max(now_f);
+            self.free_at = start + cost;
+            return self.waited(start - now_f);
+        }
+        // Retire what no later request can precede.
+        while let Some(s) = self.window.front() {
+            if s.arrival > floor {
+                break;
+            }
+            self.free_at = s.finish;
+            self.window.pop_front();
+        }
+        // Position in arrival order (usually the end: searched from the back).
+        let mut pos = self.window.len();
+        while pos > 0 && self.window[pos - 1].arrival > now {
+            pos -= 1;
+        }
+        let before = if pos == 0 {
+            self.free_at
+        } else {
+            self.window[pos - 1].finish
+        };
+        let start = before.max(now_f);
+        let mut finish = start + cost;
+        self.window.insert(
+            pos,
+            Slot {
+                arrival: now,
+                cost,
+                finish,
+            },
+        );
+        if pos + 1 < self.window.len() {
+            self.out_of_order += 1;
+            // The requests behind it start later; what they answered stands.
+            for s in self.window.range_mut(pos + 1..) {
+                s.finish = finish.max(s.arrival as f64) + s.cost;
+                finish = s.finish;
+            }
+        }
+        self.waited(start - now_f)
+    }
+
+    /// Count a wait of `wait` cycles; returns it in whole cycles.
+    #[inline]
+    fn waited(&mut self, wait: f64) -> u64 {
+        if wait <= 0.0 {
+            return 0;
+        }
+        self.queued_cycles += wait;
+        // ceil() without a libm call (`wait` is finite and positive).
+        let whole = wait as u64;
+        whole + ((whole as f64) < wait) as u64
+    }
+}
+
+/// A port that takes one line per cycle (an SM's L1), served in arrival order.
+#[derive(Debug, Clone, Default)]
+pub struct LinePort {
+    budget: Budget,
+}
+
+impl LinePort {
+    /// A port serving in arrival order (`true`) or in processing order.
+    pub fn new(arrival_order: bool) -> LinePort {
+        LinePort {
+            budget: Budget::new(arrival_order),
+        }
+    }
+
+    /// Take `lines` consecutive lines arriving at `now`; returns the cycle the first one
+    /// starts (line k starts k cycles later). `floor` as for [`Budget::consume`].
+    #[inline]
+    pub fn take(&mut self, now: u64, lines: u64, floor: u64) -> u64 {
+        now + self.budget.consume(now, lines as f64, floor)
+    }
+
+    /// Requests that arrived before one processed earlier.
+    pub fn out_of_order(&self) -> u64 {
+        self.budget.out_of_order
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_processing_order_a_later_arrival_delays_an_earlier_one() {
+        let mut b = Budget::new(false);
+        assert_eq!(b.consume(500, 10.0, 0), 0);
+        assert_eq!(
+            b.consume(100, 10.0, 0),
+            410,
+            "queued behind the request at 500"
+        );
+    }
+
+    #[test]
+    fn in_order_requests_queue_beyond_the_rate() {
+        let mut b = Budget::new(true);
+        assert_eq!(b.consume(10, 4.0, 10), 0);
+        assert_eq!(b.consume(10, 4.0, 10), 4);
+        assert_eq!(b.consume(10, 4.0, 10), 8);
+        assert_eq!(b.consume(100, 4.0, 100), 0, "idle resource: no wait");
+        assert_eq!(b.out_of_order, 0);
+    }
+
+    /// A request processed after a later-arriving one is served first: it does not wait,
+    /// and the one that arrived later is pushed behind it for every request after.
+    #[test]
+    fn an_earlier_arrival_processed_later_is_not_delayed() {
+        let mut b = Budget::new(true);
+        assert_eq!(b.consume(500, 10.0, 0), 0, "busy 500..510");
+        assert_eq!(b.consume(100, 10.0, 0), 0, "arrives first: served at once");
+        assert_eq!(
+            b.consume(495, 10.0, 0),
+            0,
+            "495..505 goes ahead of the one at 500"
+        );
+        assert_eq!(b.out_of_order, 2);
+        // The one at 500 now finishes at 515 (505 + 10): a request at 505 waits for it.
+        assert_eq!(b.consume(505, 10.0, 0), 10);
+        assert_eq!(b.out_of_order, 2);
+    }
+
+    #[test]
+    fn ties_go_in_processing_order_and_the_floor_retires() {
+        let mut b = Budget::new(true);
+        assert_eq!(b.consume(20, 5.0, 0), 0);
+        assert_eq!(
+            b.consume(20, 5.0, 0),
+            5,
+            "same cycle: behind the first processed"
+        );
+        assert_eq!(
+            b.consume(21, 5.0, 21),
+            9,
+            "both retired at floor 21; free at 30"
+        );
+        assert_eq!(b.window.len(), 1);
+        assert_eq!(b.out_of_order, 0);
+    }
+
+    #[test]
+    fn a_line_port_takes_one_line_per_cycle_in_arrival_order() {
+        let mut p = LinePort::new(true);
+        assert_eq!(p.take(10, 3, 10), 10, "idle: the first line starts at once");
+        assert_eq!(p.take(11, 1, 10), 13, "behind the three lines before it");
+        assert_eq!(p.take(50, 2, 10), 50);
+        assert_eq!(
+            p.take(40, 2, 10),
+            40,
+            "arrives before the pair at 50: not delayed"
+        );
+        assert_eq!(p.take(50, 1, 10), 52, "behind the pair that arrived at 50");
+        assert_eq!(p.out_of_order(), 1);
+    }
+}
