@@ -125,3 +125,55 @@ fn every_policy_serves_out_of_order_arrivals_and_overlaps_independent_loads() {
         assert_eq!(again.cycles, r.cycles, "{policy:?}: deterministic");
     }
 }
+
+/// One warp: a dependent read that faults the page in (line 0), then `n` independent
+/// reads of fresh lines 256 bytes apart (L1 and L2 misses on distinct HBM channels).
+fn one_warp_misses(cfg: &GpuConfig, n: u64) -> u64 {
+    let mut w = Scripted::new(
+        "one-warp-misses",
+        vec![Allocation::new("a", 1 << 16)],
+        vec![Kernel::new("k", 1, 1)],
+    );
+    w.push(0, 0, 0, read32(0, 0));
+    for k in 1..=n {
+        let mut r = read32(0, 256 * k);
+        r.independent = true;
+        w.push(0, 0, 0, r);
+    }
+    let spec = RunSpec {
+        policy: PolicyKind::S64k,
+        scale: 1.0,
+        seed: 1,
+    };
+    simulate(cfg, &w, spec).expect("runs").cycles
+}
+
+/// Bounded MSHRs: with one register per SM, each miss waits for the previous one's line
+/// and holds the warp's next issue as long (back-pressure); unbounded, the three misses
+/// overlap.
+#[test]
+fn a_full_mshr_pool_delays_the_miss_and_stalls_the_warps_issue() {
+    let mut cfg = config4();
+    cfg.gpu.loads_in_flight_per_warp = 4;
+    cfg.gpu.l1_mshrs_per_sm = 0;
+    cfg.memory.serve_in_arrival_order = true;
+    let base = one_warp_misses(&cfg, 0);
+    // m: one miss from issue to its line, measured alone; l: its issue to the L1 miss.
+    let m = one_warp_misses(&cfg, 1) - base;
+    let l = cfg.l1_tlb.latency + cfg.l1_cache.latency;
+    assert_eq!(
+        one_warp_misses(&cfg, 3) - base,
+        2 + m,
+        "unbounded: issued in three cycles, overlapped"
+    );
+    cfg.gpu.l1_mshrs_per_sm = 1;
+    assert_eq!(one_warp_misses(&cfg, 1) - base, m, "one miss never waits");
+    // r = m - l: a miss's time holding its register. The second miss (issued at +1)
+    // waits r - 1 for the first's line; the third issues r - 1 cycles later than it would
+    // (at +r+1) and waits for the second's line: the misses end l + r, l + 2r, l + 3r.
+    let r = m - l;
+    assert_eq!(one_warp_misses(&cfg, 3) - base, l + 3 * r);
+    cfg.gpu.l1_mshrs_per_sm = 2;
+    // Two registers: the third miss waits for the first's line (at l + r), issued at +2.
+    assert_eq!(one_warp_misses(&cfg, 3) - base, l + 2 * r);
+}

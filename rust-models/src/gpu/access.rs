@@ -89,6 +89,7 @@ impl Gpu<'_> {
             .consume(t, (n + 1) as f64 * self.issue_cost_per_instr, t);
         let t_issue = t + wait + n;
         self.last_issue = t_issue;
+        self.mshr_stall = 0;
         self.counters.warp_mem_instrs += 1;
         self.counters.warp_instrs += n + 1;
 
@@ -169,6 +170,9 @@ impl Gpu<'_> {
             }
             i = j;
         };
+        // Back-pressure: an instruction whose lines waited for MSHRs holds the warp's
+        // issue for as long.
+        self.last_issue = t_issue + self.mshr_stall;
         self.lines_buf = lines;
         result
     }
@@ -184,7 +188,11 @@ impl Gpu<'_> {
             return t;
         }
         self.counters.l1_cache_misses += 1;
-        self.mem.read_line(pa, t, chiplet).done
+        let grant = s.mshrs.acquire(t, self.mem.floor);
+        let done = self.mem.read_line(pa, grant, chiplet).done;
+        self.sms[sm as usize].mshrs.hold(grant, done);
+        self.mshr_stall = self.mshr_stall.max(grant - t);
+        done
     }
 
     /// Translate `va` for `sm` starting at `now`: (PA, cycle the translation is ready).

@@ -54,6 +54,11 @@ pub struct CoreSpec {
     /// (configs older than the key get the default).
     #[serde(default = "default_loads_in_flight")]
     pub loads_in_flight_per_warp: u32,
+    /// L1 miss-status holding registers per SM: lines that may miss the L1 and be in
+    /// flight at once ([`super::mshr`]); 0 = unbounded. Optional (configs older than the
+    /// key get the default).
+    #[serde(default)]
+    pub l1_mshrs_per_sm: u32,
 }
 
 /// 1 (every warp blocks at every access) until the study tables are rerun with more; not

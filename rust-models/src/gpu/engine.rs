@@ -14,6 +14,7 @@ use super::host_clock;
 use super::in_flight::InFlight;
 use super::memory::{Budget, LinePort, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
+use super::mshr::MshrPool;
 use super::prefetch::{prefetch, prefetch_all};
 use super::ready_queue::ReadyQueue;
 use super::replay::{Replay, ReplayCounters};
@@ -35,6 +36,8 @@ pub(super) struct Sm {
     pub issue: Budget,
     /// The L1's port: one line per cycle.
     pub l1_port: LinePort,
+    /// The L1's miss-status holding registers.
+    pub mshrs: MshrPool,
     resident_tbs: u32,
 }
 
@@ -101,6 +104,9 @@ pub struct Gpu<'w> {
     /// The cycle the last executed memory instruction issued (its warp's next issue
     /// slot follows it when the instruction is independent).
     pub(super) last_issue: u64,
+    /// The longest MSHR wait of the executing instruction's lines (its back-pressure on
+    /// the warp's next issue).
+    pub(super) mshr_stall: u64,
     /// `gpu.loads_in_flight_per_warp`.
     mlp_limit: usize,
 }
@@ -140,6 +146,7 @@ impl<'w> Gpu<'w> {
                 l1_cache: TagCache::new(&cfg.l1_cache),
                 issue: Budget::default(),
                 l1_port: LinePort::new(cfg.memory.serve_in_arrival_order),
+                mshrs: MshrPool::new(cfg.gpu.l1_mshrs_per_sm),
                 resident_tbs: 0,
             })
             .collect();
@@ -179,6 +186,7 @@ impl<'w> Gpu<'w> {
             map_times,
             new_maps: Vec::new(),
             last_issue: 0,
+            mshr_stall: 0,
             mlp_limit: cfg.gpu.loads_in_flight_per_warp as usize,
         })
     }

@@ -129,6 +129,10 @@ pub struct RunReport {
     /// Line requests that reached an L1 port, HBM channel or ring port before a request
     /// processed earlier and were served ahead of it (the resources serve in arrival order).
     pub out_of_order_requests: u64,
+    /// L1 misses that waited for a miss-status holding register, and their mean wait in
+    /// cycles (`gpu.l1_mshrs_per_sm`).
+    pub mshr_waits: u64,
+    pub mshr_mean_wait: f64,
     pub warp_instrs: u64,
     pub lines: u64,
     /// Line accesses whose frame lives on another chiplet than the requester's.
@@ -282,6 +286,11 @@ rt_remote_ratio,sim_seconds,speed";
             s,
             "out-of-order requests  {}  (served in arrival order)",
             self.out_of_order_requests
+        );
+        let _ = writeln!(
+            s,
+            "MSHR waits             {}  (L1 misses; mean {:.1} cycles)",
+            self.mshr_waits, self.mshr_mean_wait
         );
         let _ = writeln!(
             s,

@@ -56,6 +56,7 @@ mod lanes;
 mod mapping;
 pub mod memory;
 pub mod metrics;
+pub mod mshr;
 mod prefetch;
 pub(crate) mod ready_queue;
 pub mod replay;

@@ -163,6 +163,8 @@ impl Gpu<'_> {
             .fold((0, 0), |(a, r), p| (a + p.rt_access, r + p.rt_remote));
         let sum = |v: &[u64]| v.iter().sum::<u64>();
         let (hbm_q, ring_q) = self.mem.queueing();
+        let mshr_waits: u64 = self.sms.iter().map(|s| s.mshrs.waits).sum();
+        let mshr_wait_cycles: u64 = self.sms.iter().map(|s| s.mshrs.wait_cycles).sum();
         Ok(RunReport {
             workload: self.workload.name().to_string(),
             policy: spec.policy.name().to_string(),
@@ -178,6 +180,12 @@ impl Gpu<'_> {
                     .iter()
                     .map(|s| s.l1_port.out_of_order())
                     .sum::<u64>(),
+            mshr_waits,
+            mshr_mean_wait: if mshr_waits == 0 {
+                0.0
+            } else {
+                mshr_wait_cycles as f64 / mshr_waits as f64
+            },
             warp_instrs: c.warp_instrs,
             lines: c.lines,
             remote_ratio: ratio(c.remote_lines, c.lines),
