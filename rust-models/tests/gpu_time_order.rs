@@ -55,17 +55,17 @@ fn every_request_starts_as_first_come_first_served_by_arrival() {
     );
 }
 
-/// One warp: a dependent read that faults the page in, then `n` reads of the same line
-/// (L1 TLB and L1 cache hits), independent or not.
-fn one_warp(cfg: &GpuConfig, n: usize, independent: bool) -> u64 {
+/// One warp: a dependent read of line 0 that faults the page in, then a read at each of
+/// `offsets`, independent or not; the run's cycles.
+fn one_warp_reads(cfg: &GpuConfig, offsets: impl Iterator<Item = u64>, independent: bool) -> u64 {
     let mut w = Scripted::new(
         "one-warp",
         vec![Allocation::new("a", 1 << 16)],
         vec![Kernel::new("k", 1, 1)],
     );
     w.push(0, 0, 0, read32(0, 0));
-    for _ in 0..n {
-        let mut r = read32(0, 0);
+    for offset in offsets {
+        let mut r = read32(0, offset);
         r.independent = independent;
         w.push(0, 0, 0, r);
     }
@@ -75,6 +75,11 @@ fn one_warp(cfg: &GpuConfig, n: usize, independent: bool) -> u64 {
         seed: 1,
     };
     simulate(cfg, &w, spec).expect("runs").cycles
+}
+
+/// `n` more reads of line 0 (L1 TLB and L1 cache hits).
+fn one_warp(cfg: &GpuConfig, n: usize, independent: bool) -> u64 {
+    one_warp_reads(cfg, std::iter::repeat_n(0, n), independent)
 }
 
 #[test]
@@ -126,26 +131,10 @@ fn every_policy_serves_out_of_order_arrivals_and_overlaps_independent_loads() {
     }
 }
 
-/// One warp: a dependent read that faults the page in (line 0), then `n` independent
-/// reads of fresh lines 256 bytes apart (L1 and L2 misses on distinct HBM channels).
+/// `n` independent reads of fresh lines 256 bytes apart (L1 and L2 misses on distinct
+/// HBM channels).
 fn one_warp_misses(cfg: &GpuConfig, n: u64) -> u64 {
-    let mut w = Scripted::new(
-        "one-warp-misses",
-        vec![Allocation::new("a", 1 << 16)],
-        vec![Kernel::new("k", 1, 1)],
-    );
-    w.push(0, 0, 0, read32(0, 0));
-    for k in 1..=n {
-        let mut r = read32(0, 256 * k);
-        r.independent = true;
-        w.push(0, 0, 0, r);
-    }
-    let spec = RunSpec {
-        policy: PolicyKind::S64k,
-        scale: 1.0,
-        seed: 1,
-    };
-    simulate(cfg, &w, spec).expect("runs").cycles
+    one_warp_reads(cfg, (1..=n).map(|k| 256 * k), true)
 }
 
 /// Bounded MSHRs: with one register per SM, each miss waits for the previous one's line
