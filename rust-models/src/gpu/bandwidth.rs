@@ -80,11 +80,11 @@ impl Budget {
             self.free_at = s.finish;
             self.window.pop_front();
         }
-        // Position in arrival order (usually the end: searched from the back).
-        let mut pos = self.window.len();
-        while pos > 0 && self.window[pos - 1].arrival > now {
-            pos -= 1;
-        }
+        // Position in arrival order: usually the end; else the first later arrival.
+        let pos = match self.window.back() {
+            Some(last) if last.arrival > now => self.window.partition_point(|s| s.arrival <= now),
+            _ => self.window.len(),
+        };
         let before = if pos == 0 {
             self.free_at
         } else {
@@ -102,10 +102,15 @@ impl Budget {
         );
         if pos + 1 < self.window.len() {
             self.out_of_order += 1;
-            // The requests behind it start later; what they answered stands.
+            // The requests behind it start later; what they answered stands. Once one
+            // finishes when it did before (an idle gap absorbed the push), so do all after.
             for s in self.window.range_mut(pos + 1..) {
-                s.finish = finish.max(s.arrival as f64) + s.cost;
-                finish = s.finish;
+                let pushed = finish.max(s.arrival as f64) + s.cost;
+                if pushed == s.finish {
+                    break;
+                }
+                s.finish = pushed;
+                finish = pushed;
             }
         }
         self.waited(start - now_f)
