@@ -25,6 +25,8 @@ pub struct MshrPool {
     /// Registers; 0 = unbounded (no bookkeeping at all).
     capacity: usize,
     held: Vec<(u64, u64)>,
+    /// Scratch for [`MshrPool::acquire`]'s sweep: (cycle, +1 grant / -1 release).
+    events: Vec<(u64, i64)>,
     /// Misses that waited for a register, and their summed wait in cycles.
     pub waits: u64,
     pub wait_cycles: u64,
@@ -56,24 +58,42 @@ impl MshrPool {
         if self.held.len() < self.capacity {
             return arrival;
         }
+        // Sweep the holds' starts and ends after `arrival` in time order: the count of
+        // held registers only falls at a release, so the first moment after all events at
+        // one cycle with fewer than `capacity` held is the grant. O(n log n) in the holds
+        // kept, however far over capacity earlier grants booked them.
+        let mut busy = 0usize;
+        self.events.clear();
+        for &(grant, release) in &self.held {
+            if release <= arrival {
+                continue;
+            }
+            if grant <= arrival {
+                busy += 1;
+            } else {
+                self.events.push((grant, 1));
+            }
+            self.events.push((release, -1));
+        }
         let mut at = arrival;
-        loop {
-            let (mut busy, mut first_release, mut later) = (0usize, u64::MAX, false);
-            for &(grant, release) in &self.held {
-                if grant <= at && release > at {
-                    busy += 1;
-                    first_release = first_release.min(release);
-                } else if grant > at {
-                    later = true;
+        if busy >= self.capacity {
+            self.events.sort_unstable();
+            let mut count = busy as i64;
+            let mut i = 0;
+            while count >= self.capacity as i64 {
+                // Never runs dry: every hold counted in `count` has its release queued.
+                let cycle = self.events[i].0;
+                while i < self.events.len() && self.events[i].0 == cycle {
+                    count += self.events[i].1;
+                    i += 1;
                 }
+                at = cycle;
             }
-            if busy < self.capacity {
-                if later && busy + 1 == self.capacity {
-                    self.overbooked += 1;
-                }
-                break;
-            }
-            at = first_release;
+            busy = count as usize;
+        }
+        let later = self.held.iter().any(|&(grant, _)| grant > at);
+        if later && busy + 1 == self.capacity {
+            self.overbooked += 1;
         }
         if at > arrival {
             self.waits += 1;
