@@ -3,3 +3,43 @@
 //! under their historical path.
 
 pub use mcmvm_protocol::config::*;
+
+use std::path::Path;
+
+/// Set one dotted key (`forest.apd.r2=0.8`, `gpu.loads_in_flight_per_warp=2`) in a TOML tree; the value is read as TOML
+/// (number, boolean, quoted string) or else taken as a bare string.
+pub fn apply_override(tree: &mut toml::Table, text: &str, path: &Path) -> Result<(), ConfigError> {
+    let invalid = |key: &str, message: String| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        key: key.to_string(),
+        message,
+    };
+    let (key, raw) = text.split_once('=').ok_or_else(|| {
+        invalid(
+            text,
+            "an override is KEY=VALUE, e.g. forest.apd.r2=0.8".into(),
+        )
+    })?;
+    let key = key.trim();
+    let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {}", raw.trim())) {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or(toml::Value::String(raw.trim().into())),
+        Err(_) => toml::Value::String(raw.trim().into()),
+    };
+    let parts: Vec<&str> = key.split('.').collect();
+    let (last, parents) = parts
+        .split_last()
+        .ok_or_else(|| invalid(key, "empty key".into()))?;
+    let mut node = tree;
+    for p in parents {
+        let entry = node
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        node = entry
+            .as_table_mut()
+            .ok_or_else(|| invalid(key, format!("`{p}` is a value, not a table")))?;
+    }
+    node.insert(last.to_string(), value);
+    Ok(())
+}

@@ -67,8 +67,13 @@ pub fn text(path: &Path) -> anyhow::Result<(String, PathBuf)> {
 
 /// A GPU configuration from a file or a built-in.
 pub fn gpu(path: &Path) -> anyhow::Result<GpuConfig> {
+    gpu_with(path, &[])
+}
+
+/// A GPU configuration from a file or a built-in, with `key=value` overrides.
+pub fn gpu_with(path: &Path, overrides: &[String]) -> anyhow::Result<GpuConfig> {
     let (text, name) = text(path)?;
-    Ok(GpuConfig::parse(&text, &name)?)
+    Ok(GpuConfig::parse_with(&text, &name, overrides)?)
 }
 
 /// A UVM configuration from a file or a built-in, with `key=value` overrides.

@@ -41,9 +41,14 @@ pub struct Args {
     /// UVM oversubscription (footprint / GPU memory), at least 1.0.
     #[arg(long)]
     pub oversub: Option<f64>,
-    /// UVM configuration override KEY=VALUE (e.g. forest.apd.r2=0.8); repeatable.
+    /// Configuration override KEY=VALUE, repeatable: with --uvm a UVM key (e.g.
+    /// forest.apd.r2=0.8), without it a GPU key (e.g. gpu.loads_in_flight_per_warp=2).
     #[arg(long = "set")]
     pub set: Vec<String>,
+    /// GPU configuration override KEY=VALUE on any run of the GPU model, also with --uvm
+    /// (e.g. gpu.l1_mshrs_per_sm=256); repeatable.
+    #[arg(long = "gpu-set")]
+    pub gpu_set: Vec<String>,
     /// Workload size: a multiplier (1 = the quick default) or `paper`, each CLAP
     /// workload at the CLAP paper's input size class (docs/workloads.md).
     #[arg(long, default_value = "1")]
@@ -68,6 +73,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .transpose()?;
     if uvm != UvmPolicy::None {
         return if uvm_config.unwrap_or(args.policy.is_none()) {
+            if !args.gpu_set.is_empty() {
+                anyhow::bail!(
+                    "--gpu-set {}: this --uvm run uses the replay engine, which reads no GPU \
+                     configuration (give --policy to run UVM on the GPU model)",
+                    args.gpu_set[0]
+                );
+            }
             run_uvm(&args, uvm)
         } else {
             run_uvm_gpu(&args, uvm)
@@ -81,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             path.display()
         );
     }
-    let (config, cfg, policy) = gpu_config_and_policy(&args)?;
+    let (config, cfg, policy) = gpu_config_and_policy(&args, &args.set)?;
     let source = Source::open(&args)?;
     let w = source.workload();
     println!(
@@ -195,7 +207,7 @@ fn default_uvm_config(gpu_config: &std::path::Path) -> PathBuf {
 /// driver's service and the GPU's fault path (faulting walks, shootdowns, replays that
 /// fault again); the figure with it follows.
 fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
-    let (config, cfg, placement) = gpu_config_and_policy(args)?;
+    let (config, cfg, placement) = gpu_config_and_policy(args, &[])?;
     let ucfg_path = args
         .uvm_config
         .clone()
@@ -248,12 +260,17 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
 }
 
 /// The MCM GPU config (`--config`, default the 4-chiplet one) and the placement policy.
-fn gpu_config_and_policy(args: &Args) -> anyhow::Result<(PathBuf, GpuConfig, PolicyKind)> {
+/// The GPU config of a GPU-model run with `--gpu-set` and `extra` overrides applied.
+fn gpu_config_and_policy(
+    args: &Args,
+    extra: &[String],
+) -> anyhow::Result<(PathBuf, GpuConfig, PolicyKind)> {
     let config = args
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
-    let mut cfg = super::configs::gpu(&config)?;
+    let overrides: Vec<String> = args.gpu_set.iter().chain(extra).cloned().collect();
+    let mut cfg = super::configs::gpu_with(&config, &overrides)?;
     cfg.engines = args.hw.hardware()?;
     let policy: PolicyKind = args
         .policy

@@ -61,10 +61,10 @@ pub struct CoreSpec {
     pub l1_mshrs_per_sm: u32,
 }
 
-/// 1 (every warp blocks at every access) until the study tables are rerun with more; not
-/// in CLAP's table either way (a V100 warp's scoreboard tracks a handful of pending loads).
+/// Not in CLAP's table: 4 is an assumption (a V100 warp's scoreboard tracks a handful of
+/// pending loads).
 fn default_loads_in_flight() -> u32 {
-    1
+    4
 }
 
 /// One TLB level: one structure per page-size class.
@@ -124,9 +124,13 @@ pub struct MemorySpec {
     pub bytes_per_chiplet: u64,
     /// The L1 ports, HBM channels and ring ports serve requests in the order they arrive
     /// ([`super::bandwidth`]) instead of the order the engine computes them. Optional,
-    /// default `false` (processing order) until the study tables are rerun with it.
-    #[serde(default)]
+    /// default `true`.
+    #[serde(default = "default_true")]
     pub serve_in_arrival_order: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// Largest physical memory the model addresses (32-bit cache line tags).
@@ -195,7 +199,23 @@ impl GpuConfig {
 
     /// Parse and validate TOML text (`path` names it in messages).
     pub fn parse(text: &str, path: &Path) -> Result<GpuConfig, ConfigError> {
-        let cfg: GpuConfig = crate::config::parse_toml(text, path)?;
+        Self::parse_with(text, path, &[])
+    }
+
+    /// As [`GpuConfig::parse`], with `key=value` overrides (dotted keys, TOML values)
+    /// applied before validation.
+    pub fn parse_with(
+        text: &str,
+        path: &Path,
+        overrides: &[String],
+    ) -> Result<GpuConfig, ConfigError> {
+        let mut tree: toml::Table = crate::config::parse_toml(text, path)?;
+        for o in overrides {
+            crate::config::apply_override(&mut tree, o, path)?;
+        }
+        let cfg: GpuConfig = toml::Value::Table(tree)
+            .try_into()
+            .map_err(|e| ConfigError::toml(path, &e))?;
         cfg.validate(path)?;
         Ok(cfg)
     }

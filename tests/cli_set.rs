@@ -1,0 +1,88 @@
+//! `--set` and `--gpu-set` on `mcmvm run`: a GPU key reaches the GPU model (the cycle count
+//! moves with it), on a run with `--uvm` as well as without, and a bad key or value is a
+//! usage error (exit code 2) naming the key.
+
+use std::process::{Command, Output};
+
+fn mcmvm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcmvm"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("mcmvm runs")
+}
+
+/// The `cycles` figure of a run's table.
+fn cycles(o: &Output) -> u64 {
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out.lines()
+        .find_map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next() == Some("cycles")).then(|| f.next()?.replace(',', "").parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("no cycles line in\n{out}"))
+}
+
+const RUN: [&str; 7] = [
+    "run",
+    "--workload",
+    "ste",
+    "--policy",
+    "s64k",
+    "--scale",
+    "0.05",
+];
+
+#[test]
+fn set_without_uvm_changes_the_gpu_model() {
+    let base = cycles(&mcmvm(&RUN));
+    let one = |flag: &str| {
+        let mut a = RUN.to_vec();
+        a.extend([flag, "gpu.loads_in_flight_per_warp=1"]);
+        cycles(&mcmvm(&a))
+    };
+    let (set, gpu_set) = (one("--set"), one("--gpu-set"));
+    assert_eq!(set, gpu_set, "both flags reach the same key");
+    assert!(
+        set > base,
+        "1 load in flight per warp is slower: {set} vs {base}"
+    );
+}
+
+#[test]
+fn a_bad_gpu_key_or_value_is_a_usage_error_naming_it() {
+    for bad in [
+        "gpu.loads_in_flight_per_warp=0",
+        "gpu.no_such_key=1",
+        "gpu.sms_per_chiplet=x",
+    ] {
+        let mut a = RUN.to_vec();
+        a.extend(["--set", bad]);
+        let o = mcmvm(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let key = bad.split('=').next().unwrap().rsplit('.').next().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains(key), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn gpu_set_on_the_replay_engine_is_refused() {
+    let o = mcmvm(&[
+        "run",
+        "--workload",
+        "ls",
+        "--uvm",
+        "forest",
+        "--gpu-set",
+        "gpu.sms_per_chiplet=2",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--gpu-set") && err.contains("replay"), "{err}");
+}
