@@ -145,12 +145,56 @@ fn an_object_whose_front_is_still_faulting_is_not_decided_lc() {
             "step {step}: 52 pages of the front still fault"
         );
         let s = settled.step(&t);
-        if step > 0 {
+        // Step 0 finds the span new; LC once `lc_stable_steps` steps found it unchanged.
+        if step == t.lc_stable_steps as usize {
             assert_eq!(
                 s,
                 StepOutcome::Decided(AccessClass::Lc, ClassSource::Profiled)
             );
             break;
         }
+        assert_eq!(s, StepOutcome::Undecided, "step {step}");
     }
+}
+
+/// A streaming object whose first wave of 64 pages (random order inside the wave) takes two
+/// intervals: the second interval only re-touches the wave's pages as the rest of each
+/// warp's loads come back, so that step sees no new page. Then the front moves on one wave
+/// per interval. Deciding LC at the first still step (`lc_stable_steps = 1`) files the
+/// stream LC at step 2; the default waits for a second still step and sees it is LS.
+#[test]
+fn a_first_wave_wider_than_one_interval_is_not_decided_lc() {
+    const W: usize = 64;
+    let run = |t: &ApdThresholds| {
+        let mut rng = Rng::new(13);
+        let mut p = ObjectProfile::new(PAGES);
+        let mut timer = 0u32;
+        for interval in 0..40usize {
+            let wave = interval.saturating_sub(1);
+            let mut order: Vec<usize> = (0..W).collect();
+            for k in (1..W).rev() {
+                order.swap(k, rng.below(k as u64 + 1) as usize);
+            }
+            for &o in &order {
+                timer += 1;
+                p.record(wave * W + o, timer);
+            }
+            if let StepOutcome::Decided(c, s) = p.step(t) {
+                return (c, s, p.steps);
+            }
+        }
+        panic!("never decided");
+    };
+    let eager = ApdThresholds {
+        lc_stable_steps: 1,
+        ..ApdThresholds::default()
+    };
+    assert_eq!(
+        run(&eager),
+        (AccessClass::Lc, ClassSource::Profiled, 2),
+        "one still step decides LC"
+    );
+    let (c, s, steps) = run(&ApdThresholds::default());
+    assert_eq!((c, s), (AccessClass::Ls, ClassSource::Profiled));
+    assert!(steps <= 8, "{steps}");
 }

@@ -133,6 +133,9 @@ pub struct RunReport {
     /// cycles (`gpu.l1_mshrs_per_sm`).
     pub mshr_waits: u64,
     pub mshr_mean_wait: f64,
+    /// MSHR grants made while a hold processed earlier but starting later was counted, so
+    /// the registers were briefly over-subscribed (see `gpu::mshr`).
+    pub mshr_overbooked: u64,
     pub warp_instrs: u64,
     pub lines: u64,
     /// Line accesses whose frame lives on another chiplet than the requester's.
@@ -289,8 +292,8 @@ rt_remote_ratio,sim_seconds,speed";
         );
         let _ = writeln!(
             s,
-            "MSHR waits             {}  (L1 misses; mean {:.1} cycles)",
-            self.mshr_waits, self.mshr_mean_wait
+            "MSHR waits             {}  (L1 misses; mean {:.1} cycles; {} grants over capacity)",
+            self.mshr_waits, self.mshr_mean_wait, self.mshr_overbooked
         );
         let _ = writeln!(
             s,

@@ -181,6 +181,7 @@ impl Gpu<'_> {
                     .map(|s| s.l1_port.out_of_order())
                     .sum::<u64>(),
             mshr_waits,
+            mshr_overbooked: self.sms.iter().map(|s| s.mshrs.overbooked).sum(),
             mshr_mean_wait: if mshr_waits == 0 {
                 0.0
             } else {

@@ -17,7 +17,8 @@
 //!    (the driver's fault buffer and the pages faulted in that no access has reached yet,
 //!    [`ObjectProfile::step_with_pending`]). The front of a streaming object that is not yet
 //!    linear enough — or whose new pages are all still faulting while its resident pages
-//!    take the accesses — is not filed as LC;
+//!    take the accesses — is not filed as LC. `lc_stable_steps` consecutive steps must
+//!    find it so (one still interval can be a wave of loads that has not come back yet);
 //! 4. otherwise the object is high-coverage and intensity decides HCHI vs HCLI.
 //!    Intensity = the fraction of the touched span that the object's access set fills.
 //!    Early intervals of a random pattern see only a sample of that set, so the detector
@@ -108,6 +109,8 @@ pub struct ObjectProfile {
     /// Steps taken (profiling interrupts serviced) and undecided ones.
     pub steps: u32,
     undecided: u32,
+    /// Consecutive steps, up to this one, whose span did not grow with no faults pending.
+    still: u32,
 }
 
 /// What one read of the counters found.
@@ -136,6 +139,7 @@ impl ObjectProfile {
             read_span: None,
             steps: 0,
             undecided: 0,
+            still: 0,
         }
     }
 
@@ -248,7 +252,16 @@ impl ObjectProfile {
         let span = self.span();
         let span_grew = span != self.read_span;
         self.read_span = span;
-        let outcome = self.classify(t, &read, span_grew || pending > 0);
+        if span_grew || pending > 0 {
+            self.still = 0;
+        } else {
+            self.still += 1;
+        }
+        // One still interval is not proof the front stopped: with several loads in flight
+        // per warp the first wave can take longer than one interval to come back, leaving a
+        // step that saw no new page although the object is still streaming.
+        let growing = self.still < t.lc_stable_steps.max(1);
+        let outcome = self.classify(t, &read, growing);
         if outcome == StepOutcome::Undecided {
             self.undecided += 1;
             if self.undecided >= t.max_steps && !span_grew {

@@ -171,6 +171,10 @@ pub struct ApdThresholds {
     /// Undecided steps before the object falls back to LC (at a step whose span did not
     /// grow).
     pub max_steps: u32,
+    /// Consecutive steps whose span did not grow (with no outstanding far faults) before a
+    /// low-coverage object is decided LC. Not in the paper: 2 is an assumption (1 = decide
+    /// at the first still step).
+    pub lc_stable_steps: u32,
 }
 
 impl Default for ApdThresholds {
@@ -182,6 +186,7 @@ impl Default for ApdThresholds {
             intensity: 0.5,
             min_recaptures: 8,
             max_steps: 16,
+            lc_stable_steps: 2,
         }
     }
 }
@@ -270,7 +275,7 @@ impl UvmConfig {
     ) -> Result<UvmConfig, ConfigError> {
         let mut tree: toml::Table = crate::config::parse_toml(text, path)?;
         for o in overrides {
-            apply_override(&mut tree, o, path)?;
+            crate::config::apply_override(&mut tree, o, path)?;
         }
         let cfg: UvmConfig = toml::Value::Table(tree)
             .try_into()
@@ -365,6 +370,9 @@ impl UvmConfig {
         if a.max_steps == 0 {
             return Err(bad("forest.apd.max_steps", "expected ≥ 1".into()));
         }
+        if a.lc_stable_steps == 0 {
+            return Err(bad("forest.apd.lc_stable_steps", "expected ≥ 1".into()));
+        }
         let t = &self.forest.trees;
         if t.partition_kb < 4 || !t.partition_kb.is_power_of_two() {
             return Err(bad(
@@ -414,44 +422,6 @@ impl UvmConfig {
     pub fn us_to_cycles(&self, us: f64) -> u64 {
         (us * self.gpu.clock_mhz).ceil() as u64
     }
-}
-
-/// Set one dotted key (`forest.apd.r2=0.8`) in a TOML tree; the value is read as TOML
-/// (number, boolean, quoted string) or else taken as a bare string.
-fn apply_override(tree: &mut toml::Table, text: &str, path: &Path) -> Result<(), ConfigError> {
-    let invalid = |key: &str, message: String| ConfigError::Invalid {
-        path: path.to_path_buf(),
-        key: key.to_string(),
-        message,
-    };
-    let (key, raw) = text.split_once('=').ok_or_else(|| {
-        invalid(
-            text,
-            "an override is KEY=VALUE, e.g. forest.apd.r2=0.8".into(),
-        )
-    })?;
-    let key = key.trim();
-    let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {}", raw.trim())) {
-        Ok(mut t) => t
-            .remove("v")
-            .unwrap_or(toml::Value::String(raw.trim().into())),
-        Err(_) => toml::Value::String(raw.trim().into()),
-    };
-    let parts: Vec<&str> = key.split('.').collect();
-    let (last, parents) = parts
-        .split_last()
-        .ok_or_else(|| invalid(key, "empty key".into()))?;
-    let mut node = tree;
-    for p in parents {
-        let entry = node
-            .entry(p.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        node = entry
-            .as_table_mut()
-            .ok_or_else(|| invalid(key, format!("`{p}` is a value, not a table")))?;
-    }
-    node.insert(last.to_string(), value);
-    Ok(())
 }
 
 #[cfg(test)]

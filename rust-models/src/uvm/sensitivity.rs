@@ -14,13 +14,14 @@ use super::sweep::{geomean_speedup, run_parallel};
 use super::{run_workload, UvmError, UvmMetrics, UvmPolicy};
 
 /// The thresholds swept and the values tried (the default is among them).
-pub const KNOBS: [(&str, &[&str]); 7] = [
+pub const KNOBS: [(&str, &[&str]); 8] = [
     ("forest.apd.r2", &["0.6", "0.8", "0.9", "0.97"]),
     ("forest.apd.coverage", &["0.25", "0.5", "0.75"]),
     ("forest.apd.intensity", &["0.25", "0.5", "0.75"]),
     ("forest.apd.min_pages", &["8", "16", "64"]),
     ("forest.apd.min_recaptures", &["2", "8", "32"]),
     ("forest.apd.max_steps", &["4", "16", "64"]),
+    ("forest.apd.lc_stable_steps", &["1", "2", "4"]),
     ("att.profiling_threshold", &["64", "256", "1024"]),
 ];
 
