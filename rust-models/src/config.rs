@@ -6,8 +6,25 @@ pub use mcmvm_protocol::config::*;
 
 use std::path::Path;
 
-/// Set one dotted key (`forest.apd.r2=0.8`, `gpu.loads_in_flight_per_warp=2`) in a TOML tree; the value is read as TOML
-/// (number, boolean, quoted string) or else taken as a bare string.
+/// Parse TOML text into `T` after applying `key=value` overrides (see [`apply_override`]);
+/// `path` names the text in messages. Validation is the caller's.
+pub fn parse_with_overrides<T: serde::de::DeserializeOwned>(
+    text: &str,
+    path: &Path,
+    overrides: &[String],
+) -> Result<T, ConfigError> {
+    let mut tree: toml::Table = parse_toml(text, path)?;
+    for o in overrides {
+        apply_override(&mut tree, o, path)?;
+    }
+    toml::Value::Table(tree)
+        .try_into()
+        .map_err(|e| ConfigError::toml(path, &e))
+}
+
+/// Set one dotted key (`forest.apd.r2=0.8`, `gpu.loads_in_flight_per_warp=2`) in a TOML
+/// tree; the value is read as TOML (number, boolean, quoted string) or else taken as a
+/// bare string.
 pub fn apply_override(tree: &mut toml::Table, text: &str, path: &Path) -> Result<(), ConfigError> {
     let invalid = |key: &str, message: String| ConfigError::Invalid {
         path: path.to_path_buf(),

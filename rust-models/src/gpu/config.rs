@@ -209,13 +209,7 @@ impl GpuConfig {
         path: &Path,
         overrides: &[String],
     ) -> Result<GpuConfig, ConfigError> {
-        let mut tree: toml::Table = crate::config::parse_toml(text, path)?;
-        for o in overrides {
-            crate::config::apply_override(&mut tree, o, path)?;
-        }
-        let cfg: GpuConfig = toml::Value::Table(tree)
-            .try_into()
-            .map_err(|e| ConfigError::toml(path, &e))?;
+        let cfg: GpuConfig = crate::config::parse_with_overrides(text, path, overrides)?;
         cfg.validate(path)?;
         Ok(cfg)
     }

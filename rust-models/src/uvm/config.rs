@@ -273,13 +273,7 @@ impl UvmConfig {
         path: &Path,
         overrides: &[String],
     ) -> Result<UvmConfig, ConfigError> {
-        let mut tree: toml::Table = crate::config::parse_toml(text, path)?;
-        for o in overrides {
-            crate::config::apply_override(&mut tree, o, path)?;
-        }
-        let cfg: UvmConfig = toml::Value::Table(tree)
-            .try_into()
-            .map_err(|e| ConfigError::toml(path, &e))?;
+        let cfg: UvmConfig = crate::config::parse_with_overrides(text, path, overrides)?;
         cfg.validate(path)?;
         Ok(cfg)
     }
