@@ -280,9 +280,7 @@ impl<I: Ports, O: Ports> CycleModel for VerilatorModel<I, O> {
     type In = I;
     type Out = O;
     fn step(&mut self, input: &I) -> O {
-        for (i, w) in self.in_words.iter_mut().enumerate() {
-            *w = input.get(i);
-        }
+        input.write_words(&mut self.in_words);
         // SAFETY: the handle is live (freed only in Drop); the shim was generated from
         // `I::PORTS` and `O::PORTS` (the in-process table is keyed by them), so it reads
         // exactly `in_words.len()` words and writes exactly `out_words.len()`.
@@ -293,11 +291,7 @@ impl<I: Ports, O: Ports> CycleModel for VerilatorModel<I, O> {
                 self.out_words.as_mut_ptr(),
             )
         };
-        let mut out = O::default();
-        for (i, &w) in self.out_words.iter().take(O::PORTS.len()).enumerate() {
-            out.set(i, w);
-        }
-        out
+        O::read_words(&self.out_words)
     }
 
     fn state_violation(&self) -> Option<String> {

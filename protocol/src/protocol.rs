@@ -32,6 +32,23 @@ pub trait Ports: Copy + Default + PartialEq + core::fmt::Debug + Send + 'static 
     fn get(&self, i: usize) -> u64;
     /// Set port `i`; the value is masked to the port's width.
     fn set(&mut self, i: usize, v: u64);
+
+    /// Every port's value into `out[..PORTS.len()]`, in declaration order (one pass; an
+    /// RTL engine copies its ports this way every cycle).
+    fn write_words(&self, out: &mut [u64]) {
+        for (i, w) in out.iter_mut().take(Self::PORTS.len()).enumerate() {
+            *w = self.get(i);
+        }
+    }
+
+    /// The port set whose ports hold `words[..PORTS.len()]`, each masked to its width.
+    fn read_words(words: &[u64]) -> Self {
+        let mut p = Self::default();
+        for (i, &w) in words.iter().take(Self::PORTS.len()).enumerate() {
+            p.set(i, w);
+        }
+        p
+    }
 }
 
 /// Anything that can be clocked one cycle at a time through a block's ports: the
@@ -96,6 +113,18 @@ macro_rules! ports {
                 let mut k = 0usize;
                 $( if i == k { self.$field = v & $crate::protocol::mask($w); return; } k += 1; )*
                 panic!("port index {} out of range for {}", i, stringify!($name))
+            }
+            #[inline]
+            #[allow(unused_assignments)]
+            fn write_words(&self, out: &mut [u64]) {
+                let mut k = 0usize;
+                $( out[k] = self.$field; k += 1; )*
+            }
+            #[inline]
+            #[allow(unused_assignments)]
+            fn read_words(words: &[u64]) -> Self {
+                let mut k = 0usize;
+                $name { $( $field: { let v = words[k] & $crate::protocol::mask($w); k += 1; v } ),* }
             }
         }
     };
@@ -314,5 +343,36 @@ mod tests {
         c.set_ptes(&line);
         assert_eq!(c.ptes(), line);
         assert_eq!(CoalIn::PORTS[3].name, "pte0");
+    }
+
+    /// The bulk copies agree with port-by-port get/set on every block's ports: every port
+    /// gets a distinct value with bits above its width set, so a swapped, skipped or
+    /// unmasked port shows.
+    fn bulk_copies_match_get_and_set<P: Ports>() {
+        let n = P::PORTS.len();
+        let words: Vec<u64> = (0..n as u64)
+            .map(|i| !0u64 << 40 | (i * 0x9e37 + 5))
+            .collect();
+        let mut by_port = P::default();
+        for (i, &w) in words.iter().enumerate() {
+            by_port.set(i, w);
+        }
+        assert_eq!(P::read_words(&words), by_port);
+        let mut out = vec![0; n + 1];
+        by_port.write_words(&mut out);
+        for i in 0..n {
+            assert_eq!(out[i], by_port.get(i), "port {}", P::PORTS[i].name);
+        }
+        assert_eq!(out[n], 0, "nothing written past the ports");
+    }
+
+    #[test]
+    fn bulk_port_copies_match_get_and_set_on_every_block() {
+        bulk_copies_match_get_and_set::<RtIn>();
+        bulk_copies_match_get_and_set::<RtOut>();
+        bulk_copies_match_get_and_set::<CoalIn>();
+        bulk_copies_match_get_and_set::<CoalOut>();
+        bulk_copies_match_get_and_set::<AttIn>();
+        bulk_copies_match_get_and_set::<AttOut>();
     }
 }
