@@ -360,8 +360,8 @@ mod tests {
         assert_eq!(P::read_words(&words), by_port);
         let mut out = vec![0; n + 1];
         by_port.write_words(&mut out);
-        for i in 0..n {
-            assert_eq!(out[i], by_port.get(i), "port {}", P::PORTS[i].name);
+        for (i, (&w, d)) in out.iter().zip(P::PORTS).enumerate() {
+            assert_eq!(w, by_port.get(i), "port {}", d.name);
         }
         assert_eq!(out[n], 0, "nothing written past the ports");
     }
