@@ -55,6 +55,23 @@ fn set_without_uvm_changes_the_gpu_model() {
 }
 
 #[test]
+fn gpu_set_with_uvm_changes_the_gpu_model() {
+    // UVM on the GPU model: `--set` addresses the UVM config, `--gpu-set` the GPU's.
+    let uvm = |extra: &[&str]| {
+        let mut a = RUN.to_vec();
+        a.extend(["--uvm", "tbnp", "--oversub", "1.5"]);
+        a.extend(extra);
+        cycles(&mcmvm(&a))
+    };
+    let base = uvm(&[]);
+    let one = uvm(&["--gpu-set", "gpu.loads_in_flight_per_warp=1"]);
+    assert!(
+        one > base,
+        "1 load in flight per warp is slower: {one} vs {base}"
+    );
+}
+
+#[test]
 fn a_bad_gpu_key_or_value_is_a_usage_error_naming_it() {
     for bad in [
         "gpu.loads_in_flight_per_warp=0",

@@ -259,8 +259,8 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// The MCM GPU config (`--config`, default the 4-chiplet one) and the placement policy.
-/// The GPU config of a GPU-model run with `--gpu-set` and `extra` overrides applied.
+/// The MCM GPU config (`--config`, default the 4-chiplet one) with the `--gpu-set` and
+/// `extra` overrides applied, and the placement policy.
 fn gpu_config_and_policy(
     args: &Args,
     extra: &[String],
