@@ -95,7 +95,7 @@ test-exhaustive: deps
 # yosys → AIGER → yosys-abc bmc3): bigger tables and deeper runs than the 2-entry check in
 # `make test`; prints each configuration's depth and time.
 formal: deps
-	$(CARGO) test --release -p mcmvm-synth --test formal_rt -- --include-ignored --nocapture --test-threads 1
+	$(CARGO) test --release -p mcmvm-synth --test suite formal_rt -- --include-ignored --nocapture --test-threads 1
 
 # Criterion benches: a plain release build (the profile-guided binary's speed is what `run`
 # prints; see the README's speed table for both).

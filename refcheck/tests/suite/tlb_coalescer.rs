@@ -2,7 +2,7 @@
 //! decode) against the behavioural twin: directed cases, seeded random stimulus, default
 //! and two other page sizes, and port-level mutants of the twin.
 
-mod common;
+use crate::common;
 
 use common::{assert_agrees, assert_caught, seed, Corruption, Mutant, RANDOM_CYCLES, SHORT_CYCLES};
 use mcmvm_models::blocks::tlb_coalescer::TlbCoalescer;

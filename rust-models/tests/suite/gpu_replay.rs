@@ -2,7 +2,7 @@
 //! memory service that batches its faults (as UVM does) sees the instruction's earlier
 //! pages accessed again on every attempt, not only the page that faulted.
 
-mod gpu_support;
+use crate::gpu_support;
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -2,7 +2,7 @@
 //! the behavioural twin: directed cases, seeded random stimulus, default and small
 //! configurations, and port-level mutants of the twin.
 
-mod common;
+use crate::common;
 
 use common::{assert_agrees, assert_caught, seed, Corruption, Mutant, RANDOM_CYCLES, SHORT_CYCLES};
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;

@@ -1,6 +1,6 @@
 //! Exact latencies of the simplest paths through the GPU model.
 
-mod gpu_support;
+use crate::gpu_support;
 
 use gpu_support::{config4, read32, Scripted};
 use mcmvm_models::driver::PolicyKind;

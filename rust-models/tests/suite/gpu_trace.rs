@@ -1,6 +1,6 @@
 //! A trace file gives the same run as the workload it describes.
 
-mod gpu_support;
+use crate::gpu_support;
 
 use gpu_support::{read32, run, Scripted};
 use mcmvm_models::driver::PolicyKind;

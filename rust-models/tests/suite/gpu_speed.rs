@@ -1,7 +1,7 @@
 //! Simulation speed and sweep-scale sanity checks on the built-in suite (slow: ignored by
 //! default; `cargo test --release -- --ignored` runs them and prints the figures).
 
-mod gpu_support;
+use crate::gpu_support;
 
 use gpu_support::config4;
 use mcmvm_models::driver::PolicyKind;

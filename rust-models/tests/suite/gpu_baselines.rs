@@ -3,7 +3,7 @@
 //! static intermediate sizes (`s128k` … `s1m`) have TLBs of their own; `mgvm` places
 //! each leaf page-table page where most of its data lives.
 
-mod gpu_support;
+use crate::gpu_support;
 
 use gpu_support::{config4, read32, Scripted};
 use mcmvm_models::driver::PolicyKind;

@@ -2,7 +2,7 @@
 //! behavioural twin: the testbench's directed cases and seeded random stimulus, the default
 //! and a small saturating configuration, and port-level mutants of the twin.
 
-mod common;
+use crate::common;
 
 use common::{assert_agrees, assert_caught, seed, Corruption, Mutant, RANDOM_CYCLES, SHORT_CYCLES};
 use mcmvm_models::blocks::remote_tracker::RemoteTracker;

@@ -1,7 +1,7 @@
 //! Placement policies seen through the GPU model: remote ratios, the ideal bound, frame
 //! conservation.
 
-mod gpu_support;
+use crate::gpu_support;
 
 use gpu_support::{config4, interleaved_regions, run};
 use mcmvm_models::addr::Va;

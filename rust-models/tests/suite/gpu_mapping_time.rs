@@ -3,7 +3,7 @@
 //! counts every access that does (`translations_before_mapping`); these tests hold it at
 //! 0, and show that the count does catch a translation used early.
 
-mod gpu_support;
+use crate::gpu_support;
 
 use gpu_support::{config4, read32, run, Scripted};
 use mcmvm_models::addr::Cycle;

@@ -2,7 +2,7 @@
 //! written as short sequences from the READMEs: the monitor and the twin must agree on
 //! each.
 
-mod common;
+use crate::common;
 
 use common::assert_agrees;
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;

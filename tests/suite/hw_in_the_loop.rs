@@ -5,7 +5,7 @@
 //! Small scales (printed per test) keep this in the test budget; the models are built once
 //! per parameter set and cached (first use prints a line on stderr).
 
-mod hw_support;
+use crate::hw_support;
 
 use hw_support::{clap_run, gpu_cfg, mode, simulated, uvm_cfg, SEED};
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};

@@ -1,6 +1,6 @@
 //! TBNp decisions on hand-worked 2 MB blocks, as NVIDIA's driver makes them.
 
-mod uvm_common;
+use crate::uvm_common;
 
 use bitvec::prelude::*;
 use mcmvm_models::uvm::tbnp::{compute_prefetch, PrefetchRegion, TreeShape};

@@ -2,7 +2,7 @@
 //! access recency — so an object that is hot on the GPU but faulted long ago survives
 //! under Forest and thrashes under TBNp.
 
-mod uvm_common;
+use crate::uvm_common;
 
 use mcmvm_models::uvm::{run_workload, UvmConfig, UvmPolicy};
 use mcmvm_models::workload::Allocation;

@@ -8,7 +8,7 @@
 //! an 8-row table replaces rows constantly). The same "coverage" configurations are what
 //! `tests/cli_coverage.rs` gives `mcmvm cosim --coverage`.
 
-mod common;
+use crate::common;
 
 use common::{assert_agrees, seed, RANDOM_CYCLES, SHORT_CYCLES};
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;

@@ -3,7 +3,7 @@
 //! engines alike by the README reference, and a wrong predictor of `--hw verilator` repeats
 //! the run with the RTL serving.
 
-mod hw_support;
+use crate::hw_support;
 
 use hw_support::{clap_run, gpu_cfg, mode, simulated, SEED};
 use mcmvm_cosim::system::{CheckEngine, HwMode, HwOptions};

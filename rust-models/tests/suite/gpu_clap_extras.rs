@@ -2,7 +2,7 @@
 //! shapes of the sensitivity, 8-chiplet, Table 2 and paper tables, their CSV columns, and
 //! the `[driver]` section of a GPU config.
 
-mod gpu_support;
+use crate::gpu_support;
 
 use gpu_support::{config4, read32, Scripted};
 use mcmvm_models::driver::PolicyKind;

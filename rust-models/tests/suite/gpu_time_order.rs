@@ -5,7 +5,7 @@
 //! processed so far that arrived before it (ties: processed before it) has been served.
 //! Memory-level parallelism is checked with exact cycles on one warp.
 
-mod gpu_support;
+use crate::gpu_support;
 
 use gpu_support::{config4, read32, Scripted};
 use mcmvm_models::driver::PolicyKind;

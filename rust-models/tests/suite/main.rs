@@ -1,0 +1,32 @@
+//! Every integration test of this crate in one binary (one link instead of one per file).
+
+mod gpu_support;
+mod uvm_common;
+mod clap_paper_workloads;
+mod driver_conservation;
+mod driver_mma;
+mod driver_olp_pmm;
+mod gpu_baselines;
+mod gpu_clap_extras;
+mod gpu_config;
+mod gpu_latency;
+mod gpu_mapping_time;
+mod gpu_policies;
+mod gpu_replay;
+mod gpu_speed;
+mod gpu_time_order;
+mod gpu_trace;
+mod pagetable_amdgpu;
+mod pagetable_props;
+mod trace_accelsim;
+mod trace_nvbit;
+mod uvm_apd;
+mod uvm_eviction;
+mod uvm_invariants;
+mod uvm_smoke;
+mod uvm_sweep_engines;
+mod uvm_tbnp;
+mod uvm_timing_model;
+mod workload_generators;
+mod workload_trace;
+mod workload_uvmbench;
