@@ -5,7 +5,7 @@
 //! `-fPIC` objects that every block library links.
 //!
 //! Many test threads and several processes may ask for the same model at once: they take
-//! a lock file per entry (`.lock-<entry>`, `flock` through `File::lock`), so one builds and
+//! a lock file per entry (`locks/<entry>`, `flock` through `File::lock`), so one builds and
 //! the others find its build. The build goes into a unique temporary directory, gets its
 //! manifest last (`verilator_manifest`) and is renamed into place, so a process killed
 //! mid-build leaves no entry. Nothing is served unchecked: an entry whose files do not
@@ -182,7 +182,10 @@ pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached,
 /// The lock of entry `name` under `root`, held until dropped (`flock`: released by the
 /// system if the process dies).
 fn lock_entry(root: &Path, name: &str) -> Result<std::fs::File, CosimError> {
-    let path = root.join(format!(".lock-{name}"));
+    // Kept beside the entries, never deleted: a waiter may hold the file open.
+    let locks = root.join("locks");
+    create_root(&locks)?;
+    let path = locks.join(name);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
