@@ -113,7 +113,12 @@ fn refuse_others(split: &Split) -> anyhow::Result<()> {
             && n.as_ref()
                 .is_ok_and(|&n| n < split.names.len() && path == run_path(split, n));
         if !mine {
-            return Err(other_sweep(split, &path, "of its own"));
+            anyhow::bail!(
+                "{} is not a run of this sweep's job list (another suite, workloads or \
+                 policies): give this sweep another --out, or rerun that sweep's own command \
+                 with --resume",
+                path.display()
+            );
         }
     }
     Ok(())
