@@ -117,7 +117,7 @@ pub(super) fn forest_outputs(
 
 /// (suite, task from the name, path) of every `<suite>-<N>-....json` in `runs_dir`.
 fn run_files(runs_dir: &Path) -> anyhow::Result<Vec<(String, usize, PathBuf)>> {
-    let entries = std::fs::read_dir(&runs_dir)
+    let entries = std::fs::read_dir(runs_dir)
         .with_context(|| format!("{}: cannot read (no runs here?)", runs_dir.display()))?;
     // (suite, task from the name, path) of every `<suite>-<N>-....json`.
     let mut files: Vec<(String, usize, PathBuf)> = Vec::new();

@@ -213,7 +213,7 @@ pub(super) fn run_all<S: Serialize + Send>(
         );
     }
     let finished = AtomicBool::new(false);
-    std::thread::scope(|s| {
+    let failed = std::thread::scope(|s| {
         s.spawn(|| watch(split, &finished));
         let failed = todo
             .par_iter()
@@ -241,28 +241,43 @@ pub(super) fn run_all<S: Serialize + Send>(
             })
             .collect::<anyhow::Result<Vec<usize>>>();
         finished.store(true, Ordering::SeqCst);
-        Ok(failed?.iter().sum())
-    })
+        failed.map(|f| f.iter().sum())
+    });
+    // Past the runs (tables, extra runs, the curve), Ctrl-C stops the process at once again.
+    // SAFETY: restores the default disposition; no handler runs Rust code afterwards.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        stop(split);
+    }
+    failed
 }
 
 /// Until `finished`: on Ctrl-C, wait for a file being written, say how to resume, exit.
 fn watch(split: &Split, finished: &AtomicBool) {
     while !finished.load(Ordering::SeqCst) {
         if INTERRUPTED.load(Ordering::SeqCst) {
-            let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
-            let kept = (0..split.names.len())
-                .filter(|&n| run_path(split, n).exists())
-                .count();
-            eprintln!(
-                "interrupted: {kept} of {} runs kept in {}; resume with: {}",
-                split.names.len(),
-                split.out.join("runs").display(),
-                resume_command()
-            );
-            std::process::exit(INTERRUPTED_EXIT);
+            stop(split);
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// Wait for a file being written, say how to resume, and exit: the runs in flight are
+/// abandoned (they have written nothing yet).
+fn stop(split: &Split) -> ! {
+    let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    let kept = (0..split.names.len())
+        .filter(|&n| run_path(split, n).exists())
+        .count();
+    eprintln!(
+        "interrupted: {kept} of {} runs kept in {}; resume with: {}",
+        split.names.len(),
+        split.out.join("runs").display(),
+        resume_command()
+    );
+    std::process::exit(INTERRUPTED_EXIT);
 }
 
 /// This process's command line with `--resume` (once).
