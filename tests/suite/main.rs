@@ -4,6 +4,7 @@ mod cli_coverage;
 mod cli_scale;
 mod cli_set;
 mod cli_sweep_plan;
+mod cli_sweep_resume;
 mod cli_traces;
 mod cli_uvm_gpu;
 mod hw_faults;
