@@ -230,6 +230,7 @@ pub(super) fn paper(dir: &Path, main: &[RunSummary], ex: Option<&Extras>) -> any
     println!();
     println!("The paper's figures beside ours (measured; `-`: not run, see --no-extras)");
     print!("{}", tables::paper_text(&figs));
+    print!("{}", tables::ideal_check_text(main));
     write(dir, "clap_paper.csv", tables::paper_csv(&figs))?;
     let json = ExtrasJson {
         table2: tables::table2(main),

@@ -48,6 +48,10 @@ pub struct Budget {
     pub lines: u64,
     /// Requests that arrived before a request processed earlier (served ahead of it).
     pub out_of_order: u64,
+    /// Waiting never charged: when an out-of-order request is served ahead of requests
+    /// already answered, each keeps its answer although it would finish later; this sums
+    /// those delays (the resource served beyond its rate by as much).
+    pub overbooked_cycles: f64,
 }
 
 impl Budget {
@@ -109,6 +113,7 @@ impl Budget {
                 if pushed == s.finish {
                     break;
                 }
+                self.overbooked_cycles += pushed - s.finish;
                 s.finish = pushed;
                 finish = pushed;
             }
@@ -195,6 +200,8 @@ mod tests {
         );
         assert_eq!(b.out_of_order, 2);
         // The one at 500 now finishes at 515 (505 + 10): a request at 505 waits for it.
+        // Its answer (no wait, done at 510) stands: 5 cycles of queueing never charged.
+        assert_eq!(b.overbooked_cycles, 5.0);
         assert_eq!(b.consume(505, 10.0, 0), 10);
         assert_eq!(b.out_of_order, 2);
     }

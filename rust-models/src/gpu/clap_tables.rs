@@ -353,3 +353,82 @@ pub fn paper_csv(figs: &[PaperFigure]) -> String {
     }
     s
 }
+
+/// `ideal` is S-64KB's placement with 2 MB translation reach: cheaper translation and
+/// nothing else, so s64k should never finish before it. The sweep reports every workload
+/// where it does by more than this (as a fraction of ideal's cycles).
+pub const IDEAL_TOLERANCE: f64 = 0.005;
+
+/// Workloads where s64k beats its own placement under `ideal` by more than
+/// [`IDEAL_TOLERANCE`]: (workload, ideal's cycles over s64k's minus 1).
+pub fn ideal_violations(runs: &[RunSummary]) -> Vec<(String, f64)> {
+    workloads(runs)
+        .into_iter()
+        .filter_map(|w| {
+            let (base, ideal) = (find(runs, &w, "s64k")?, find(runs, &w, "ideal")?);
+            let loss = ideal.cycles as f64 / base.cycles.max(1) as f64 - 1.0;
+            (loss > IDEAL_TOLERANCE).then_some((w, loss))
+        })
+        .collect()
+}
+
+/// The check as text: one line when it holds, one line per workload when not.
+pub fn ideal_check_text(runs: &[RunSummary]) -> String {
+    let bad = ideal_violations(runs);
+    if bad.is_empty() {
+        return format!(
+            "check: no workload runs slower under ideal than under s64k by more than {:.1}%\n",
+            100.0 * IDEAL_TOLERANCE
+        );
+    }
+    let mut s = String::new();
+    for (w, loss) in bad {
+        let _ = writeln!(
+            s,
+            "check FAILED: {w} is {:.2}% slower under ideal than under s64k (its own placement with cheaper translation; tolerance {:.1}%: see docs/results.md, \"ideal slower than s64k\")",
+            100.0 * loss,
+            100.0 * IDEAL_TOLERANCE
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod ideal_check_tests {
+    use super::*;
+
+    fn run(w: &str, p: &str, cycles: u64) -> RunSummary {
+        RunSummary {
+            workload: w.into(),
+            policy: p.into(),
+            cycles,
+            remote_ratio: 0.0,
+            speed: 0.0,
+            allocs: Vec::new(),
+            warp_instrs: 0,
+            l2_cache_misses: 0,
+            l2_tlb_misses: 0,
+            dominant_kernel: None,
+            csv_row: String::new(),
+            structure_rows: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn ideal_slower_than_s64k_beyond_the_tolerance_is_reported() {
+        let runs = [
+            run("a", "s64k", 1000),
+            run("a", "ideal", 1004), // 0.4 %: inside
+            run("b", "s64k", 1000),
+            run("b", "ideal", 1010), // 1 %: reported
+            run("c", "s64k", 1000),
+            run("c", "ideal", 900),
+        ];
+        let bad = ideal_violations(&runs);
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].0, "b");
+        assert!((bad[0].1 - 0.01).abs() < 1e-12);
+        assert!(ideal_check_text(&runs).contains("check FAILED: b is 1.00% slower"));
+        assert!(ideal_check_text(&runs[..2]).starts_with("check: no workload"));
+    }
+}

@@ -269,6 +269,17 @@ impl MemSystem {
             .sum()
     }
 
+    /// Service cycles the HBM channels and ring ports gave beyond their rate
+    /// ([`Budget::overbooked_cycles`]) and the queueing they charged.
+    pub fn overbooking(&self) -> (f64, f64) {
+        self.channels
+            .iter()
+            .chain(&self.ring_ports)
+            .fold((0.0, 0.0), |(o, q), r| {
+                (o + r.overbooked_cycles, q + r.queued_cycles)
+            })
+    }
+
     /// Mean queueing delay per line at the HBM channels and at the ring ports, in cycles.
     pub fn queueing(&self) -> (f64, f64) {
         let mean = |bs: &[Budget]| {

@@ -133,6 +133,13 @@ pub struct RunReport {
     /// Line requests that reached an L1 port, HBM channel or ring port before a request
     /// processed earlier and were served ahead of it (the resources serve in arrival order).
     pub out_of_order_requests: u64,
+    /// Queueing the HBM channels and ring ports did not charge: an out-of-order request
+    /// served ahead of requests already answered leaves their answers standing
+    /// (`gpu/bandwidth.rs`); this sums how much later each would have finished. Its share
+    /// of all queueing (charged + uncharged) says how far a bandwidth-bound run's
+    /// figures lean on it.
+    pub uncharged_queue_cycles: f64,
+    pub uncharged_queue_share: f64,
     /// L1 misses that waited for a miss-status holding register, and their mean wait in
     /// cycles (`gpu.l1_mshrs_per_sm`).
     pub mshr_waits: u64,
@@ -293,8 +300,10 @@ rt_remote_ratio,sim_seconds,speed";
         );
         let _ = writeln!(
             s,
-            "out-of-order requests  {}  (served in arrival order)",
-            self.out_of_order_requests
+            "out-of-order requests  {}  (served in arrival order; HBM/ring queueing left uncharged {:.0} cycles, {:.1}% of all)",
+            self.out_of_order_requests,
+            self.uncharged_queue_cycles,
+            100.0 * self.uncharged_queue_share
         );
         let _ = writeln!(
             s,

@@ -163,6 +163,7 @@ impl Gpu<'_> {
             .fold((0, 0), |(a, r), p| (a + p.rt_access, r + p.rt_remote));
         let sum = |v: &[u64]| v.iter().sum::<u64>();
         let (hbm_q, ring_q) = self.mem.queueing();
+        let (overbooked, queued) = self.mem.overbooking();
         let mshr_waits: u64 = self.sms.iter().map(|s| s.mshrs.waits).sum();
         let mshr_wait_cycles: u64 = self.sms.iter().map(|s| s.mshrs.wait_cycles).sum();
         Ok(RunReport {
@@ -180,6 +181,12 @@ impl Gpu<'_> {
                     .iter()
                     .map(|s| s.l1_port.out_of_order())
                     .sum::<u64>(),
+            uncharged_queue_cycles: overbooked,
+            uncharged_queue_share: if overbooked > 0.0 {
+                overbooked / (overbooked + queued)
+            } else {
+                0.0
+            },
             mshr_waits,
             mshr_overbooked: self.sms.iter().map(|s| s.mshrs.overbooked).sum(),
             mshr_mean_wait: if mshr_waits == 0 {
