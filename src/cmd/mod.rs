@@ -12,6 +12,7 @@ pub mod prefetch;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod soak;
 pub mod sweep;
 pub mod sweep_extras;
 pub mod sweep_forest;
