@@ -4,6 +4,7 @@
 pub mod common;
 pub mod configs;
 pub mod cosim;
+pub mod cosim_mutants;
 pub mod hil;
 pub mod hw;
 pub mod lint;

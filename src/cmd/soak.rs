@@ -12,9 +12,9 @@ use anyhow::Context;
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, RunSpec};
-use mcmvm_protocol::system::HardwareReport;
 use mcmvm_models::uvm::{self, UvmPolicy};
 use mcmvm_models::workload::{self, clap_suite, forest_suite};
+use mcmvm_protocol::system::HardwareReport;
 use std::path::PathBuf;
 use std::time::Instant;
 
