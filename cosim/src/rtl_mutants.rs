@@ -163,6 +163,7 @@ mod tests {
         narrow.remote_tracker.counter_bits = 4;
         narrow.access_time_tracker.objects = 4;
         narrow.access_time_tracker.timer_bits = 4;
+        narrow.access_time_tracker.profiling_threshold = 5;
         for cfg in [HwConfig::default(), narrow] {
             for m in MUTANTS {
                 let v = mcmvm_rtl::emit::verilog(m.block, &cfg).expect("emits");

@@ -45,7 +45,9 @@ fn one_mutant_per_block_is_caught_by_the_monitor_and_by_a_checked_system_run() {
         let a = lines.next().unwrap_or_default();
         let b = lines.next().unwrap_or_default();
         assert!(
-            a.starts_with("  (a) README monitor") && a.contains(": cycle ") && a.contains("README gives"),
+            a.starts_with("  (a) README monitor")
+                && a.contains(": cycle ")
+                && a.contains("README gives"),
             "{m}: check (a) did not catch it:\n{text}"
         );
         assert!(
