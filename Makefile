@@ -16,7 +16,7 @@ SOURCES := Cargo.toml Cargo.lock $(shell find src protocol rust-models rtl cosim
 	-name '*.rs' -o -name '*.toml' -o -name '*.ys' -o -name '*.cpp' -o -name '*.h' 2>/dev/null)
 export MCMVM_LIBERTY := $(abspath $(LIBERTY))
 
-.PHONY: run paper test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive formal bench fmt clippy clean sweep-slurm test-slurm
+.PHONY: run paper test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive formal bench fmt clippy clean sweep-slurm test-slurm soak rtl-mutants
 
 # The Forest sweep runs on the GPU timing model: the table at scale 0.05, then the
 # oversubscription curve at 0.02 (25 workloads, 625 runs: 80 s on 2 idle cores); `make
@@ -90,6 +90,17 @@ test: deps
 # Slow, exhaustive runs; not part of `make test`.
 test-exhaustive: deps
 	MCMVM_EXHAUSTIVE=1 $(CARGO) test --release --workspace -- --include-ignored
+
+# Opt-in long check: `--hw check` over every CLAP workload (clap policy) and every Forest
+# workload (forest, replay engine) at the default scale; prints the block cycles compared
+# and mismatches, and fails on a mismatch or below 10^8 cycles (docs/verification.md, "Soak").
+soak: build
+	$(MCMVM) soak --min-cycles 100000000
+
+# Hand-written mutants of the emitted Verilog, each run under the README monitor on the
+# testbench stimulus and in a short `--hw check` system run (docs/verification.md).
+rtl-mutants: build
+	$(MCMVM) cosim --mutants
 
 # Bounded model check of the Remote Tracker's port properties (synth/formal/rt_props.sv,
 # yosys → AIGER → yosys-abc bmc3): bigger tables and deeper runs than the 2-entry check in

@@ -46,6 +46,8 @@ enum Command {
     /// Hardware in the loop: a CLAP and a Forest run with the blocks as twins, as the
     /// emitted Verilog and checked side by side; wall-time ratios.
     Hil(cmd::hil::Args),
+    /// `--hw check` over every CLAP and Forest workload: block cycles compared, mismatches.
+    Soak(cmd::soak::Args),
     /// The built-in configurations: list them, or print one to start your own.
     Config(cmd::configs::Args),
     /// Explain one prefetch decision of a UVM prefetcher on a 2 MB block.
@@ -76,6 +78,7 @@ fn main() -> ExitCode {
         Command::Run(a) => cmd::run::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Hil(a) => cmd::hil::run(a),
+        Command::Soak(a) => cmd::soak::run(a),
         Command::Config(a) => cmd::configs::run(a),
         Command::Prefetch(a) => cmd::prefetch::run(a),
         Command::Report(a) => cmd::report::run(a),

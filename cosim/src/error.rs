@@ -21,6 +21,9 @@ pub enum CosimError {
     /// `--hw` named no engine set.
     #[error("unknown --hw `{0}`: expected one of twin, rusthdl, verilator, check")]
     UnknownHwMode(String),
+    /// A mutant's edit names text the emitted Verilog no longer contains.
+    #[error("RTL mutant `{mutant}` no longer applies: the emitted Verilog has no `{text}` (update rtl_mutants.rs)")]
+    MutantStale { mutant: &'static str, text: String },
     /// A run of zero cycles was asked for.
     #[error("cycles must be at least 1, got 0")]
     ZeroCycles,

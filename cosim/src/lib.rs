@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod lockstep;
 pub mod replay;
+pub mod rtl_mutants;
 pub mod scoreboard;
 pub mod system;
 pub mod verilator;

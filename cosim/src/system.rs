@@ -93,6 +93,9 @@ pub struct HwOptions {
     /// thread of its own, and a misprediction repeats the run unpredicted (the default;
     /// `CheckEngine::predicted`). False: the RTL serves on the system's thread.
     pub predict: bool,
+    /// Serve this mutant of its block's Verilog instead of the emitted Verilog (tests of
+    /// the checks: `rtl_mutants`; the other blocks serve their own Verilog).
+    pub mutant: Option<&'static crate::rtl_mutants::RtlMutant>,
 }
 
 impl HwOptions {
@@ -106,6 +109,7 @@ impl HwOptions {
             invariants: false,
             check_thread: true,
             predict: true,
+            mutant: None,
         }
     }
 }
@@ -131,9 +135,11 @@ type SendModel<I, O> = Box<dyn CycleModel<In = I, Out = O> + Send>;
 fn verilator<I: Ports, O: Ports>(
     kind: BlockKind,
     hw: &HwConfig,
-    invariants: bool,
+    opts: &HwOptions,
 ) -> Result<SendModel<I, O>, BlockFault> {
-    let model = if invariants {
+    let model = if let Some(m) = opts.mutant.filter(|m| m.block == kind) {
+        m.verilator_model::<I, O>(hw)
+    } else if opts.invariants {
         VerilatorModel::<I, O>::checked(kind, hw, true)
     } else {
         VerilatorModel::<I, O>::new(kind, hw)
@@ -243,7 +249,7 @@ impl BlockFactory for RtlFactory {
                     as SendModel<_, _>,
                 "rusthdl",
             )),
-            _ => Ok((verilator(kind, &hw, self.opts.invariants)?, "verilator")),
+            _ => Ok((verilator(kind, &hw, &self.opts)?, "verilator")),
         })
     }
 
@@ -264,7 +270,7 @@ impl BlockFactory for RtlFactory {
                 Box::new(mcmvm_rtl::tlb_coalescer::TlbCoalescerHdlSim::new(cfg)) as SendModel<_, _>,
                 "rusthdl",
             )),
-            _ => Ok((verilator(kind, &hw, self.opts.invariants)?, "verilator")),
+            _ => Ok((verilator(kind, &hw, &self.opts)?, "verilator")),
         })
     }
 
@@ -293,7 +299,7 @@ impl BlockFactory for RtlFactory {
                 };
                 Ok((sim, "rusthdl"))
             }
-            _ => Ok((verilator(kind, &hw, self.opts.invariants)?, "verilator")),
+            _ => Ok((verilator(kind, &hw, &self.opts)?, "verilator")),
         })
     }
 }

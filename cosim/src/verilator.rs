@@ -253,6 +253,20 @@ impl<I: Ports, O: Ports> VerilatorModel<I, O> {
         Ok(Self::from_loaded(loaded, checked))
     }
 
+    /// The Verilog of `mutant`'s block for `cfg` with the mutant's edits applied, as a plain
+    /// model: built on first use, cached by the mutated text's hash like any other.
+    pub(crate) fn mutated(
+        mutant: &crate::rtl_mutants::RtlMutant,
+        cfg: &HwConfig,
+    ) -> Result<Self, CosimError> {
+        let block = BlockPorts::of::<I, O>(mutant.block);
+        let mut src = Sources::generate(&block, cfg, false)?;
+        src.verilog = mutant.apply(&src.verilog)?;
+        let cached =
+            verilator_cache::model(&src, &Tools::default(), &verilator_cache::cache_root())?;
+        Ok(Self::from_loaded(open(&block, &cached)?, None))
+    }
+
     /// An instance of `loaded`; `checked` as in [`VerilatorModel::build`].
     fn from_loaded(loaded: &'static Loaded, checked: Option<bool>) -> Self {
         let invariant_mask = loaded

@@ -4,6 +4,7 @@
 pub mod common;
 pub mod configs;
 pub mod cosim;
+pub mod cosim_mutants;
 pub mod hil;
 pub mod hw;
 pub mod lint;
@@ -12,6 +13,7 @@ pub mod prefetch;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod soak;
 pub mod sweep;
 pub mod sweep_extras;
 pub mod sweep_forest;

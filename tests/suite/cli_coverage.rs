@@ -162,3 +162,39 @@ fn without_the_flag_no_coverage_is_printed() {
     assert_eq!(code, Some(0), "{text}");
     assert!(!text.contains("coverage"), "{text}");
 }
+
+/// The documented command on the default configuration (32-bit counters and timers):
+/// its own run misses the saturation bins, and the narrow configuration it runs after it
+/// (same stimulus) closes them, so the union — the last line — covers every bin.
+#[test]
+fn the_default_configuration_closes_coverage_with_the_narrow_run() {
+    for (block, bins_total, own_missed) in [
+        ("rt", 18, "access_counter_saturated"),
+        ("att", 14, "timer_saturated"),
+    ] {
+        let args = [
+            "--block",
+            block,
+            "--coverage",
+            "--engines",
+            "model",
+            "--config",
+            "configs/hw.toml",
+        ];
+        let (code, text) = cosim(&args);
+        assert_eq!(code, Some(0), "{args:?}:\n{text}");
+        let missed = text
+            .lines()
+            .find_map(|l| l.strip_prefix("missed bins: "))
+            .unwrap_or_else(|| panic!("the default configuration's own run misses bins:\n{text}"));
+        assert!(missed.contains(own_missed), "{text}");
+        assert!(text.contains("narrow configuration ("), "{text}");
+        assert!(
+            text.contains("coverage bins (union of both configurations):"),
+            "{text}"
+        );
+        let summary = format!("coverage: {bins_total} of {bins_total} bins hit");
+        assert_eq!(text.lines().last(), Some(summary.as_str()), "{text}");
+        assert_eq!(text.matches("mismatches: 0").count(), 2, "{text}");
+    }
+}

@@ -1,0 +1,207 @@
+//! `mcmvm soak` (`make soak`): `--hw check` over every CLAP and Forest workload at one scale
+//! (the default, 1), the emitted Verilog under Verilator beside the twins and the README
+//! references watching, every output compared every block cycle. Prints each run's block
+//! cycles compared and the totals; exit 1 on any mismatch or when fewer cycles than
+//! `--min-cycles` were compared (a soak that compared little proves little).
+//!
+//! CLAP workloads run under the `clap` policy on the 4-chiplet MCM GPU (each chiplet's
+//! Remote Tracker and TLB coalescer); Forest workloads under `forest` on the UVM replay
+//! engine (the driver's Access Time Tracker), as `mcmvm run --workload W --uvm forest` does.
+
+use anyhow::Context;
+use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
+use mcmvm_models::driver::PolicyKind;
+use mcmvm_models::gpu::{simulate, RunSpec};
+use mcmvm_models::uvm::{self, UvmPolicy};
+use mcmvm_models::workload::{self, clap_suite, forest_suite};
+use mcmvm_protocol::system::HardwareReport;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// GPU configuration of the CLAP runs.
+    #[arg(long, default_value = "configs/mcm-4chiplet.toml")]
+    pub config: PathBuf,
+    /// UVM configuration of the Forest runs (the replay engine).
+    #[arg(long, default_value = "configs/uvm-turing.toml")]
+    pub uvm_config: PathBuf,
+    /// Workload size multiplier of every run (1 = the default size).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Only these workloads (comma-separated, from either suite; default: both suites).
+    #[arg(long)]
+    pub workloads: Option<String>,
+    /// Fail (exit 1) when fewer block cycles than this were compared in all.
+    #[arg(long, default_value_t = 0)]
+    pub min_cycles: u64,
+    /// Where a mismatching block's VCD goes.
+    #[arg(long, value_name = "DIR", default_value = "out/soak")]
+    pub hw_check_dir: PathBuf,
+}
+
+/// One run of the soak: which, and what its checked blocks reported.
+struct Outcome {
+    compared: u64,
+    reference_checked: u64,
+    /// The `--hw check` fault that stopped the run, if any.
+    mismatch: Option<String>,
+    seconds: f64,
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    if !(args.scale > 0.0 && args.scale.is_finite()) {
+        anyhow::bail!("--scale {}: expected a positive number", args.scale);
+    }
+    let keep = selected(args.workloads.as_deref())?;
+    let gpu = super::configs::gpu(&args.config)?;
+    let ucfg = super::configs::uvm(&args.uvm_config, &[])?;
+    let mut opts = HwOptions::new(HwMode::Check);
+    opts.mismatch_dir = args.hw_check_dir.clone();
+    let engines = hardware(opts);
+    println!(
+        "soak: --hw check, scale {}, seed {}; CLAP workloads under clap ({}), Forest workloads \
+         under forest ({}, replay engine)",
+        args.scale,
+        args.seed,
+        args.config.display(),
+        args.uvm_config.display()
+    );
+    println!(
+        "{:<16} {:<7} {:>14} {:>14} {:>8}  result",
+        "workload", "policy", "compared", "ref-checked", "wall s"
+    );
+    let start = Instant::now();
+    let (mut runs, mut compared, mut checked, mut mismatches) = (0u64, 0u64, 0u64, 0u64);
+    let clap = clap_suite().iter().map(|w| (*w, true));
+    let forest = forest_suite().iter().map(|w| (*w, false));
+    for (name, is_clap) in clap.chain(forest) {
+        if keep.as_ref().is_some_and(|k| !k.iter().any(|w| w == name)) {
+            continue;
+        }
+        let w = workload::by_name(name, args.scale, args.seed)?;
+        let t = Instant::now();
+        let outcome = if is_clap {
+            let mut cfg = gpu.clone();
+            cfg.engines = engines.clone();
+            let spec = RunSpec {
+                policy: PolicyKind::Clap,
+                scale: args.scale,
+                seed: args.seed,
+            };
+            outcome(
+                simulate(&cfg, w.as_ref(), spec).map(|r| r.hardware),
+                &format!("{name} under clap"),
+            )?
+        } else {
+            let mut cfg = ucfg.clone();
+            cfg.engines = engines.clone();
+            outcome(
+                uvm::run_workload(w.as_ref(), &cfg, UvmPolicy::Forest, false).map(|m| m.hardware),
+                &format!("{name} under forest"),
+            )?
+        };
+        let outcome = Outcome {
+            seconds: t.elapsed().as_secs_f64(),
+            ..outcome
+        };
+        runs += 1;
+        compared += outcome.compared;
+        checked += outcome.reference_checked;
+        mismatches += u64::from(outcome.mismatch.is_some());
+        println!(
+            "{:<16} {:<7} {:>14} {:>14} {:>8.1}  {}",
+            name,
+            if is_clap { "clap" } else { "forest" },
+            outcome.compared,
+            outcome.reference_checked,
+            outcome.seconds,
+            outcome.mismatch.as_deref().unwrap_or("ok")
+        );
+    }
+    let wall = start.elapsed().as_secs_f64();
+    println!(
+        "soak: {runs} runs, {compared} block cycles compared, {checked} checked by the README \
+         references, {mismatches} mismatches, wall {wall:.0} s"
+    );
+    if runs == 0 {
+        anyhow::bail!("--workloads: no workload of the CLAP or Forest suite selected");
+    }
+    if mismatches > 0 {
+        return Ok(1);
+    }
+    if compared < args.min_cycles {
+        println!(
+            "soak: fewer than --min-cycles {} block cycles compared",
+            args.min_cycles
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// `--workloads`, each name checked against both suites.
+fn selected(list: Option<&str>) -> anyhow::Result<Option<Vec<String>>> {
+    let Some(list) = list else { return Ok(None) };
+    let names: Vec<String> = list.split(',').map(|w| w.trim().to_string()).collect();
+    for n in &names {
+        if !clap_suite().contains(&n.as_str()) && !forest_suite().contains(&n.as_str()) {
+            anyhow::bail!(
+                "--workloads: `{n}` is in neither suite (CLAP: {}; Forest: {})",
+                clap_suite().join(", "),
+                forest_suite().join(", ")
+            );
+        }
+    }
+    Ok(Some(names))
+}
+
+/// A run's hardware report, or its `--hw check` fault as the finding (other errors end the
+/// soak: they are not the blocks' doing).
+fn outcome<E>(result: Result<HardwareReport, E>, what: &str) -> anyhow::Result<Outcome>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match result {
+        Ok(h) => Ok(Outcome {
+            compared: h.compared(),
+            reference_checked: h.reference_checked(),
+            mismatch: None,
+            seconds: 0.0,
+        }),
+        Err(e) => {
+            let e = anyhow::Error::new(e);
+            if super::common::is_block_mismatch(&e) || is_reference_fault(&e) {
+                Ok(Outcome {
+                    compared: 0,
+                    reference_checked: 0,
+                    mismatch: Some(format!("MISMATCH: {e:#}")),
+                    seconds: 0.0,
+                })
+            } else {
+                Err(e).with_context(|| what.to_string())
+            }
+        }
+    }
+}
+
+/// Whether `e` is a README reference violation or a state-invariant fault of `--hw check`
+/// (findings like a mismatch).
+fn is_reference_fault(e: &anyhow::Error) -> bool {
+    use mcmvm_models::gpu::GpuError;
+    use mcmvm_models::uvm::UvmError;
+    use mcmvm_protocol::system::BlockFault;
+    let m = |f: &BlockFault| {
+        matches!(
+            f,
+            BlockFault::Reference { .. } | BlockFault::Invariant { .. }
+        )
+    };
+    e.chain().any(|c| {
+        c.downcast_ref::<BlockFault>().is_some_and(m)
+            || matches!(c.downcast_ref::<GpuError>(), Some(GpuError::Block(f)) if m(f))
+            || matches!(c.downcast_ref::<UvmError>(), Some(UvmError::Block(f)) if m(f))
+    })
+}
