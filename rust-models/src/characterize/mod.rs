@@ -38,8 +38,9 @@ pub enum CharacterizeError {
     #[error("{what}")]
     Run {
         what: String,
+        /// Boxed: a `GpuError` is large beside the other variants.
         #[source]
-        source: GpuError,
+        source: Box<GpuError>,
     },
     #[error("{what}: the run reported {got} kernels, expected {want}")]
     Kernels {
@@ -255,7 +256,7 @@ fn run(
     };
     simulate(cfg, w, spec).map_err(|source| CharacterizeError::Run {
         what: format!("{} under {}", b.name, b.policy),
-        source,
+        source: Box::new(source),
     })
 }
 
