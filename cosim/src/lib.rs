@@ -28,6 +28,7 @@ pub mod verilator;
 mod verilator_build;
 mod verilator_cache;
 pub mod verilator_invariants;
+mod verilator_manifest;
 mod verilator_memo;
 mod verilator_shim;
 pub mod wave;

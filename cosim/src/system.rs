@@ -8,6 +8,7 @@
 //!
 //! `mcmvm-models` knows none of this: it sees only `mcmvm_protocol::system`'s traits.
 
+mod board;
 mod check;
 mod check_thread;
 mod record;

@@ -82,7 +82,12 @@ pub(crate) fn load(
     let memo_key = crate::verilator_memo::emission_key(&key, &version);
     let remembered = memo_key
         .as_deref()
-        .and_then(|k| crate::verilator_memo::library_for(root, k));
+        .and_then(|k| crate::verilator_memo::library_for(root, k))
+        // Served only if its entry checks out; else the cache says why and rebuilds it.
+        .filter(|lib| {
+            lib.parent()
+                .is_some_and(|d| crate::verilator_manifest::verify(d, &version).is_ok())
+        });
     let cached = match remembered {
         Some(library) => Cached {
             dir: library
@@ -90,6 +95,7 @@ pub(crate) fn load(
                 .map_or_else(|| root.to_path_buf(), Path::to_path_buf),
             library,
             built: false,
+            stale: None,
         },
         None => {
             let src = Sources::generate(block, cfg, checked)?;

@@ -4,10 +4,14 @@
 //! gets a build of its own. Verilator's runtime is compiled once per Verilator version into
 //! `-fPIC` objects that every block library links.
 //!
-//! Many test threads and several processes may ask for the same model at once: each build
-//! goes into a unique temporary directory that is renamed into place when complete. A
-//! directory's rename is atomic, so a cache directory either holds a finished build or does
-//! not exist; the loser of a race deletes its own copy and uses the winner's.
+//! Many test threads and several processes may ask for the same model at once: they take
+//! a lock file per entry (`locks/<entry>`, `flock` through `File::lock`), so one builds and
+//! the others find its build. The build goes into a unique temporary directory, gets its
+//! manifest last (`verilator_manifest`) and is renamed into place, so a process killed
+//! mid-build leaves no entry. Nothing is served unchecked: an entry whose files do not
+//! match its manifest (truncated, corrupted), that has none (half-written by hand or by an
+//! older layout) or that another Verilator version built is rebuilt, with one line on
+//! stderr saying why.
 
 /// A progress line about a model build on stderr, unless `MCMVM_QUIET` is set (the CLI's
 /// `--quiet`). Verilator's warnings are printed regardless.
@@ -24,6 +28,7 @@ use crate::verilator_build::{
     build_runtime, compile, library_name, verilate, Sources, Tools, CXX_FLAGS, LINK_FLAGS,
     RUNTIME_SOURCES, VERILATOR_FLAGS,
 };
+use crate::verilator_manifest::{self as manifest, Stale};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -31,8 +36,9 @@ use std::time::Instant;
 /// Environment variable naming the cache root.
 pub const CACHE_ENV: &str = "MCMVM_VERILATOR_CACHE";
 
-/// Bump when the layout of a cache directory or the way it is built changes.
-const FORMAT: &str = "mcmvm-verilator-cache-1";
+/// Bump when the layout of a cache directory or the way it is built changes (2: entries
+/// carry a manifest; older entries are left alone rather than rebuilt as "half-written").
+const FORMAT: &str = "mcmvm-verilator-cache-2";
 
 /// The cache root: `$MCMVM_VERILATOR_CACHE`, else `verilator-models/` in the workspace's
 /// target directory (the one this crate was built into), which `cargo clean` empties.
@@ -99,6 +105,8 @@ pub(crate) struct Cached {
     pub library: PathBuf,
     /// Whether this call verilated and compiled it (false: it was in the cache).
     pub built: bool,
+    /// Why this call rebuilt an entry it found in the cache.
+    pub stale: Option<Stale>,
 }
 
 /// The cache directory of `src`'s model under `root`, building it on first use.
@@ -114,16 +122,30 @@ pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached,
         .parts(CXX_FLAGS)
         .parts(LINK_FLAGS)
         .0;
-    let dir = root.join(format!("{}-{hash:016x}", src.module));
+    let name = format!("{}-{hash:016x}", src.module);
+    let dir = root.join(&name);
     let library = dir.join(library_name(src.module));
-    if library.is_file() {
-        return Ok(Cached {
-            dir,
-            library,
-            built: false,
-        });
+    let found = |stale| Cached {
+        dir: dir.clone(),
+        library: library.clone(),
+        built: false,
+        stale,
+    };
+    if dir.is_dir() && manifest::verify(&dir, &version).is_ok() {
+        return Ok(found(None));
     }
     create_root(root)?;
+    // One build per entry: whoever waited here finds the entry built by the holder.
+    let _lock = lock_entry(root, &name)?;
+    let stale = match manifest::verify(&dir, &version) {
+        Ok(()) => return Ok(found(None)),
+        Err(_) if !dir.exists() => None,
+        Err(why) => {
+            eprintln!("verilator cache: {name}: {why}; rebuilding");
+            discard(root, &dir)?;
+            Some(why)
+        }
+    };
     announce!(
         "verilator: building {} for {} (first use; cached in {})",
         src.module,
@@ -132,10 +154,12 @@ pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached,
     );
     let start = Instant::now();
     let tmp = temp_dir(root, src.module)?;
-    let warnings = build(src, tools, root, &version, &tmp).inspect_err(|_| {
-        let _ = std::fs::remove_dir_all(&tmp);
-    })?;
-    let built = publish(&tmp, &dir, &library)?;
+    let warnings = build(src, tools, root, &version, &tmp)
+        .and_then(|w| manifest::write(&tmp, &name, &version).map(|()| w))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&tmp);
+        })?;
+    let built = publish(&tmp, &dir, &dir.join(manifest::MANIFEST))?;
     announce!(
         "verilator: built {} in {:.1} s ({} warning(s){})",
         src.module,
@@ -151,7 +175,41 @@ pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached,
         dir,
         library,
         built,
+        stale,
     })
+}
+
+/// The lock of entry `name` under `root`, held until dropped (`flock`: released by the
+/// system if the process dies).
+fn lock_entry(root: &Path, name: &str) -> Result<std::fs::File, CosimError> {
+    // Kept beside the entries, never deleted: a waiter may hold the file open.
+    let locks = root.join("locks");
+    create_root(&locks)?;
+    let path = locks.join(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|io| CosimError::Cache {
+            path: path.clone(),
+            io,
+        })?;
+    file.lock().map_err(|io| CosimError::Cache { path, io })?;
+    Ok(file)
+}
+
+/// Move the stale entry `dir` out of the way (atomically, so no reader sees half of it)
+/// and delete it.
+fn discard(root: &Path, dir: &Path) -> Result<(), CosimError> {
+    let aside = temp_dir(root, "stale")?;
+    // Renaming onto the empty directory just made replaces it.
+    std::fs::rename(dir, &aside).map_err(|io| CosimError::Cache {
+        path: dir.to_path_buf(),
+        io,
+    })?;
+    let _ = std::fs::remove_dir_all(&aside);
+    Ok(())
 }
 
 /// Verilate and compile `src` into `tmp`. Verilator runs first, so a Verilog error is
@@ -278,3 +336,7 @@ mod tests {
         assert!(root.ends_with("verilator-models"), "{}", root.display());
     }
 }
+
+#[cfg(test)]
+#[path = "verilator_cache_tests.rs"]
+mod entry_tests;

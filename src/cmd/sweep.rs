@@ -8,16 +8,18 @@
 //!
 //! Beyond one machine (clap and forest; `sweep_plan`): `--plan FILE` writes one shell
 //! command per run, `--task-id N` runs one job of the fixed job list into `OUT/runs/`, and
-//! `mcmvm sweep merge OUT` builds the same tables and files from those runs.
+//! `mcmvm sweep merge OUT` builds the same tables and files from those runs. The
+//! in-process sweep writes the same run files as its runs end, so `--resume` continues a
+//! killed or interrupted sweep.
 
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
+use mcmvm_models::gpu::{sweep, GpuConfig};
 use mcmvm_models::workload::Scale;
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
-use super::sweep_forest::{forest_sweep, run_forest, run_sensitivity};
+use super::sweep_forest::run_sensitivity;
+use super::sweep_plan::Mode;
 
 /// The CLAP sweep's default `--policies`, Figure 18's columns in order.
 const DEFAULT_CLAP_POLICIES: &str = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal";
@@ -147,6 +149,11 @@ pub struct Args {
     /// OUT/runs/; a result already there is kept. Default: $SLURM_ARRAY_TASK_ID, if set.
     #[arg(long, value_name = "N")]
     pub task_id: Option<String>,
+    /// clap, forest: keep the runs a killed or interrupted sweep with the same options
+    /// already wrote into OUT/runs/ and run only the missing ones (without it, they are
+    /// all run again).
+    #[arg(long, conflicts_with = "plan")]
+    pub resume: bool,
 }
 
 #[derive(clap::Subcommand)]
@@ -172,18 +179,23 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         None
     };
-    if !split && (args.plan.is_some() || args.task_id.is_some()) {
-        anyhow::bail!("--plan and --task-id go with --suite clap or forest");
+    if !split && (args.plan.is_some() || args.task_id.is_some() || args.resume) {
+        anyhow::bail!("--plan, --task-id and --resume go with --suite clap or forest");
     }
     if suite != "forest" && (args.engine != "timing" || args.gpu_config.is_some()) {
         anyhow::bail!("--engine and --gpu-config go with --suite forest");
     }
     match suite.as_str() {
-        "clap" | "forest" if args.plan.is_some() || task.is_some() => {
-            super::sweep_plan::run(&args, &suite, task)
+        "clap" | "forest" => {
+            let mode = match (task, &args.plan) {
+                (Some(n), _) => Mode::Task(n),
+                (None, Some(_)) => Mode::Plan,
+                (None, None) => Mode::All {
+                    resume: args.resume,
+                },
+            };
+            super::sweep_plan::run(&args, &suite, mode)
         }
-        "clap" => run_clap(&args, clap_sweep(&args)?),
-        "forest" => run_forest(&args, forest_sweep(&args)?),
         "forest-sensitivity" => run_sensitivity(args),
         other => anyhow::bail!("unknown suite `{other}` (valid: clap, forest, forest-sensitivity)"),
     }
@@ -258,57 +270,6 @@ pub(super) fn clap_sweep(args: &Args) -> anyhow::Result<ClapSweep> {
         jobs,
         out,
     })
-}
-
-fn run_clap(args: &Args, s: ClapSweep) -> anyhow::Result<u8> {
-    let (cfg, jobs) = (&s.cfg, &s.jobs);
-    println!(
-        "sweep clap: {} runs ({} workloads x {} policies), scale {}, seed {}, config {}, {} threads",
-        jobs.len(),
-        jobs.len() / s.policies.len().max(1),
-        s.policies.len(),
-        args.scale_spec(),
-        args.seed,
-        s.config.display(),
-        rayon::current_num_threads()
-    );
-    let bar = super::progress::bar(jobs.len() as u64, "runs");
-    let results: Vec<(sweep::Job, Result<RunReport, String>)> = jobs
-        .par_iter()
-        .map(|job| {
-            let scale = args.scale_spec().factor(&job.workload);
-            let r = sweep::run_job(cfg, job, scale, args.seed).map_err(|e| e.to_string());
-            bar.set_message(format!("{} {}", job.workload, job.policy));
-            bar.inc(1);
-            (job.clone(), r)
-        })
-        .collect();
-    bar.finish_and_clear();
-    let mut runs = Vec::new();
-    let mut failed = 0;
-    for (job, r) in results {
-        match r {
-            Ok(rep) => runs.push(rep),
-            Err(e) => {
-                failed += 1;
-                eprintln!("run {} {} failed: {e}", job.workload, job.policy);
-            }
-        }
-    }
-    let reports = runs
-        .iter()
-        .map(serde_json::to_string_pretty)
-        .collect::<Result<Vec<_>, _>>()?;
-    let summaries = sweep::summaries(&runs);
-    clap_outputs(&s.out, &summaries, &reports, args.seed)?;
-    let extras = if args.no_extras {
-        None
-    } else {
-        Some(super::sweep_extras::run(args, &s, &summaries)?)
-    };
-    super::sweep_extras::paper(&s.out, &summaries, extras.as_ref())?;
-    failed += extras.map_or(0, |e| e.failed);
-    Ok(if failed > 0 { 1 } else { 0 })
 }
 
 /// Figure 18, Table 4 and the mean speed on the terminal; `clap.csv`,

@@ -1,6 +1,6 @@
 //! `mcmvm sweep --suite forest|forest-sensitivity`: the UVM study's options, its fixed job
-//! list, the per-workload table and the oversubscription curve (run by
-//! `mcmvm_models::uvm`), beside the CLAP sweep in `sweep`.
+//! list and the oversubscription curve (run by `mcmvm_models::uvm`); the per-workload
+//! table's runs go through `sweep_plan` (run files, `--resume`), beside the CLAP sweep.
 
 use super::sweep::{forest_scale, sweep_figures, workload_filter, Args, CURVE_OVERSUBS};
 use anyhow::Context;
@@ -70,9 +70,9 @@ fn forest_gpu_config(args: &Args) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("configs/gpu-turing.toml"))
 }
 
-pub(super) fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
-    let mut opts = s.opts;
-    opts.out_dir = Some(s.out);
+/// The line that opens a Forest sweep.
+pub(super) fn banner(args: &Args, s: &ForestSweep) {
+    let opts = &s.opts;
     println!(
         "sweep forest on the {}{}: scale {}, seed {}, config {}, policies {}",
         opts.engine.label(),
@@ -88,30 +88,11 @@ pub(super) fn run_forest(args: &Args, s: ForestSweep) -> anyhow::Result<u8> {
             .map(|p| p.name())
             .join(", ")
     );
-    let policies = mcmvm_models::uvm::sweep::POLICIES;
-    let runs = opts.workloads.len() * opts.oversubs.len() * policies.len();
-    let bar = super::progress::bar(runs as u64, "runs");
-    opts.progress = forest_progress(&bar);
-    let t0 = std::time::Instant::now();
-    let report = sweep_forest(&opts);
-    bar.finish_and_clear();
-    let report = report?;
-    print!("{}", report.table());
-    println!("({:.0} s)", t0.elapsed().as_secs_f64());
-    // sweep_forest writes its CSV and JSON into out_dir itself.
-    if let Some(dir) = &opts.out_dir {
-        println!("wrote {}", dir.display());
-        sweep_figures(dir, "forest")?;
-    }
-    if args.oversub.is_none() && !args.no_curve {
-        forest_curve(args, &opts)?;
-    }
-    Ok(0)
 }
 
 /// The default sweep's oversubscription curve: every policy at [`CURVE_OVERSUBS`] on the
 /// same workloads at `--curve-scale`, into OUT/curve/.
-fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
+pub(super) fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
     let mut opts = main.clone();
     opts.oversubs = CURVE_OVERSUBS.to_vec();
     opts.scale = args.curve_scale();
@@ -147,7 +128,7 @@ fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<()> {
 
 /// Each finished run advances `bar`; when stderr is no terminal (a log, `make run` piped)
 /// and not `--quiet`, a line per run on stderr instead, so a long sweep shows progress.
-fn forest_progress(bar: &indicatif::ProgressBar) -> mcmvm_models::uvm::sweep::Progress {
+pub(super) fn forest_progress(bar: &indicatif::ProgressBar) -> mcmvm_models::uvm::sweep::Progress {
     let (tick, lines) = (bar.clone(), bar.is_hidden() && !super::progress::quiet());
     let total = bar.length().unwrap_or(0);
     let done = std::sync::atomic::AtomicU64::new(0);

@@ -8,8 +8,10 @@
 //!   `OUT/runs/<suite>-<N>-<workload>-<policy>[-<oversub>].json`: the sweep's identity,
 //!   what the tables need of the run (`summary`) and its full report (`report`), written
 //!   to a temporary file and renamed, so a killed job leaves no half file; a job whose
-//!   file exists is skipped;
-//! * `mcmvm sweep merge OUT` ([`merge`]) builds the in-process sweep's tables and files.
+//!   whole file of the same sweep exists is skipped (a rerun writes only its own file);
+//! * `mcmvm sweep merge OUT` ([`merge`]) builds the in-process sweep's tables and files;
+//! * the in-process sweep ([`all`]) writes the same run files as it goes, so `--resume`
+//!   after a kill or Ctrl-C runs only what is missing ([`resume`]).
 
 use super::sweep::{clap_sweep, Args};
 use super::sweep_forest::forest_sweep;
@@ -20,8 +22,22 @@ use mcmvm_models::workload::Scale;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+mod all;
 mod merge;
+mod resume;
+use all::{all_clap, all_forest};
 pub use merge::{merge, MergeArgs};
+
+/// What `mcmvm sweep --suite clap|forest` does with its job list.
+#[derive(Debug, Clone, Copy)]
+pub enum Mode {
+    /// `--plan FILE`: write the commands.
+    Plan,
+    /// `--task-id N`: run job N alone.
+    Task(usize),
+    /// Run every job here (`--resume`: only those without a run file).
+    All { resume: bool },
+}
 
 /// What identifies a sweep: every run file of one sweep carries the same.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -166,8 +182,8 @@ struct Split {
     names: Vec<String>,
 }
 
-/// `--plan` or `--task-id` for `suite` (clap or forest).
-pub fn run(args: &Args, suite: &str, task: Option<usize>) -> anyhow::Result<u8> {
+/// The sweep of `suite` (clap or forest): its plan, one job, or all of them.
+pub fn run(args: &Args, suite: &str, mode: Mode) -> anyhow::Result<u8> {
     if suite == "clap" {
         let s = clap_sweep(args)?;
         let mut workloads: Vec<&str> = s.jobs.iter().map(|j| j.workload.as_str()).collect();
@@ -191,8 +207,10 @@ pub fn run(args: &Args, suite: &str, task: Option<usize>) -> anyhow::Result<u8> 
                 .map(|j| format!("{}-{}", j.workload, j.policy))
                 .collect(),
         };
-        let Some(n) = task else {
-            return write_plan(args, &split);
+        let n = match mode {
+            Mode::Plan => return write_plan(args, &split),
+            Mode::All { resume } => return all_clap(args, &s, &split, resume),
+            Mode::Task(n) => n,
         };
         let job = in_range(&split, n).map(|i| &s.jobs[i])?;
         run_task(&split, n, &job.workload, job.policy.name(), None, || {
@@ -233,8 +251,10 @@ pub fn run(args: &Args, suite: &str, task: Option<usize>) -> anyhow::Result<u8> 
                 .map(|j| format!("{}-{}-{}", j.workload, j.policy.name(), j.oversubscription))
                 .collect(),
         };
-        let Some(n) = task else {
-            return write_plan(args, &split);
+        let n = match mode {
+            Mode::Plan => return write_plan(args, &split),
+            Mode::All { resume } => return all_forest(args, s, &split, resume),
+            Mode::Task(n) => n,
         };
         let job = in_range(&split, n).map(|i| &s.jobs[i])?;
         let over = Some(format!("{:?}", job.oversubscription));
@@ -308,7 +328,8 @@ fn write_plan(args: &Args, split: &Split) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// Run job `n` unless its file exists; write the file atomically.
+/// Run job `n` unless its file of this sweep is there and whole (a rerun of a cluster
+/// shard); write the file atomically. Another sweep's file is an error.
 fn run_task<S: Serialize>(
     split: &Split,
     n: usize,
@@ -318,17 +339,21 @@ fn run_task<S: Serialize>(
     job: impl FnOnce() -> Outcome<S>,
 ) -> anyhow::Result<u8> {
     let (suite, runs) = (&split.id.suite, split.id.runs);
-    let dir = split.out.join("runs");
-    let name = format!("{suite}-{n}-{}.json", split.names[n]);
-    let path = dir.join(&name);
-    if path.exists() {
-        println!(
-            "task {n}/{runs}: {} exists, skipped (delete it to run the job again)",
+    let path = resume::run_path(split, n);
+    match resume::check(split, n)? {
+        resume::Found::Done => {
+            println!(
+                "task {n}/{runs}: {} exists, skipped (delete it to run the job again)",
+                path.display()
+            );
+            return Ok(0);
+        }
+        resume::Found::Unreadable => println!(
+            "note: {} is not a whole run file; it runs again",
             path.display()
-        );
-        return Ok(0);
+        ),
+        resume::Found::Missing => {}
     }
-    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     println!("task {n}/{runs}: {suite} {}", split.names[n]);
     let t0 = std::time::Instant::now();
     let (summary, report) = match job() {
@@ -346,19 +371,7 @@ fn run_task<S: Serialize>(
         oversubscription,
         summary,
     };
-    let text = run_file_text(&serde_json::to_string_pretty(&head)?, &report);
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &path)
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("{}: cannot write", path.display()));
-    }
+    resume::write_run(split, n, &head, &report)?;
     println!(
         "task {n}/{runs}: wrote {} ({:.1} s)",
         path.display(),

@@ -10,12 +10,18 @@
 //! The first engine (the twin) serves the system; the second (the Verilator model) only
 //! has to agree with it. So by default the second engine, the comparison and the mismatch
 //! history run on a thread of their own ([`super::check_thread`]), fed in batches of
-//! cycles: the run pays for the slower engine once instead of for both. A fault is the
-//! same either way — the first cycle in block-cycle order, with its own system cycle — but
-//! the system may run a few thousand cycles past it before it is reported (at a later
-//! `step` or at [`SystemEngine::sync`]); the run then stops with it. `every_cycle` mode and
-//! `HwOptions::check_thread = false` compare on the system's thread.
+//! cycles: the run pays for the slower engine once instead of for both. `every_cycle` mode
+//! and `HwOptions::check_thread = false` compare on the system's thread.
+//!
+//! ## Which fault
+//! A fault is parked on the run's board (`board.rs`), never returned at once: the run
+//! reports the earliest fault over all its checked instances, by system cycle and then
+//! instance, whichever thread finds its fault first — the same fault on every run and on
+//! either thread. The system may run on past it (serving the first engine's outputs) until
+//! every instance is checked that far; the faulty instance then returns it from a `step`
+//! or from [`SystemEngine::sync`].
 
+use super::board::{Seat, NO_FAULT};
 use super::check_thread::Worker;
 use super::{HwOptions, SendModel};
 use crate::wave::WaveRecorder;
@@ -25,6 +31,7 @@ use mcmvm_protocol::system::{BlockFault, EngineCycles, EngineReport, SystemEngin
 use mcmvm_refcheck::Monitor;
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// One cycle of port traffic kept for the mismatch VCD.
 struct Traffic<I, O> {
@@ -167,6 +174,12 @@ pub struct CheckEngine<I: Ports, O: Ports> {
     /// The last outputs served (the idle outputs before a skip).
     last: Option<O>,
     predicting: bool,
+    /// This instance on its run's board (`board.rs`); None when predicting.
+    seat: Option<Arc<Seat>>,
+    /// Every cycle up to this system cycle is known checked by the board.
+    confirmed: u64,
+    /// A fault found on the system's thread is parked: no more comparing here.
+    parked: bool,
 }
 
 impl<I: Ports + Send + 'static, O: Ports + Send + 'static> CheckEngine<I, O> {
@@ -222,8 +235,9 @@ impl<I: Ports + Send + 'static, O: Ports + Send + 'static> CheckEngine<I, O> {
             compared: 0,
             predicting,
         };
+        let seat = (!predicting).then(Seat::join);
         let second = if predicting || (opts.check_thread && !opts.every_cycle) {
-            Second::Thread(Worker::spawn(b.1, compare))
+            Second::Thread(Worker::spawn(b.1, compare, seat.clone()))
         } else {
             Second::Here {
                 engine: b.1,
@@ -247,6 +261,9 @@ impl<I: Ports + Send + 'static, O: Ports + Send + 'static> CheckEngine<I, O> {
             reference_checked: 0,
             last: None,
             predicting,
+            seat,
+            confirmed: 0,
+            parked: false,
         }
     }
 }
@@ -261,15 +278,19 @@ impl<I: Ports, O: Ports> CheckEngine<I, O> {
         match &mut self.second {
             Second::Here { engine, compare } => {
                 let ob = engine.step(input);
-                let v = va
-                    .map(|v| (0, v))
-                    .or_else(|| engine.state_violation().map(|v| (1, v)));
-                compare.cycle(system_cycle, input, [oa, ob], v)?;
+                if !self.parked {
+                    let v = va
+                        .map(|v| (0, v))
+                        .or_else(|| engine.state_violation().map(|v| (1, v)));
+                    if let Err(f) = compare.cycle(system_cycle, input, [oa, ob], v) {
+                        self.fail(system_cycle, f)?;
+                    }
+                }
             }
             Second::Thread(w) => w.push(system_cycle, input, oa, va)?,
         }
         self.last = Some(oa);
-        if let Some(m) = self.reference.as_mut() {
+        if let Some(m) = self.reference.as_mut().filter(|_| !self.parked) {
             self.reference_checked += 1;
             if let Err(v) = m.observe(block_cycle, input, &oa) {
                 // A fault the other thread found up to this cycle comes first (the order of
@@ -277,7 +298,7 @@ impl<I: Ports, O: Ports> CheckEngine<I, O> {
                 if let Second::Thread(w) = &mut self.second {
                     w.sync()?;
                 }
-                return Err(BlockFault::Reference {
+                let f = BlockFault::Reference {
                     block: self.kind.module_name(),
                     unit: self.unit.clone(),
                     system_cycle,
@@ -285,16 +306,55 @@ impl<I: Ports, O: Ports> CheckEngine<I, O> {
                         "`{}` = {:#x} where the README's rule gives {:#x} ({}); both engines agree",
                         v.signal, v.got, v.expected, v.rule
                     ),
-                });
+                };
+                self.fail(system_cycle, f)?;
             }
         }
         Ok(oa)
+    }
+
+    /// A fault of this instance at `system_cycle`: parked on the board, or (predicting)
+    /// returned.
+    fn fail(&mut self, system_cycle: u64, fault: BlockFault) -> Result<(), BlockFault> {
+        match &self.seat {
+            Some(seat) => {
+                seat.park(system_cycle, fault);
+                self.parked = true;
+                Ok(())
+            }
+            None => Err(fault),
+        }
+    }
+
+    /// While a fault is parked anywhere in the run: past its cycle, make this instance's
+    /// cycles up to `now` checked (`board.rs`, step 2), and return the run's fault if it is
+    /// this instance's. A passing run reads one word here.
+    #[inline]
+    fn arbitrate(&mut self, now: u64) -> Result<(), BlockFault> {
+        let Some(seat) = &self.seat else {
+            return Ok(());
+        };
+        let horizon = seat.horizon();
+        if horizon == NO_FAULT {
+            return Ok(());
+        }
+        let seat = seat.clone();
+        if now >= horizon && self.confirmed < horizon {
+            if let Second::Thread(w) = &mut self.second {
+                w.sync()?;
+            }
+            seat.checked(now);
+            self.confirmed = now;
+        }
+        seat.verdict(false)
     }
 }
 
 impl<I: Ports, O: Ports> SystemEngine<I, O> for CheckEngine<I, O> {
     fn step(&mut self, system_cycle: u64, input: &I) -> Result<O, BlockFault> {
-        self.both(system_cycle, input)
+        let out = self.both(system_cycle, input)?;
+        self.arbitrate(system_cycle)?;
+        Ok(out)
     }
 
     /// In `every_cycle` mode the skipped cycles are stepped on both engines: their outputs
@@ -308,13 +368,16 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for CheckEngine<I, O> {
         let idle = I::default();
         for k in 0..cycles {
             let out = self.both(from + k, &idle)?;
+            if self.parked {
+                break;
+            }
             if let Some(b) = before.filter(|b| *b != out) {
                 let i = (0..O::PORTS.len())
                     .find(|&i| b.get(i) != out.get(i))
                     .unwrap_or(0);
                 let values = [("before the skip", b.get(i)), ("skipped cycle", out.get(i))];
                 let (cycle, signal) = (self.cycles - 1, O::PORTS[i].name);
-                return Err(match &self.second {
+                let f = match &self.second {
                     Second::Here { compare, .. } => {
                         compare.mismatch(from + k, cycle, signal, values)
                     }
@@ -328,16 +391,26 @@ impl<I: Ports, O: Ports> SystemEngine<I, O> for CheckEngine<I, O> {
                         values: values.iter().map(|(e, v)| (e.to_string(), *v)).collect(),
                         vcd: None,
                     },
-                });
+                };
+                self.fail(from + k, f)?;
+                break;
             }
         }
-        Ok(())
+        self.arbitrate((from + cycles).saturating_sub(1))
     }
 
+    /// Every cycle checked; this instance is decided, and returns the run's fault if it is
+    /// its own (`board.rs`, step 4).
     fn sync(&mut self) -> Result<(), BlockFault> {
-        match &mut self.second {
-            Second::Here { .. } => Ok(()),
-            Second::Thread(w) => w.sync(),
+        if let Second::Thread(w) = &mut self.second {
+            w.sync()?;
+        }
+        match &self.seat {
+            Some(seat) => {
+                seat.synced();
+                seat.verdict(true)
+            }
+            None => Ok(()),
         }
     }
 

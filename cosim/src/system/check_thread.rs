@@ -2,8 +2,11 @@
 //! steps the first engine (which serves) and hands each cycle's input and outputs over in
 //! batches; this thread steps the second engine on the same inputs and compares. Batches
 //! keep the hand-over cost far below a block cycle's; the bounded channel keeps the lag,
-//! and the memory it holds, to a few batches.
+//! and the memory it holds, to a few batches. A `--hw check` fault is parked on the run's
+//! [`Seat`] (`board.rs` decides which one the run reports); a misprediction (no seat) is
+//! returned by the next `push` or `sync`.
 
+use super::board::Seat;
 use super::check::Compare;
 use super::SendModel;
 use mcmvm_models::protocol::Ports;
@@ -48,22 +51,30 @@ pub(super) struct Worker<I: Ports, O: Ports> {
     batch: Vec<Cycle<I, O>>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    /// Faults go to the run's board, not back through `push`.
+    seated: bool,
 }
 
 impl<I: Ports + Send + 'static, O: Ports + Send + 'static> Worker<I, O> {
-    pub(super) fn spawn(engine: SendModel<I, O>, compare: Compare<I, O>) -> Worker<I, O> {
+    pub(super) fn spawn(
+        engine: SendModel<I, O>,
+        compare: Compare<I, O>,
+        seat: Option<Arc<Seat>>,
+    ) -> Worker<I, O> {
         let (tx, rx) = sync_channel(IN_FLIGHT);
         let shared = Arc::new(Shared::default());
         let s = shared.clone();
+        let seated = seat.is_some();
         let thread = std::thread::Builder::new()
             .name("mcmvm-hw-check".into())
-            .spawn(move || check_loop(engine, compare, rx, &s))
+            .spawn(move || check_loop(engine, compare, rx, &s, seat.as_deref()))
             .ok();
         let mut w = Worker {
             tx: Some(tx),
             batch: Vec::with_capacity(BATCH),
             shared,
             thread,
+            seated,
         };
         if w.thread.is_none() {
             // No thread to be had: the run cannot be checked, and says so at once.
@@ -87,12 +98,17 @@ impl<I: Ports, O: Ports> Worker<I, O> {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The fault found so far, or the checker's loss.
+    /// The fault found so far (unless it is parked on the board), or the checker's loss.
     fn found(&self) -> Result<(), BlockFault> {
         if !self.shared.failed.load(Ordering::Acquire) {
             return Ok(());
         }
-        Err(self.fault().clone().unwrap_or(BlockFault::Unavailable {
+        let fault = self.fault().clone();
+        // The checker's own faults are on the board; a lost checker is not.
+        if self.seated && !matches!(fault, None | Some(BlockFault::Unavailable { .. })) {
+            return Ok(());
+        }
+        Err(fault.unwrap_or(BlockFault::Unavailable {
             block: "check",
             reason: "the checking thread stopped".into(),
         }))
@@ -174,6 +190,7 @@ fn check_loop<I: Ports, O: Ports>(
     mut compare: Compare<I, O>,
     rx: Receiver<Message<I, O>>,
     shared: &Shared,
+    seat: Option<&Seat>,
 ) {
     let mut failed = false;
     while let Ok(msg) = rx.recv() {
@@ -189,6 +206,9 @@ fn check_loop<I: Ports, O: Ports>(
                     if let Err(f) =
                         compare.cycle(c.system_cycle, &c.input, [c.first, second], violation)
                     {
+                        if let Some(seat) = seat {
+                            seat.park(c.system_cycle, f.clone());
+                        }
                         *shared.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
                         shared.failed.store(true, Ordering::Release);
                         failed = true;

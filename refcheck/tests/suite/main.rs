@@ -1,7 +1,7 @@
 //! Every integration test of this crate in one binary (one link instead of one per file).
 
-mod common;
 mod access_time_tracker;
+mod common;
 mod coverage;
 mod readme_corners;
 mod remote_tracker;

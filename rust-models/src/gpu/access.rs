@@ -3,63 +3,61 @@
 //! returns its completion cycle; nothing here advances a clock.
 
 use super::engine::Gpu;
+use super::rt_bank::RtBank;
 use super::service::{AccessEvent, FaultContext};
 use super::tlb::{SizeClass, TlbFill};
+use super::translation::Probe;
 use super::GpuError;
 use crate::addr::{ChipletId, Cycle, Va};
-use crate::driver::{RtDrain, Translation};
+use crate::driver::Translation;
 use crate::workload::WarpInstr;
 
 /// Faults one access may take before the model gives up (a service that never maps).
 const MAX_REPLAYS: u32 = 4;
 
+/// A translation: the PA, the cycle it is ready and the cycles its request waited for TLB
+/// ports and miss registers.
+struct Translated {
+    pa: u64,
+    ready: u64,
+    queued: u64,
+}
+
+impl Translated {
+    fn new(pa: u64, ready: u64, lookup: &super::translation::Lookup) -> Translated {
+        Translated {
+            pa,
+            ready,
+            queued: lookup.queued,
+        }
+    }
+}
+
+/// One memory instruction's progress through its pages.
+struct InstrAccess {
+    /// The event's cycle (the floor of the bandwidth resources).
+    t: u64,
+    /// The cycle the memory instruction issued.
+    t_issue: u64,
+    sm: u32,
+    chiplet: u32,
+    /// The allocation's base VA.
+    base: u64,
+    /// The latest completion of its lines so far.
+    done: u64,
+    /// The longest translation stall of its pages so far.
+    translation_stall: u64,
+    /// The longest wait of its translation requests for TLB ports and miss registers.
+    queue_stall: u64,
+}
+
 /// How a walk for a mapped page ended.
 enum Walked {
-    /// The TLBs were filled; the translation is ready at this cycle.
-    Filled(u64),
-    /// The page's mapping completes at this cycle, after the walk read its PTE.
-    Joined(u64),
-}
-
-/// The Remote Trackers of every chiplet, seen by the driver as one drain port. Whatever
-/// the driver drains is also recorded per allocation for the report.
-pub(super) struct RtBank<'a> {
-    pub gmmus: &'a mut [super::gmmu::Gmmu],
-    pub per_alloc: &'a mut [super::metrics::AllocCounters],
-    /// The system cycle of the driver's drains.
-    pub now: u64,
-    /// The first block fault; the run stops with it when the driver returns.
-    pub fault: &'a mut Option<mcmvm_protocol::system::BlockFault>,
-}
-
-impl RtDrain for RtBank<'_> {
-    fn drain(&mut self, alloc_id: u8) -> (u64, u64) {
-        let (mut access, mut remote) = (0u64, 0u64);
-        if self.fault.is_some() {
-            return (0, 0);
-        }
-        for g in self.gmmus.iter_mut() {
-            match g.drain_rt(self.now, alloc_id) {
-                Ok((a, r)) => {
-                    access += a;
-                    remote += r;
-                }
-                Err(f) => {
-                    *self.fault = Some(f);
-                    return (0, 0);
-                }
-            }
-        }
-        // Allocation IDs are allocation index + 1 (0 = none).
-        if let Some(c) = (alloc_id as usize)
-            .checked_sub(1)
-            .and_then(|i| self.per_alloc.get_mut(i))
-        {
-            c.rt_access += access;
-            c.rt_remote += remote;
-        }
-        (access, remote)
-    }
+    /// The TLBs were filled; the translation is ready at `ready`, the walk ended at
+    /// `walk_done`.
+    Filled { ready: u64, walk_done: u64 },
+    /// The walk ended at `walk_done`, before the page's mapping completes (`mapped_at`).
+    Joined { walk_done: u64, mapped_at: u64 },
 }
 
 impl Gpu<'_> {
@@ -104,77 +102,108 @@ impl Gpu<'_> {
                 self.alloc_bytes[alloc]
             )));
         }
-        let chiplet = self.sms[sm as usize].chiplet;
-        let mut done = t_issue;
+        let mut acc = InstrAccess {
+            t,
+            t_issue,
+            sm,
+            chiplet: self.sms[sm as usize].chiplet,
+            base,
+            done: t_issue,
+            translation_stall: 0,
+            queue_stall: 0,
+        };
         let mut i = first_line;
         let result = loop {
             if i >= lines.len() {
-                break Ok(done);
+                break Ok(acc.done);
             }
             // One translation per 4 KB page of the instruction.
-            let va = base + lines[i];
-            let page = va >> 12;
+            let page = (base + lines[i]) >> 12;
             let mut j = i + 1;
             while j < lines.len() && (base + lines[j]) >> 12 == page {
                 j += 1;
             }
-            let (pa, ready) = match self.translate(va, t_issue, sm, instr) {
-                Ok(x) => x,
+            match self.access_page(&mut acc, instr, &lines[i..j]) {
+                Ok(None) => i = j,
+                Ok(Some(replay_at)) => {
+                    // The memory instruction counts when its replay completes (its
+                    // compute instructions did issue and count now).
+                    self.counters.warp_mem_instrs -= 1;
+                    self.counters.warp_instrs -= 1;
+                    self.replay_line = i;
+                    break Ok(replay_at);
+                }
                 Err(e) => break Err(e),
-            };
-            if self.replay_deferred {
-                // The memory instruction counts when its replay completes (its compute
-                // instructions did issue and count now).
-                self.counters.warp_mem_instrs -= 1;
-                self.counters.warp_instrs -= 1;
-                self.replay_line = i;
-                break Ok(ready);
             }
-            // The check the model must pass: no access uses a translation before its
-            // mapping completed (counted, reported, and 0 in every test run).
-            self.counters.translations_before_mapping += (ready < self.map_times.get(page)) as u64;
-            // Every line's L1 set and home L2 set, fetched while the event and counters
-            // are done. The L2 set is asked for now, not after the L1 misses, so the two
-            // host misses overlap (~42 % of bfs's lines miss the L1); an L1 hit wastes
-            // only the hint.
-            for &line in &lines[i..j] {
-                let line_pa = pa + (base + line - va);
-                self.sms[sm as usize].l1_cache.prefetch_set(line_pa);
-                self.mem.prefetch_l2_set(line_pa);
-            }
-            if self.observe_accesses {
-                self.service.on_access(&AccessEvent {
-                    now: Cycle(ready),
-                    va: Va(va),
-                    pa,
-                    chiplet: ChipletId(chiplet as u8),
-                    sm,
-                    alloc: instr.alloc,
-                    write: instr.write,
-                    lines: (j - i) as u32,
-                });
-            }
-            // Counted without a branch: local and remote pages alternate at random.
-            let n = (j - i) as u64;
-            let remote = n * (self.mem.home(pa) != chiplet) as u64;
-            let ac = &mut self.per_alloc[alloc];
-            ac.lines += n;
-            ac.remote_lines += remote;
-            self.counters.remote_lines += remote;
-            self.counters.lines += n;
-            // The page's lines go through the L1 port back to back, one per cycle.
-            let first = self.sms[sm as usize].l1_port.take(ready, n, t);
-            for (t, &line) in (first..).zip(&lines[i..j]) {
-                let line_pa = pa + (base + line - va);
-                done = done.max(self.data_access(line_pa, t, sm, chiplet));
-            }
-            i = j;
         };
-        // Back-pressure: an instruction whose lines waited for MSHRs holds the warp's
-        // issue for as long.
-        self.last_issue = t_issue + self.mshr_stall;
+        self.counters.translation_stall_cycles += acc.translation_stall;
+        // Back-pressure: an instruction whose lines waited for MSHRs, or whose translation
+        // waited for a TLB port or miss register, holds the warp's issue for as long.
+        self.last_issue = t_issue + self.mshr_stall.max(acc.queue_stall);
         self.lines_buf = lines;
         result
+    }
+
+    /// Translate one 4 KB page of the instruction and access its `lines` (offsets in the
+    /// allocation, all in that page). Returns the cycle the instruction replays if the
+    /// translation faulted and the service deferred the replay, else None.
+    #[inline(always)]
+    fn access_page(
+        &mut self,
+        acc: &mut InstrAccess,
+        instr: &WarpInstr,
+        lines: &[u64],
+    ) -> Result<Option<u64>, GpuError> {
+        let (sm, chiplet, base) = (acc.sm, acc.chiplet, acc.base);
+        let va = base + lines[0];
+        let page = va >> 12;
+        let Translated { pa, ready, queued } = self.translate(va, acc.t_issue, sm, instr)?;
+        if self.replay_deferred {
+            return Ok(Some(ready));
+        }
+        // Translation stall: how much later than an L1 TLB hit the page was ready.
+        let l1_hit = acc.t_issue + self.cfg.l1_tlb.latency;
+        acc.translation_stall = acc.translation_stall.max(ready.saturating_sub(l1_hit));
+        acc.queue_stall = acc.queue_stall.max(queued);
+        // The check the model must pass: no access uses a translation before its
+        // mapping completed (counted, reported, and 0 in every test run).
+        self.counters.translations_before_mapping += (ready < self.map_times.get(page)) as u64;
+        // Every line's L1 set and home L2 set, fetched while the event and counters
+        // are done. The L2 set is asked for now, not after the L1 misses, so the two
+        // host misses overlap (~42 % of bfs's lines miss the L1); an L1 hit wastes
+        // only the hint.
+        for &line in lines {
+            let line_pa = pa + (base + line - va);
+            self.sms[sm as usize].l1_cache.prefetch_set(line_pa);
+            self.mem.prefetch_l2_set(line_pa);
+        }
+        if self.observe_accesses {
+            self.service.on_access(&AccessEvent {
+                now: Cycle(ready),
+                va: Va(va),
+                pa,
+                chiplet: ChipletId(chiplet as u8),
+                sm,
+                alloc: instr.alloc,
+                write: instr.write,
+                lines: lines.len() as u32,
+            });
+        }
+        // Counted without a branch: local and remote pages alternate at random.
+        let n = lines.len() as u64;
+        let remote = n * (self.mem.home(pa) != chiplet) as u64;
+        let ac = &mut self.per_alloc[instr.alloc as usize];
+        ac.lines += n;
+        ac.remote_lines += remote;
+        self.counters.remote_lines += remote;
+        self.counters.lines += n;
+        // The page's lines go through the L1 port back to back, one per cycle.
+        let first = self.sms[sm as usize].l1_port.take(ready, n, acc.t);
+        for (t, &line) in (first..).zip(lines) {
+            let line_pa = pa + (base + line - va);
+            acc.done = acc.done.max(self.data_access(line_pa, t, sm, chiplet));
+        }
+        Ok(None)
     }
 
     /// One line through the SM's L1 cache (its port slot starts at `now`), then the
@@ -202,38 +231,45 @@ impl Gpu<'_> {
         now: u64,
         sm: u32,
         instr: &WarpInstr,
-    ) -> Result<(u64, u64), GpuError> {
+    ) -> Result<Translated, GpuError> {
         let mut now = now;
         for _ in 0..MAX_REPLAYS {
             // A fault found below was discovered from here (the probes are repeated when
             // the access replays); the timer samples a few attempts' starts.
             self.fault_timer.attempt_start();
             let chiplet = self.sms[sm as usize].chiplet;
-            let t1 = now + self.sms[sm as usize].l1_tlb.latency;
-            if let Some(h) = self.sms[sm as usize].l1_tlb.lookup(va) {
-                if let Some((pa, ready)) = self.hit(va, &h, t1) {
-                    self.counters.l1_tlb_hits[h.class as usize] += 1;
-                    return Ok((pa, ready));
+            let (mm, map_times) = (&self.mm, &self.map_times);
+            let lookup = self.tlbs.lookup(sm, va, now, self.mem.floor, |h, at| {
+                resolve_hit(mm, map_times, va, h, at)
+            });
+            let t2 = match lookup.probe {
+                Probe::L1(u) => {
+                    self.counters.l1_tlb_hits[u.hit.class as usize] += 1;
+                    return Ok(Translated::new(u.pa, u.ready, &lookup));
                 }
-            }
-            let g = &mut self.gmmus[chiplet as usize];
-            let t2 = t1 + g.l2_tlb.latency;
-            if let Some(h) = g.l2_tlb.lookup(va) {
-                if let Some((pa, ready)) = self.hit(va, &h, t2) {
-                    let pa = self.coalesced_pa(va, pa, &h.entry, chiplet, t2)?;
-                    let c = h.class as usize;
+                Probe::L2 { hit: u, at: t2 } => {
+                    let pa = self.coalesced_pa(va, u.pa, &u.hit.entry, chiplet, t2)?;
+                    let c = u.hit.class as usize;
                     self.counters.l1_tlb_misses[c] += 1;
                     self.counters.l2_tlb_hits[c] += 1;
-                    let fill = h.entry.not_before(t2);
-                    self.sms[sm as usize].l1_tlb.insert(va, &fill);
-                    return Ok((pa, ready));
+                    self.tlbs.fill_l1(sm, va, &u.hit.entry.not_before(t2));
+                    self.tlbs.release(sm, &lookup, u.ready, u.ready);
+                    return Ok(Translated::new(pa, u.ready, &lookup));
                 }
-            }
+                Probe::Miss { at } => at,
+            };
             let vpn = va >> 12;
             match self.mm.translate(Va(va)) {
                 Some(tr) => match self.walk_and_fill(va, t2, sm, instr.alloc as usize, &tr)? {
-                    Walked::Filled(ready) => return Ok((tr.pa.0, ready)),
-                    Walked::Joined(done) => {
+                    Walked::Filled { ready, walk_done } => {
+                        self.tlbs.release(sm, &lookup, ready, walk_done);
+                        return Ok(Translated::new(tr.pa.0, ready, &lookup));
+                    }
+                    Walked::Joined {
+                        walk_done,
+                        mapped_at: done,
+                    } => {
+                        self.tlbs.release(sm, &lookup, walk_done, walk_done);
                         // The walker read the PTE before the fault that maps it
                         // completed: the access joins that fault and replays after it
                         // (here, not from the engine's queue: no fault call was made).
@@ -250,6 +286,7 @@ impl Gpu<'_> {
                         None,
                         &mut self.mem,
                     );
+                    self.tlbs.release(sm, &lookup, w.done, w.done);
                     self.count_walk(&w, instr.alloc as usize);
                     self.counters.faults += 1;
                     self.per_alloc[instr.alloc as usize].faults += 1;
@@ -293,7 +330,11 @@ impl Gpu<'_> {
                         // instruction then, so other warps run meanwhile (their faults
                         // join the same batch). The fault timer stops once it is queued.
                         self.replay_deferred = true;
-                        return Ok((0, now));
+                        return Ok(Translated {
+                            pa: 0,
+                            ready: now,
+                            queued: 0,
+                        });
                     }
                     self.fault_timer.handled(|| self.service.driver_seconds());
                 }
@@ -341,23 +382,6 @@ impl Gpu<'_> {
         }
     }
 
-    /// The PA of `va` and the cycle it is ready from a TLB hit probed until `t`. An entry
-    /// that reaches further than its mapping is contiguous (`ideal`'s 2 MB reach over
-    /// 64 KB placement) gives the PA from the page table, and only once the page's
-    /// mapping has completed (a page still being mapped joins its fault); None if the
-    /// page is not mapped at all (the access walks and faults).
-    #[inline]
-    fn hit(&self, va: u64, h: &super::tlb::TlbHit, t: u64) -> Option<(u64, u64)> {
-        let ready = t.max(h.ready);
-        match h.pa {
-            Some(pa) => Some((pa, ready)),
-            None => {
-                let pa = self.mm.translate(Va(va))?.pa.0;
-                Some((pa, ready.max(self.map_times.get(va >> 12))))
-            }
-        }
-    }
-
     fn count_walk(&mut self, w: &super::gmmu::WalkTiming, alloc: usize) {
         self.counters.walks += 1;
         self.counters.walk_levels_read += w.levels_read as u64;
@@ -393,7 +417,10 @@ impl Gpu<'_> {
         if w.done < mapped_at {
             self.count_walk(&w, alloc);
             self.counters.fault_joins += 1;
-            return Ok(Walked::Joined(mapped_at));
+            return Ok(Walked::Joined {
+                walk_done: w.done,
+                mapped_at,
+            });
         }
         g.track_walk(w.done, tr.pte)?;
         self.count_walk(&w, alloc);
@@ -402,9 +429,11 @@ impl Gpu<'_> {
         self.counters.l1_tlb_misses[class] += 1;
         self.counters.l2_tlb_misses[class] += 1;
         fill.ready = w.done + extra;
-        self.gmmus[chiplet as usize].l2_tlb.insert(va, &fill);
-        self.sms[sm as usize].l1_tlb.insert(va, &fill);
-        Ok(Walked::Filled(fill.ready))
+        self.tlbs.fill_both(sm, va, &fill);
+        Ok(Walked::Filled {
+            ready: fill.ready,
+            walk_done: w.done,
+        })
     }
 
     /// Stamp the pages the last fault call mapped with the cycle their mapping completes.
@@ -423,12 +452,30 @@ impl Gpu<'_> {
         }
         for &(s, e) in &self.shootdowns {
             self.counters.shootdowns += 1;
-            for sm in self.sms.iter_mut() {
-                sm.l1_tlb.invalidate(s.0, e.0);
-            }
-            for g in self.gmmus.iter_mut() {
-                g.l2_tlb.invalidate(s.0, e.0);
-            }
+            self.tlbs.invalidate(s.0, e.0);
+        }
+    }
+}
+
+/// The PA of `va` and the cycle it is ready from a TLB hit `h` answered at `t`. An entry
+/// that reaches further than its mapping is contiguous (`ideal`'s 2 MB reach over 64 KB
+/// placement) gives the PA from the page table, and only once the page's mapping has
+/// completed (a page still being mapped joins its fault); None if the page is not mapped
+/// at all (the access walks and faults).
+#[inline]
+fn resolve_hit(
+    mm: &crate::driver::MemoryManager,
+    map_times: &super::mapping::MapTimes,
+    va: u64,
+    h: &super::tlb::TlbHit,
+    t: u64,
+) -> Option<(u64, u64)> {
+    let ready = t.max(h.ready);
+    match h.pa {
+        Some(pa) => Some((pa, ready)),
+        None => {
+            let pa = mm.translate(Va(va))?.pa.0;
+            Some((pa, ready.max(map_times.get(va >> 12))))
         }
     }
 }

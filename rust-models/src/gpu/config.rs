@@ -87,6 +87,13 @@ pub struct TlbSpec {
     pub ways: u32,
     /// Lookup latency in cycles (all classes are probed in parallel).
     pub latency: u64,
+    /// Lookups the TLB starts per cycle (its ports); 0 = unlimited.
+    #[serde(default)]
+    pub lookups_per_cycle: u32,
+    /// Misses it may have outstanding at once (its miss registers or miss queue); a
+    /// request that finds them all held waits. 0 = unbounded.
+    #[serde(default)]
+    pub misses_in_flight: u32,
 }
 
 impl TlbSpec {

@@ -19,7 +19,7 @@ use super::prefetch::{prefetch, prefetch_all};
 use super::ready_queue::ReadyQueue;
 use super::replay::{Replay, ReplayCounters};
 use super::service::MemoryService;
-use super::tlb::Tlb;
+use super::translation::TlbHierarchy;
 use super::{GpuConfig, GpuError};
 use crate::driver::MemoryManager;
 use crate::workload::{WarpInstr, WarpStream, Workload};
@@ -27,10 +27,9 @@ use crate::workload::{WarpInstr, WarpStream, Workload};
 /// Warp slots a GPU may have (slot numbers are `u32`, with one value kept free).
 const MAX_WARP_SLOTS: u64 = u32::MAX as u64;
 
-/// One SM's private state.
+/// One SM's private state (its L1 TLBs are in [`TlbHierarchy`]).
 pub(super) struct Sm {
     pub chiplet: u32,
-    pub l1_tlb: Tlb,
     pub l1_cache: TagCache,
     /// Warp-instruction issue slots (`issue_width` per cycle).
     pub issue: Budget,
@@ -54,6 +53,8 @@ struct Warp<'w> {
     held: Option<WarpInstr>,
     /// Its stream has ended; it waits for its last accesses.
     ended: bool,
+    /// The cycle its thread block launched it.
+    launched: u64,
 }
 
 struct ThreadBlock {
@@ -68,6 +69,8 @@ pub struct Gpu<'w> {
     pub(super) mm: MemoryManager,
     pub(super) service: Box<dyn MemoryService + 'w>,
     pub(super) gmmus: Vec<Gmmu>,
+    /// Every SM's L1 TLBs and every chiplet's L2 TLB.
+    pub(super) tlbs: TlbHierarchy,
     pub(super) sms: Vec<Sm>,
     pub(super) mem: MemSystem,
     /// Base VA and size of each allocation.
@@ -128,21 +131,12 @@ impl<'w> Gpu<'w> {
         // CLAP's hardware: off for the paper's baselines, whose coalescer blocks (if the
         // config has them) then see no traffic.
         let coalescing = cfg.walker.coalescing && mm.policy().tlb_coalescing();
-        let mut gmmus = (0..cfg.gpu.chiplets)
+        let gmmus = (0..cfg.gpu.chiplets)
             .map(|c| Gmmu::new(cfg, c))
             .collect::<Result<Vec<_>, _>>()?;
-        for g in gmmus.iter_mut() {
-            g.l2_tlb.set_merging(coalescing);
-        }
-        let l1_tlb = {
-            let mut t = Tlb::new(&cfg.l1_tlb);
-            t.set_merging(coalescing);
-            t
-        };
         let sms = (0..d.sms)
             .map(|s| Sm {
                 chiplet: s / cfg.gpu.sms_per_chiplet,
-                l1_tlb: l1_tlb.clone(),
                 l1_cache: TagCache::new(&cfg.l1_cache),
                 issue: Budget::default(),
                 l1_port: LinePort::new(cfg.memory.serve_in_arrival_order),
@@ -165,6 +159,7 @@ impl<'w> Gpu<'w> {
             mm,
             service,
             gmmus,
+            tlbs: TlbHierarchy::new(cfg, coalescing),
             sms,
             mem: MemSystem::new(cfg),
             alloc_base,
@@ -399,7 +394,9 @@ impl<'w> Gpu<'w> {
                     self.fault_timer.handled(|| self.service.driver_seconds());
                 }
                 None => {
-                    ks.warps[ws] = None;
+                    if let Some(w) = ks.warps[ws].take() {
+                        self.counters.warp_cycles += t - w.launched;
+                    }
                     ks.free_warps.push(ws as u32);
                     end = end.max(t);
                     let tb = &mut ks.tbs[tb_slot as usize];
@@ -473,6 +470,7 @@ impl<'w> KernelState<'w> {
                 in_flight: InFlight::default(),
                 held: None,
                 ended: false,
+                launched: t,
             };
             let ws = match self.free_warps.pop() {
                 Some(i) => {

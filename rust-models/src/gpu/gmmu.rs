@@ -1,4 +1,4 @@
-//! The GMMU of one chiplet: its chiplet-private L2 TLB, a multi-threaded page-table walker
+//! The GMMU of one chiplet: a multi-threaded page-table walker
 //! with a page-walk cache, and the two hardware twins that sit beside the walker — the
 //! Remote Tracker (CLAP §4.3) and the TLB coalescing logic (CLAP §4.6).
 //!
@@ -118,8 +118,8 @@ pub struct Gmmu {
     coalescer: Option<CoalescerBlock>,
     /// Block cycles from a coalescer request to its answer (0 or 1).
     coalescer_latency: u32,
-    /// The chiplet-private L2 TLB.
-    pub l2_tlb: super::tlb::Tlb,
+    /// Cycles walks waited for a free walker thread, summed.
+    pub walker_wait_cycles: u64,
 }
 
 impl Gmmu {
@@ -147,7 +147,7 @@ impl Gmmu {
             pending_walk: None,
             coalescer,
             coalescer_latency: cfg.hw.tlb_coalescer.answer_latency(),
-            l2_tlb: super::tlb::Tlb::new(&cfg.l2_tlb),
+            walker_wait_cycles: 0,
         })
     }
 
@@ -165,6 +165,7 @@ impl Gmmu {
         // when the walk's end is known (one sift instead of a pop and a push).
         let mut walker = self.walker_free.peek_mut();
         let mut t = now.max(walker.as_ref().map_or(0, |w| w.0));
+        self.walker_wait_cycles += t - now;
         let walk = pt.walk(crate::addr::Vpn(vpn));
         let mut depth = walk.depth;
         if leaf_reach.is_some_and(|r| r >= crate::addr::PAGE_2M) {

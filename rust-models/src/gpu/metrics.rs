@@ -41,6 +41,10 @@ pub struct Counters {
     pub pmm_end_instr: Option<u64>,
     /// Per kernel launched, in order: warp instructions and cycles it ran.
     pub kernels: Vec<(u64, u64)>,
+    /// Warp-cycles waiting on a translation ([`super::translation::TranslationReport`]).
+    pub translation_stall_cycles: u64,
+    /// Warp-cycles of residence, every warp's launch to end.
+    pub warp_cycles: u64,
 }
 
 /// One kernel of a run.
@@ -171,6 +175,8 @@ pub struct RunReport {
     pub l2_tlb_mpki: f64,
     /// Every kernel launched, in order.
     pub kernels: Vec<KernelReport>,
+    /// Translation stalls and the TLBs' port, miss-register and walker waits.
+    pub translation: super::translation::TranslationReport,
     /// Mean queueing per line at the HBM channels and the ring ports, in cycles.
     pub hbm_queue_cycles: f64,
     pub ring_queue_cycles: f64,
@@ -324,6 +330,18 @@ rt_remote_ratio,sim_seconds,speed";
                 );
             }
         }
+        let tr = &self.translation;
+        let _ = writeln!(
+            s,
+            "translation stall      {} warp-cycles, {} of warp time  (TLB ports L1 {} / L2 {}, miss registers L1 {} / L2 {}, walkers {} cycles waited)",
+            tr.stall_cycles,
+            pct(tr.stall_share),
+            tr.l1_port_wait_cycles,
+            tr.l2_port_wait_cycles,
+            tr.l1_miss_wait_cycles,
+            tr.l2_miss_wait_cycles,
+            tr.walker_wait_cycles
+        );
         let _ = writeln!(s, "page walks             {}  (levels read {}, remote {}, walks with a remote level {}, PWC hits {})",
             self.walks, self.walk_levels_read, self.walk_remote_levels, self.walks_with_remote_level, self.pwc_hits);
         let _ = writeln!(

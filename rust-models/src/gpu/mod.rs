@@ -60,12 +60,14 @@ pub mod mshr;
 mod prefetch;
 pub(crate) mod ready_queue;
 pub mod replay;
+mod rt_bank;
 pub mod service;
 mod simulate;
 mod size_class;
 pub mod sweep;
 pub mod tlb;
 mod tlb_ways;
+pub mod translation;
 
 pub use config::GpuConfig;
 pub use engine::Gpu;

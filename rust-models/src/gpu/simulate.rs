@@ -1,9 +1,9 @@
 //! One run, start to finish: build the driver's memory manager for a policy, the GPU, run
 //! every kernel, and turn the counters into a [`RunReport`].
 
-use super::access::RtBank;
 use super::engine::Gpu;
 use super::metrics::{class_stats, ratio, AllocReport, KernelReport, RunReport};
+use super::rt_bank::RtBank;
 use super::service::{FirstTouchService, MemoryService};
 use super::{GpuConfig, GpuError};
 use crate::driver::{DriverConfig, MemoryManager, PolicyKind, RtDrain};
@@ -206,8 +206,7 @@ impl Gpu<'_> {
             walks_with_remote_level: c.walks_with_remote_level,
             pwc_hits: c.pwc_hits,
             coalesced_fills: c.coalesced_fills,
-            merged_tlb_entries: self.sms.iter().map(|s| s.l1_tlb.merges()).sum::<u64>()
-                + self.gmmus.iter().map(|g| g.l2_tlb.merges()).sum::<u64>(),
+            merged_tlb_entries: self.tlbs.merges(),
             coalescer_mismatches: c.coalescer_mismatches,
             faults: c.faults,
             translations_before_mapping: c.translations_before_mapping,
@@ -230,6 +229,11 @@ impl Gpu<'_> {
                     cycles,
                 })
                 .collect(),
+            translation: self.tlbs.report(
+                c.translation_stall_cycles,
+                c.warp_cycles,
+                self.gmmus.iter().map(|g| g.walker_wait_cycles).sum(),
+            ),
             hbm_queue_cycles: hbm_q,
             ring_queue_cycles: ring_q,
             page_table_pages: self.mm.page_table().pt_pages(),

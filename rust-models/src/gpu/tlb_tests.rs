@@ -10,6 +10,8 @@ fn spec(ways: u32) -> TlbSpec {
         entries_intermediate: None,
         ways,
         latency: 10,
+        lookups_per_cycle: 0,
+        misses_in_flight: 0,
     }
 }
 
@@ -229,6 +231,8 @@ fn a_256k_page_is_one_l2_entry_covering_four_64k_pages() {
         entries_intermediate: Some(512),
         ways: 16,
         latency: 80,
+        lookups_per_cycle: 0,
+        misses_in_flight: 0,
     };
     assert_eq!(l2.intermediate_entries(), 512);
     let mut t = Tlb::new(&l2);

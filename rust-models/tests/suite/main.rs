@@ -1,7 +1,5 @@
 //! Every integration test of this crate in one binary (one link instead of one per file).
 
-mod gpu_support;
-mod uvm_common;
 mod clap_paper_workloads;
 mod driver_conservation;
 mod driver_mma;
@@ -14,6 +12,7 @@ mod gpu_mapping_time;
 mod gpu_policies;
 mod gpu_replay;
 mod gpu_speed;
+mod gpu_support;
 mod gpu_time_order;
 mod gpu_trace;
 mod pagetable_amdgpu;
@@ -21,6 +20,7 @@ mod pagetable_props;
 mod trace_accelsim;
 mod trace_nvbit;
 mod uvm_apd;
+mod uvm_common;
 mod uvm_eviction;
 mod uvm_invariants;
 mod uvm_smoke;

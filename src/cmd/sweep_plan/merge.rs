@@ -27,7 +27,97 @@ const SUITES: [&str; 2] = ["clap", "forest"];
 
 pub fn merge(m: MergeArgs) -> anyhow::Result<u8> {
     let runs_dir = m.dir.join("runs");
-    let entries = std::fs::read_dir(&runs_dir)
+    let mut files = run_files(&runs_dir)?;
+    let mut present: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    present.sort_unstable();
+    present.dedup();
+    let suite = match (&m.suite, present.as_slice()) {
+        (Some(s), _) if !SUITES.contains(&s.as_str()) => {
+            anyhow::bail!("--suite `{s}`: merge knows clap and forest")
+        }
+        (Some(s), _) => s.clone(),
+        (None, [one]) => one.to_string(),
+        (None, []) => anyhow::bail!("{}: no run files (<suite>-<N>-*.json)", runs_dir.display()),
+        (None, _) => anyhow::bail!(
+            "{} holds runs of {}: choose one with --suite",
+            runs_dir.display(),
+            present.join(" and ")
+        ),
+    };
+    files.retain(|f| f.0 == suite);
+    files.sort_by_key(|f| f.1);
+    let out = m.out.clone().unwrap_or_else(|| m.dir.clone());
+    if suite == "clap" {
+        let (id, summaries, reports) = clap_runs(&m.dir, &files, false)?;
+        println!("merge clap: {} runs from {}", id.runs, runs_dir.display());
+        super::super::sweep::clap_outputs(&out, &summaries, &reports, id.seed)?;
+        // The extra runs are the in-process sweep's; the tables from these runs print.
+        super::super::sweep_extras::paper(&out, &summaries, None)?;
+    } else {
+        forest_outputs(&m.dir, &files, &out, true)?;
+    }
+    Ok(0)
+}
+
+/// The run files of `suite` in `dir/runs`, in task order.
+pub(super) fn suite_files(
+    dir: &Path,
+    suite: &str,
+) -> anyhow::Result<Vec<(String, usize, PathBuf)>> {
+    let mut files = run_files(&dir.join("runs"))?;
+    files.retain(|f| f.0 == suite);
+    files.sort_by_key(|f| f.1);
+    Ok(files)
+}
+
+/// The CLAP runs of `files`: the sweep, each run's summary and report's pretty JSON
+/// (`partial`: runs that failed are left out instead of an error).
+pub(super) fn clap_runs(
+    dir: &Path,
+    files: &[(String, usize, PathBuf)],
+    partial: bool,
+) -> anyhow::Result<(SweepId, Vec<RunSummary>, Vec<String>)> {
+    let (id, runs) = load::<RunSummary>(dir, files, partial)?;
+    let (summaries, reports) = runs.into_iter().unzip();
+    Ok((id, summaries, reports))
+}
+
+/// The Forest tables of `files`, printed and written into `out` with the figures.
+pub(super) fn forest_outputs(
+    dir: &Path,
+    files: &[(String, usize, PathBuf)],
+    out: &Path,
+    merging: bool,
+) -> anyhow::Result<()> {
+    let runs_dir = dir.join("runs");
+    let (id, runs) = load::<RunPart>(dir, files, false)?;
+    let oversubs = id
+        .oversubs
+        .iter()
+        .map(|o| o.parse::<f64>())
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("{}: the sweep's oversubs", runs_dir.display()))?;
+    let (parts, reports): (Vec<RunPart>, Vec<String>) = runs.into_iter().unzip();
+    let rows = rows_of(&parts).with_context(|| format!("{}", runs_dir.display()))?;
+    let tables = SweepTables {
+        engine: mcmvm_models::uvm::sweep_engine::label_of(&id.engine).to_string(),
+        seed: id.seed,
+        scale: super::super::sweep::forest_scale(&id.scale)?,
+        summaries: summaries_of(&oversubs, &rows),
+        rows,
+    };
+    if merging {
+        println!("merge forest: {} runs from {}", id.runs, runs_dir.display());
+    }
+    print!("{}", tables.table());
+    tables.write(out, &reports)?;
+    println!("wrote {}", out.display());
+    super::super::sweep::sweep_figures(out, "forest")
+}
+
+/// (suite, task from the name, path) of every `<suite>-<N>-....json` in `runs_dir`.
+fn run_files(runs_dir: &Path) -> anyhow::Result<Vec<(String, usize, PathBuf)>> {
+    let entries = std::fs::read_dir(runs_dir)
         .with_context(|| format!("{}: cannot read (no runs here?)", runs_dir.display()))?;
     // (suite, task from the name, path) of every `<suite>-<N>-....json`.
     let mut files: Vec<(String, usize, PathBuf)> = Vec::new();
@@ -49,62 +139,14 @@ pub fn merge(m: MergeArgs) -> anyhow::Result<u8> {
             files.push((suite.to_string(), n, path));
         }
     }
-    let mut present: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
-    present.sort_unstable();
-    present.dedup();
-    let suite = match (&m.suite, present.as_slice()) {
-        (Some(s), _) if !SUITES.contains(&s.as_str()) => {
-            anyhow::bail!("--suite `{s}`: merge knows clap and forest")
-        }
-        (Some(s), _) => s.clone(),
-        (None, [one]) => one.to_string(),
-        (None, []) => anyhow::bail!("{}: no run files (<suite>-<N>-*.json)", runs_dir.display()),
-        (None, _) => anyhow::bail!(
-            "{} holds runs of {}: choose one with --suite",
-            runs_dir.display(),
-            present.join(" and ")
-        ),
-    };
-    files.retain(|f| f.0 == suite);
-    files.sort_by_key(|f| f.1);
-    let out = m.out.clone().unwrap_or_else(|| m.dir.clone());
-    if suite == "clap" {
-        let (id, runs) = load::<RunSummary>(&m.dir, &files)?;
-        println!("merge clap: {} runs from {}", id.runs, runs_dir.display());
-        let (summaries, reports): (Vec<RunSummary>, Vec<String>) = runs.into_iter().unzip();
-        super::super::sweep::clap_outputs(&out, &summaries, &reports, id.seed)?;
-        // The extra runs are the in-process sweep's; the tables from these runs print.
-        super::super::sweep_extras::paper(&out, &summaries, None)?;
-    } else {
-        let (id, runs) = load::<RunPart>(&m.dir, &files)?;
-        let oversubs = id
-            .oversubs
-            .iter()
-            .map(|o| o.parse::<f64>())
-            .collect::<Result<Vec<_>, _>>()
-            .with_context(|| format!("{}: the sweep's oversubs", runs_dir.display()))?;
-        let (parts, reports): (Vec<RunPart>, Vec<String>) = runs.into_iter().unzip();
-        let rows = rows_of(&parts).with_context(|| format!("{}", runs_dir.display()))?;
-        let tables = SweepTables {
-            engine: mcmvm_models::uvm::sweep_engine::label_of(&id.engine).to_string(),
-            seed: id.seed,
-            scale: super::super::sweep::forest_scale(&id.scale)?,
-            summaries: summaries_of(&oversubs, &rows),
-            rows,
-        };
-        println!("merge forest: {} runs from {}", id.runs, runs_dir.display());
-        print!("{}", tables.table());
-        tables.write(&out, &reports)?;
-        println!("wrote {}", out.display());
-        super::super::sweep::sweep_figures(&out, "forest")?;
-    }
-    Ok(0)
+    Ok(files)
 }
 
 /// Every run of one sweep, in job order: (summary, report's pretty JSON).
 fn load<S: DeserializeOwned>(
     dir: &Path,
     files: &[(String, usize, PathBuf)],
+    partial: bool,
 ) -> anyhow::Result<(SweepId, Vec<(S, String)>)> {
     let mut id: Option<(SweepId, &Path)> = None;
     let mut runs: Vec<Option<(S, String)>> = Vec::new();
@@ -148,7 +190,7 @@ fn load<S: DeserializeOwned>(
         anyhow::bail!("{}/runs: no run files", dir.display());
     };
     let missing: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].is_none()).collect();
-    if !missing.is_empty() {
+    if !missing.is_empty() && !partial {
         eprintln!(
             "missing {} of {} runs in {}/runs; run them again:",
             missing.len(),

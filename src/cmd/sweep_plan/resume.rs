@@ -1,0 +1,294 @@
+//! The sweep's run files as its checkpoint: every finished run is written into
+//! `OUT/runs/` the moment it ends (the layout of `--task-id`, temporary file + rename),
+//! so a sweep that dies keeps what it finished.
+//!
+//! * `--resume` keeps the valid run files of the same sweep and runs only the others; a
+//!   file that does not parse (cut short by a full disk, say) is run again, with a note;
+//! * without `--resume`, runs of the same sweep already there are all run again (each file
+//!   replaced atomically when its run ends), so a rebuilt binary never mixes old results in;
+//! * runs of another sweep (other options, seed, scale or suite) are never mixed in: the
+//!   sweep stops with an error proposing another `--out` (exit code 2);
+//! * Ctrl-C (SIGINT) abandons the runs in flight, keeps the finished ones, and prints the
+//!   command that resumes. No half file is left: a file is written under [`WRITING`], which
+//!   the interrupt takes before the process exits.
+
+use super::{run_file_text, sh_word, RunHead, Split};
+use anyhow::Context;
+use serde::de::IgnoredAny;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// Set by the SIGINT handler; read by the watcher of [`run_all`].
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Held while a run file is written and renamed, and by the interrupt until it exits.
+static WRITING: Mutex<()> = Mutex::new(());
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    // Only an atomic store: nothing else is async-signal-safe here.
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// The exit code of a sweep stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+const INTERRUPTED_EXIT: i32 = 130;
+
+/// What a run directory holds for a sweep, job by job.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Found {
+    Missing,
+    /// A valid run file of this sweep.
+    Done,
+    /// A file that is not a run file (unreadable, cut short): counts as missing.
+    Unreadable,
+}
+
+/// The run file of job `n`.
+pub(super) fn run_path(split: &Split, n: usize) -> PathBuf {
+    split
+        .out
+        .join("runs")
+        .join(format!("{}-{n}-{}.json", split.id.suite, split.names[n]))
+}
+
+/// Job `n`'s file: [`Found`], or an error when it belongs to another sweep.
+pub(super) fn check(split: &Split, n: usize) -> anyhow::Result<Found> {
+    let path = run_path(split, n);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(if path.exists() {
+            Found::Unreadable
+        } else {
+            Found::Missing
+        });
+    };
+    let Ok(head) = serde_json::from_str::<RunHead<IgnoredAny>>(&text) else {
+        return Ok(Found::Unreadable);
+    };
+    if super::report_text(&text).is_none() {
+        return Ok(Found::Unreadable);
+    }
+    if head.sweep != split.id || head.task != n {
+        return Err(other_sweep(split, &path, &head.sweep.args));
+    }
+    Ok(Found::Done)
+}
+
+fn other_sweep(split: &Split, path: &Path, theirs: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} holds a run of another sweep (options `{theirs}`, not `{}`): give this sweep \
+         another --out, or rerun that sweep's own command with --resume",
+        path.display(),
+        split.id.args
+    )
+}
+
+/// Every run file in `OUT/runs` of another sweep or suite is an error; leftover temporary
+/// files of a killed sweep are removed (no other process writes into an in-process
+/// sweep's directory).
+fn refuse_others(split: &Split) -> anyhow::Result<()> {
+    let dir = split.out.join("runs");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    for e in entries {
+        let path = e
+            .with_context(|| format!("{}: cannot list", dir.display()))?
+            .path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if name.starts_with('.') && name.contains(".tmp-") {
+            let _ = std::fs::remove_file(&path);
+            continue;
+        }
+        let Some(stem) = name.strip_suffix(".json") else {
+            continue;
+        };
+        let mut parts = stem.splitn(3, '-');
+        let (Some(suite), Some(n)) = (parts.next(), parts.next().map(str::parse::<usize>)) else {
+            continue;
+        };
+        let mine = suite == split.id.suite
+            && n.as_ref()
+                .is_ok_and(|&n| n < split.names.len() && path == run_path(split, n));
+        if !mine {
+            anyhow::bail!(
+                "{} is not a run of this sweep's job list (another suite, workloads or \
+                 policies): give this sweep another --out, or rerun that sweep's own command \
+                 with --resume",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Write job `n`'s run file: a temporary file in the same directory, renamed over it.
+pub(super) fn write_run<S: Serialize>(
+    split: &Split,
+    n: usize,
+    head: &RunHead<S>,
+    report: &str,
+) -> anyhow::Result<PathBuf> {
+    let path = run_path(split, n);
+    let dir = split.out.join("runs");
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let text = run_file_text(&serde_json::to_string_pretty(head)?, report);
+    let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("run");
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("{}: cannot write", path.display()));
+    }
+    Ok(path)
+}
+
+/// One job of [`run_all`]: its head fields and how to run it.
+pub(super) struct Job<'a, S> {
+    pub workload: String,
+    pub policy: String,
+    pub oversubscription: Option<String>,
+    pub run: Box<dyn Fn() -> super::Outcome<S> + Send + Sync + 'a>,
+}
+
+/// Run every job of `split` that `--resume` does not find done, on rayon's threads, each
+/// file written when its run ends; `tick` is called per job done: first each resumed one
+/// (`None`), then each run with its wall seconds. Returns how many runs failed (they leave
+/// no file).
+pub(super) fn run_all<S: Serialize + Send>(
+    split: &Split,
+    resume: bool,
+    jobs: Vec<Job<'_, S>>,
+    tick: &(dyn Fn(usize, Option<f64>) + Sync),
+) -> anyhow::Result<usize> {
+    use rayon::prelude::*;
+    refuse_others(split)?;
+    let found = (0..jobs.len())
+        .map(|n| check(split, n))
+        .collect::<anyhow::Result<Vec<Found>>>()?;
+    for (n, f) in found.iter().enumerate() {
+        if *f == Found::Unreadable {
+            println!(
+                "note: {} is not a whole run file; it runs again",
+                run_path(split, n).display()
+            );
+        }
+    }
+    let done = found.iter().filter(|f| **f == Found::Done).count();
+    let dir = split.out.join("runs");
+    if resume {
+        println!(
+            "resume: {done} of {} runs already in {}, {} to run",
+            jobs.len(),
+            dir.display(),
+            jobs.len() - done
+        );
+    } else if done > 0 {
+        println!(
+            "note: {} holds {done} runs of this sweep: all run again (--resume keeps them)",
+            dir.display()
+        );
+    }
+    let todo: Vec<usize> = (0..jobs.len())
+        .filter(|&n| !resume || found[n] != Found::Done)
+        .collect();
+    for n in (0..jobs.len()).filter(|n| !todo.contains(n)) {
+        tick(n, None);
+    }
+    INTERRUPTED.store(false, Ordering::SeqCst);
+    // SAFETY: installs a handler that only stores to an atomic (async-signal-safe).
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+    let finished = AtomicBool::new(false);
+    let failed = std::thread::scope(|s| {
+        s.spawn(|| watch(split, &finished));
+        let failed = todo
+            .par_iter()
+            .map(|&n| -> anyhow::Result<usize> {
+                let job = &jobs[n];
+                let t0 = std::time::Instant::now();
+                let (summary, report) = match (job.run)() {
+                    Ok(r) => r,
+                    Err(e) => {
+                        eprintln!("run {n} ({}) failed: {e:#}", split.names[n]);
+                        return Ok(1);
+                    }
+                };
+                let head = RunHead {
+                    sweep: split.id.clone(),
+                    task: n,
+                    workload: job.workload.clone(),
+                    policy: job.policy.clone(),
+                    oversubscription: job.oversubscription.clone(),
+                    summary,
+                };
+                write_run(split, n, &head, &report)?;
+                tick(n, Some(t0.elapsed().as_secs_f64()));
+                Ok(0)
+            })
+            .collect::<anyhow::Result<Vec<usize>>>();
+        finished.store(true, Ordering::SeqCst);
+        failed.map(|f| f.iter().sum())
+    });
+    // Past the runs (tables, extra runs, the curve), Ctrl-C stops the process at once again.
+    // SAFETY: restores the default disposition; no handler runs Rust code afterwards.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        stop(split);
+    }
+    failed
+}
+
+/// Until `finished`: on Ctrl-C, wait for a file being written, say how to resume, exit.
+fn watch(split: &Split, finished: &AtomicBool) {
+    while !finished.load(Ordering::SeqCst) {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            stop(split);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Wait for a file being written, say how to resume, and exit: the runs in flight are
+/// abandoned (they have written nothing yet).
+fn stop(split: &Split) -> ! {
+    let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    let kept = (0..split.names.len())
+        .filter(|&n| run_path(split, n).exists())
+        .count();
+    eprintln!(
+        "interrupted: {kept} of {} runs kept in {}; resume with: {}",
+        split.names.len(),
+        split.out.join("runs").display(),
+        resume_command()
+    );
+    std::process::exit(INTERRUPTED_EXIT);
+}
+
+/// This process's command line with `--resume` (once).
+fn resume_command() -> String {
+    let mut words: Vec<String> = std::env::args().collect();
+    if !words.iter().any(|w| w == "--resume") {
+        words.push("--resume".into());
+    }
+    words
+        .iter()
+        .map(|w| sh_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
