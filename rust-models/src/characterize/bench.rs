@@ -31,12 +31,12 @@ pub struct ChaseSpec {
     pub loads: u64,
     /// Rounds of the measured kernel.
     pub rounds: u32,
-    /// Lines of a stride unit the loads rotate through, so that one line per page does not
-    /// fall into one L1 set (1: always the unit's first line).
+    /// Lines of a stride unit the loads rotate through, one step per load, so that one
+    /// line per page does not fall into a few L1 sets (1: always the unit's first line).
+    /// One step per load, not one per group of loads: the caches' set index XORs higher
+    /// line bits into the low ones (`gpu/memory.rs`), and a group of consecutive pages
+    /// on one offset cancels the rotation (48 pages of 4 KB thrashed 4 sets).
     pub spread_lines: u64,
-    /// Consecutive loads on the same line offset before the rotation moves on (spreads
-    /// pages whose low frame bits also index the set).
-    pub spread_group: u64,
     /// Chiplet whose block touches (maps) the data, and chiplet whose block chases.
     pub home: u32,
     pub runner: u32,
@@ -45,7 +45,7 @@ pub struct ChaseSpec {
 impl ChaseSpec {
     /// Byte offset of load `i` of a round.
     pub fn offset(&self, i: u64) -> u64 {
-        let rot = (i / self.spread_group.max(1)) % self.spread_lines.max(1);
+        let rot = i % self.spread_lines.max(1);
         i * self.stride + rot * LINE
     }
 

@@ -157,6 +157,10 @@ pub struct Implied {
     pub walks_per_cycle_per_chiplet: f64,
     /// Lines an SM's L1 port moves per cycle: one, a model constant (no config key).
     pub l1_port_lines_per_cycle: f64,
+    /// Lookups per cycle of an SM's L1 TLB and of a chiplet's L2 TLB
+    /// (`l1_tlb.lookups_per_cycle`, `l2_tlb.lookups_per_cycle`); None = unbounded (0).
+    pub l1_tlb_lookups_per_cycle: Option<u32>,
+    pub l2_tlb_lookups_per_cycle: Option<u32>,
 }
 
 impl Implied {
@@ -172,6 +176,10 @@ impl Implied {
             ring_gbs_per_port: cfg.interconnect.total_bandwidth_gbs / chiplets,
             walks_per_cycle_per_chiplet: cfg.walker.walkers_per_chiplet as f64 / walk as f64,
             l1_port_lines_per_cycle: 1.0,
+            l1_tlb_lookups_per_cycle: (cfg.l1_tlb.lookups_per_cycle > 0)
+                .then_some(cfg.l1_tlb.lookups_per_cycle),
+            l2_tlb_lookups_per_cycle: (cfg.l2_tlb.lookups_per_cycle > 0)
+                .then_some(cfg.l2_tlb.lookups_per_cycle),
         }
     }
 }

@@ -99,6 +99,8 @@ pub struct FloodFigures {
     pub cycles: u64,
     pub lines: u64,
     pub translations: u64,
+    /// Lookups of the chiplets' L2 TLBs (the L1 misses).
+    pub l2_lookups: u64,
     pub walks: u64,
     pub active_sms: u32,
     pub active_chiplets: u32,
@@ -123,17 +125,15 @@ pub fn points(lo: u64, hi: u64) -> Vec<u64> {
 /// Measured loads per chase at least (a short chase is repeated this often).
 const MIN_LOADS: u64 = 512;
 
-fn chase(cfg: &GpuConfig, class: PageClass, stride: u64, loads: u64, remote: bool) -> Kind {
+fn chase(class: PageClass, stride: u64, loads: u64, remote: bool) -> Kind {
     let unit = stride.min(class.bytes());
     let spread_lines = (unit / LINE_BYTES).max(1);
-    let sets = cfg.l1_cache.bytes / LINE_BYTES / cfg.l1_cache.ways as u64;
     let home = if remote { 1 } else { 0 };
     let spec = ChaseSpec {
         stride,
         loads,
         rounds: MIN_LOADS.div_ceil(loads).clamp(1, 64) as u32,
         spread_lines,
-        spread_group: sets.div_ceil(spread_lines).max(1),
         home,
         runner: 0,
     };
@@ -160,13 +160,13 @@ pub fn plan(cfg: &GpuConfig, policy: PolicyKind) -> Result<Vec<Bench>, Character
         kind,
     };
     for f in points(4096, 4 * cfg.l2_cache.bytes) {
-        let kind = chase(cfg, data, LINE_BYTES, f / LINE_BYTES, false);
+        let kind = chase(data, LINE_BYTES, f / LINE_BYTES, false);
         out.push(b(Section::DataCache, format!("{f} B"), policy, kind));
     }
     for class in PageClass::ALL {
         let top = 2 * class.entries(&cfg.l2_tlb);
         for pages in points(2, top) {
-            let kind = chase(cfg, class, class.bytes(), pages, false);
+            let kind = chase(class, class.bytes(), pages, false);
             let name = format!("{pages} pages");
             out.push(b(Section::Tlb(class), name, class.policy(), kind));
         }
@@ -178,7 +178,7 @@ pub fn plan(cfg: &GpuConfig, policy: PolicyKind) -> Result<Vec<Bench>, Character
         (4096, "PWC hits"),
         (crate::addr::PAGE_2M, "PDB0 PWC misses"),
     ] {
-        let kind = chase(cfg, PageClass::K4, stride, pages, false);
+        let kind = chase(PageClass::K4, stride, pages, false);
         let name = format!("walk, {what}: {pages} pages, stride {stride} B");
         out.push(b(Section::Walk, name, PolicyKind::S4k, kind));
     }
@@ -186,7 +186,7 @@ pub fn plan(cfg: &GpuConfig, policy: PolicyKind) -> Result<Vec<Bench>, Character
         let in_l2 = (4 * cfg.l1_cache.bytes).min(cfg.l2_cache.bytes / 2);
         for (f, level) in [(in_l2, "L2$"), (4 * cfg.l2_cache.bytes, "DRAM")] {
             for remote in [false, true] {
-                let kind = chase(cfg, data, LINE_BYTES, f / LINE_BYTES, remote);
+                let kind = chase(data, LINE_BYTES, f / LINE_BYTES, remote);
                 let place = if remote { "remote" } else { "local" };
                 let name = format!("{level} {place}: {f} B");
                 out.push(b(Section::LocalRemote, name, policy, kind));
@@ -295,7 +295,11 @@ pub fn measure(cfg: &GpuConfig, b: &Bench) -> Result<Measured, CharacterizeError
             let base = run(cfg, b, &FloodWorkload::new(*spec, shape, false, 1))?;
             let w = FloodWorkload::new(*spec, shape, true, 1);
             let full = run(cfg, b, &w)?;
-            let lookups = |r: &RunReport| r.l1_tlb.iter().map(|c| c.hits + c.misses).sum::<u64>();
+            let sum = |v: &[crate::gpu::metrics::ClassStats]| {
+                v.iter().map(|c| c.hits + c.misses).sum::<u64>()
+            };
+            let lookups = |r: &RunReport| sum(&r.l1_tlb);
+            let l2_lookups = |r: &RunReport| sum(&r.l2_tlb);
             let remote = |r: &RunReport| (r.remote_ratio * r.lines as f64).round() as u64;
             let lines = full.lines - base.lines;
             Ok(Measured {
@@ -306,6 +310,7 @@ pub fn measure(cfg: &GpuConfig, b: &Bench) -> Result<Measured, CharacterizeError
                     cycles: kernel_cycles(b, &full, 1)?,
                     lines,
                     translations: lookups(&full) - lookups(&base),
+                    l2_lookups: l2_lookups(&full) - l2_lookups(&base),
                     walks: full.walks - base.walks,
                     active_sms: w.active_sms(),
                     active_chiplets: w.active_sms().div_ceil(cfg.gpu.sms_per_chiplet),

@@ -166,8 +166,15 @@ fn throughput(s: &mut String, cfg: &GpuConfig, ms: &[Measured]) {
         let c = f.cycles.max(1) as f64;
         let _ = writeln!(s, "{}", m.bench.name);
         if m.bench.name.starts_with("translations") {
-            let _ = writeln!(s, "    translations/cycle per SM {:.3} (bound: L1 port {} line/cycle, a model constant)   per chiplet {:.3}",
-                f.translations as f64 / c / f.active_sms as f64, imp.l1_port_lines_per_cycle, f.translations as f64 / c / f.active_chiplets as f64);
+            let bound = |b: Option<u32>| b.map_or("unbounded".to_string(), |n| n.to_string());
+            let _ = writeln!(s, "    L1 TLB lookups/cycle per SM {:.3} (bound: l1_tlb.lookups_per_cycle {}; L1 port {} line/cycle, a model constant)",
+                f.translations as f64 / c / f.active_sms as f64, bound(imp.l1_tlb_lookups_per_cycle), imp.l1_port_lines_per_cycle);
+            let _ = writeln!(
+                s,
+                "    L2 TLB lookups/cycle per chiplet {:.3} (bound: l2_tlb.lookups_per_cycle {})",
+                f.l2_lookups as f64 / c / f.active_chiplets as f64,
+                bound(imp.l2_tlb_lookups_per_cycle)
+            );
             let _ = writeln!(s, "    walks/cycle per chiplet {:.3} (bound: walkers / local 4KB walk latency = {:.3})",
                 f.walks as f64 / c / f.active_chiplets as f64, imp.walks_per_cycle_per_chiplet);
         } else {
