@@ -54,6 +54,8 @@ enum Command {
     Prefetch(cmd::prefetch::Args),
     /// SVG figures and out/report.html from the files the studies wrote.
     Report(cmd::report::Args),
+    /// Microbenchmarks through the GPU model: latency staircases and throughputs.
+    Characterize(cmd::characterize::Args),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
         Command::Config(a) => cmd::configs::run(a),
         Command::Prefetch(a) => cmd::prefetch::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::Characterize(a) => cmd::characterize::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

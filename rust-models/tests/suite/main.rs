@@ -1,5 +1,6 @@
 //! Every integration test of this crate in one binary (one link instead of one per file).
 
+mod characterize;
 mod clap_paper_workloads;
 mod driver_conservation;
 mod driver_mma;
