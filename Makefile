@@ -16,7 +16,7 @@ SOURCES := Cargo.toml Cargo.lock $(shell find src protocol rust-models rtl cosim
 	-name '*.rs' -o -name '*.toml' -o -name '*.ys' -o -name '*.cpp' -o -name '*.h' 2>/dev/null)
 export MCMVM_LIBERTY := $(abspath $(LIBERTY))
 
-.PHONY: run paper test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive formal bench fmt clippy clean sweep-slurm test-slurm soak rtl-mutants
+.PHONY: run paper test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive formal bench fmt clippy clean sweep-slurm test-slurm soak rtl-mutants mutants
 
 # The Forest sweep runs on the GPU timing model: the table at scale 0.05, then the
 # oversubscription curve at 0.02 (25 workloads, 625 runs: 80 s on 2 idle cores); `make
@@ -112,6 +112,45 @@ formal: deps
 # prints; see the README's speed table for both).
 bench: deps
 	$(CARGO) bench --workspace
+
+# Opt-in mutation testing (cargo-mutants; docs/verification.md): the twins (blocks/), the
+# driver's PMM/MMA and eviction rules and the UVM eviction path, and the reference monitors
+# (refcheck/), each against the fast tests that cover it. It runs in place in a copy of
+# HEAD ($(MUTANTS_TREE)) with its own target directory, in release with incremental builds
+# (one mutant = one crate rebuilt). MUTANTS_SHARD picks a deterministic round-robin sample
+# per area (k/n: mutant i runs when i % n == k); MUTANTS_SHARD= runs every mutant (days on
+# 2 cores). Results: $(MUTANTS_OUT)/<area>/mutants.out/{caught,missed,timeout,unviable}.txt.
+MUTANTS_TREE ?= /tmp/mcmvm-mutants
+MUTANTS_OUT ?= out/mutants
+MUTANTS_SHARD_BLOCKS ?= 0/40
+MUTANTS_SHARD_RULES ?= 0/50
+MUTANTS_SHARD_REFCHECK ?= 0/30
+MUTANTS_RULE_FILES := rust-models/src/driver/mma.rs rust-models/src/driver/evict.rs \
+	rust-models/src/driver/table4.rs rust-models/src/driver/policy.rs \
+	rust-models/src/driver/analysis.rs rust-models/src/uvm/lru.rs \
+	rust-models/src/uvm/residency.rs rust-models/src/uvm/service.rs
+MUTANTS_ARGS := --in-place --profile release --baseline run --sharding round-robin \
+	--timeout 300 --build-timeout 1200
+shard = $(if $(1),--shard $(1))
+mutants:
+	@command -v cargo-mutants >/dev/null || $(CARGO) install --locked cargo-mutants
+	rm -rf $(MUTANTS_TREE) && mkdir -p $(MUTANTS_TREE) $(MUTANTS_OUT)
+	git archive HEAD | tar -x -C $(MUTANTS_TREE)
+	out=$(abspath $(MUTANTS_OUT)); cd $(MUTANTS_TREE) && \
+	export CARGO_TARGET_DIR=$(MUTANTS_TREE)/target CARGO_PROFILE_RELEASE_INCREMENTAL=true; \
+	$(CARGO) mutants $(MUTANTS_ARGS) -p mcmvm-models -f 'rust-models/src/blocks/*.rs' \
+		$(call shard,$(MUTANTS_SHARD_BLOCKS)) -o $$out/blocks \
+		--test-package mcmvm-models --test-package mcmvm-refcheck -- --lib --test suite -- \
+		blocks:: remote_tracker tlb_coalescer access_time_tracker readme_corners coverage; \
+	$(CARGO) mutants $(MUTANTS_ARGS) -p mcmvm-models $(addprefix -f ,$(MUTANTS_RULE_FILES)) \
+		$(call shard,$(MUTANTS_SHARD_RULES)) -o $$out/rules -- --lib --test suite -- \
+		driver uvm::lru uvm::residency uvm::service uvm_eviction uvm_invariants; \
+	$(CARGO) mutants $(MUTANTS_ARGS) -p mcmvm-refcheck \
+		$(call shard,$(MUTANTS_SHARD_REFCHECK)) -o $$out/refcheck; \
+	for a in blocks rules refcheck; do d=$$out/$$a/mutants.out; \
+		printf '%s: caught %s missed %s timeout %s unviable %s\n' $$a \
+		$$(cat $$d/caught.txt | wc -l) $$(cat $$d/missed.txt | wc -l) \
+		$$(cat $$d/timeout.txt | wc -l) $$(cat $$d/unviable.txt | wc -l); done
 
 build: deps
 	$(CARGO) build --release -p mcmvm
