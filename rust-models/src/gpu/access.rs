@@ -3,6 +3,7 @@
 //! returns its completion cycle; nothing here advances a clock.
 
 use super::engine::Gpu;
+use super::pending::{Completed, PendingLine, Stage};
 use super::rt_bank::RtBank;
 use super::service::{AccessEvent, FaultContext};
 use super::tlb::{SizeClass, TlbFill};
@@ -49,6 +50,30 @@ struct InstrAccess {
     translation_stall: u64,
     /// The longest wait of its translation requests for TLB ports and miss registers.
     queue_stall: u64,
+    /// The pending-page token, once a page of it waits for a late translation.
+    token: Option<u32>,
+}
+
+/// What a translation came to.
+enum Translate {
+    Ready(Translated),
+    /// A fault whose service defers the replay: the instruction replays whole at this cycle.
+    Deferred {
+        replay_at: u64,
+    },
+}
+
+/// What executing a warp memory instruction came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Executed {
+    /// Every line's completion is known: the instruction completes at this cycle.
+    Done(u64),
+    /// Pages of it wait for late translations as events of their own (`pending.rs`,
+    /// queued in `Gpu::pending.queued`); the token tells when the last completes.
+    Pending { token: u32 },
+    /// A fault deferred it: it replays whole at `at`; `line` is where it faulted (in the
+    /// instruction's sorted lines).
+    Deferred { at: u64, line: usize },
 }
 
 /// How a walk for a mapped page ended.
@@ -61,7 +86,8 @@ enum Walked {
 }
 
 impl Gpu<'_> {
-    /// Issue `instr` for a warp of `sm` ready at `t`; returns the cycle it completes.
+    /// Issue `instr` for a warp of `sm` ready at `t`: when it completes, or which of its
+    /// pages wait for their translation, or when it replays.
     /// A deferred replay re-executes the whole instruction (`first_line` 0) or, once it
     /// has lost ground too often, resumes at its furthest line (`super::replay`).
     pub(super) fn execute(
@@ -70,7 +96,7 @@ impl Gpu<'_> {
         sm: u32,
         instr: &WarpInstr,
         first_line: usize,
-    ) -> Result<u64, GpuError> {
+    ) -> Result<Executed, GpuError> {
         let alloc = instr.alloc as usize;
         let Some(&base) = self.alloc_base.get(alloc) else {
             return Err(GpuError::BadAccess(format!(
@@ -111,11 +137,18 @@ impl Gpu<'_> {
             done: t_issue,
             translation_stall: 0,
             queue_stall: 0,
+            token: None,
         };
         let mut i = first_line;
         let result = loop {
             if i >= lines.len() {
-                break Ok(acc.done);
+                break Ok(match acc.token {
+                    None => Executed::Done(acc.done),
+                    Some(token) => {
+                        self.pending.issued(token, acc.done);
+                        Executed::Pending { token }
+                    }
+                });
             }
             // One translation per 4 KB page of the instruction.
             let page = (base + lines[i]) >> 12;
@@ -130,8 +163,13 @@ impl Gpu<'_> {
                     // compute instructions did issue and count now).
                     self.counters.warp_mem_instrs -= 1;
                     self.counters.warp_instrs -= 1;
-                    self.replay_line = i;
-                    break Ok(replay_at);
+                    if let Some(token) = acc.token {
+                        self.pending.abandon(token);
+                    }
+                    break Ok(Executed::Deferred {
+                        at: replay_at,
+                        line: i,
+                    });
                 }
                 Err(e) => break Err(e),
             }
@@ -157,10 +195,10 @@ impl Gpu<'_> {
         let (sm, chiplet, base) = (acc.sm, acc.chiplet, acc.base);
         let va = base + lines[0];
         let page = va >> 12;
-        let Translated { pa, ready, queued } = self.translate(va, acc.t_issue, sm, instr)?;
-        if self.replay_deferred {
-            return Ok(Some(ready));
-        }
+        let Translated { pa, ready, queued } = match self.translate(va, acc.t_issue, sm, instr)? {
+            Translate::Ready(tr) => tr,
+            Translate::Deferred { replay_at } => return Ok(Some(replay_at)),
+        };
         // Translation stall: how much later than an L1 TLB hit the page was ready.
         let l1_hit = acc.t_issue + self.cfg.l1_tlb.latency;
         acc.translation_stall = acc.translation_stall.max(ready.saturating_sub(l1_hit));
@@ -168,6 +206,21 @@ impl Gpu<'_> {
         // The check the model must pass: no access uses a translation before its
         // mapping completed (counted, reported, and 0 in every test run).
         self.counters.translations_before_mapping += (ready < self.map_times.get(page)) as u64;
+        if ready > acc.t + self.pending_horizon {
+            self.observe_and_count(acc, instr, va, pa, ready, lines.len());
+            // A late translation: the lines go to memory as their own event at `ready`.
+            let token = self.token_of(acc);
+            let mut buf = std::mem::take(&mut self.late_lines);
+            buf.extend(lines.iter().map(|&line| PendingLine {
+                pa: pa + (base + line - va),
+                at: ready,
+                grant: 0,
+            }));
+            self.pending
+                .add_page(token, ready, (sm, chiplet), Stage::L1, &mut buf);
+            self.late_lines = buf;
+            return Ok(None);
+        }
         // Every line's L1 set and home L2 set, fetched while the event and counters
         // are done. The L2 set is asked for now, not after the L1 misses, so the two
         // host misses overlap (~42 % of bfs's lines miss the L1); an L1 hit wastes
@@ -177,6 +230,60 @@ impl Gpu<'_> {
             self.sms[sm as usize].l1_cache.prefetch_set(line_pa);
             self.mem.prefetch_l2_set(line_pa);
         }
+        self.observe_and_count(acc, instr, va, pa, ready, lines.len());
+        // The page's lines go through the L1 port back to back, one per cycle.
+        let n = lines.len() as u64;
+        let first = self.sms[sm as usize].l1_port.take(ready, n, acc.t);
+        for (t, &line) in (first..).zip(lines) {
+            let line_pa = pa + (base + line - va);
+            if let Some(done) = self.data_access(line_pa, t, sm, chiplet) {
+                acc.done = acc.done.max(done);
+            }
+        }
+        if !self.late_lines.is_empty() {
+            let token = self.token_of(acc);
+            self.queue_late_lines(token, sm, chiplet);
+        }
+        Ok(None)
+    }
+
+    /// The instruction's pending token, made when its first group of lines goes pending.
+    #[inline]
+    fn token_of(&mut self, acc: &mut InstrAccess) -> u32 {
+        *acc.token
+            .get_or_insert_with(|| self.pending.new_token(acc.t_issue))
+    }
+
+    /// The lines `data_access` left late (one page's, so one home chiplet) go on at the
+    /// home L2 as one event, at the cycle the first of them arrives there.
+    #[cold]
+    fn queue_late_lines(&mut self, token: u32, sm: u32, chiplet: u32) {
+        let home = self.mem.home(self.late_lines[0].pa);
+        let ready = self.late_lines.iter().map(|l| l.at).min().unwrap_or(0);
+        let mut lines = std::mem::take(&mut self.late_lines);
+        self.pending.add_page(
+            token,
+            ready,
+            (sm, chiplet),
+            Stage::Home { home },
+            &mut lines,
+        );
+        self.late_lines = lines;
+    }
+
+    /// Tell an observing memory service of the page's access (when its translation is
+    /// ready), and count its lines, local and remote.
+    #[inline(always)]
+    fn observe_and_count(
+        &mut self,
+        acc: &InstrAccess,
+        instr: &WarpInstr,
+        va: u64,
+        pa: u64,
+        ready: u64,
+        lines: usize,
+    ) {
+        let (sm, chiplet) = (acc.sm, acc.chiplet);
         if self.observe_accesses {
             self.service.on_access(&AccessEvent {
                 now: Cycle(ready),
@@ -186,42 +293,81 @@ impl Gpu<'_> {
                 sm,
                 alloc: instr.alloc,
                 write: instr.write,
-                lines: lines.len() as u32,
+                lines: lines as u32,
             });
         }
         // Counted without a branch: local and remote pages alternate at random.
-        let n = lines.len() as u64;
+        let n = lines as u64;
         let remote = n * (self.mem.home(pa) != chiplet) as u64;
         let ac = &mut self.per_alloc[instr.alloc as usize];
         ac.lines += n;
         ac.remote_lines += remote;
         self.counters.remote_lines += remote;
         self.counters.lines += n;
-        // The page's lines go through the L1 port back to back, one per cycle.
-        let first = self.sms[sm as usize].l1_port.take(ready, n, acc.t);
-        for (t, &line) in (first..).zip(lines) {
-            let line_pa = pa + (base + line - va);
-            acc.done = acc.done.max(self.data_access(line_pa, t, sm, chiplet));
+    }
+
+    /// Run pending page `id` at `t`, its translation's ready cycle: its lines take the L1
+    /// port and go to memory. Returns its instruction's completion if it was the last
+    /// page and a warp waits for it.
+    pub(super) fn run_pending_page(&mut self, t: u64, id: u32) -> Option<Completed> {
+        self.mem.floor = t;
+        let page = self.pending.take_page(id);
+        let (sm, chiplet) = (page.sm, page.chiplet);
+        let mut done = t;
+        match page.stage {
+            Stage::L1 => {
+                let n = page.lines.len() as u64;
+                let first = self.sms[sm as usize].l1_port.take(t, n, t);
+                for (at, l) in (first..).zip(&page.lines) {
+                    if let Some(d) = self.data_access(l.pa, at, sm, chiplet) {
+                        done = done.max(d);
+                    }
+                }
+                // Before this group finishes, so the instruction is not complete yet.
+                if !self.late_lines.is_empty() {
+                    self.queue_late_lines(page.token, sm, chiplet);
+                }
+            }
+            Stage::Home { home } => {
+                for l in &page.lines {
+                    let d = self.mem.at_home(l.pa, home, l.at);
+                    self.sms[sm as usize].mshrs.hold(l.grant, d);
+                    done = done.max(d);
+                }
+            }
         }
-        Ok(None)
+        self.pending.finish_page(id, page, done)
     }
 
     /// One line through the SM's L1 cache (its port slot starts at `now`), then the
-    /// memory system.
+    /// memory system: the cycle its data is back, or None if it is a remote line that
+    /// reaches its home L2 beyond the pending horizon (put in `late_lines`, to go on then).
     #[inline]
-    fn data_access(&mut self, pa: u64, now: u64, sm: u32, chiplet: u32) -> u64 {
+    fn data_access(&mut self, pa: u64, now: u64, sm: u32, chiplet: u32) -> Option<u64> {
         let s = &mut self.sms[sm as usize];
         let t = now + s.l1_cache.latency;
         if s.l1_cache.access(pa) {
             self.counters.l1_cache_hits += 1;
-            return t;
+            return Some(t);
         }
         self.counters.l1_cache_misses += 1;
         let grant = s.mshrs.acquire(t, self.mem.floor);
-        let done = self.mem.read_line(pa, grant, chiplet).done;
-        self.sms[sm as usize].mshrs.hold(grant, done);
         self.mshr_stall = self.mshr_stall.max(grant - t);
-        done
+        let home = self.mem.home(pa);
+        let at = if home == chiplet {
+            grant
+        } else {
+            self.mem.cross_ring(home, grant)
+        };
+        // A bounded MSHR pool must know each register's release before the next miss
+        // asks for one, so with one the line is computed whole.
+        if at > self.mem.floor + self.pending_horizon && !self.sms[sm as usize].mshrs.bounded() {
+            self.late_lines.push(PendingLine { pa, at, grant });
+            return None;
+        }
+        let done = self.mem.at_home(pa, home, at);
+        self.sms[sm as usize].mshrs.hold(grant, done);
+        Some(done)
     }
 
     /// Translate `va` for `sm` starting at `now`: (PA, cycle the translation is ready).
@@ -231,7 +377,7 @@ impl Gpu<'_> {
         now: u64,
         sm: u32,
         instr: &WarpInstr,
-    ) -> Result<Translated, GpuError> {
+    ) -> Result<Translate, GpuError> {
         let mut now = now;
         for _ in 0..MAX_REPLAYS {
             // A fault found below was discovered from here (the probes are repeated when
@@ -245,7 +391,7 @@ impl Gpu<'_> {
             let t2 = match lookup.probe {
                 Probe::L1(u) => {
                     self.counters.l1_tlb_hits[u.hit.class as usize] += 1;
-                    return Ok(Translated::new(u.pa, u.ready, &lookup));
+                    return Ok(Translate::Ready(Translated::new(u.pa, u.ready, &lookup)));
                 }
                 Probe::L2 { hit: u, at: t2 } => {
                     let pa = self.coalesced_pa(va, u.pa, &u.hit.entry, chiplet, t2)?;
@@ -254,7 +400,7 @@ impl Gpu<'_> {
                     self.counters.l2_tlb_hits[c] += 1;
                     self.tlbs.fill_l1(sm, va, &u.hit.entry.not_before(t2));
                     self.tlbs.release(sm, &lookup, u.ready, u.ready);
-                    return Ok(Translated::new(pa, u.ready, &lookup));
+                    return Ok(Translate::Ready(Translated::new(pa, u.ready, &lookup)));
                 }
                 Probe::Miss { at } => at,
             };
@@ -263,7 +409,7 @@ impl Gpu<'_> {
                 Some(tr) => match self.walk_and_fill(va, t2, sm, instr.alloc as usize, &tr)? {
                     Walked::Filled { ready, walk_done } => {
                         self.tlbs.release(sm, &lookup, ready, walk_done);
-                        return Ok(Translated::new(tr.pa.0, ready, &lookup));
+                        return Ok(Translate::Ready(Translated::new(tr.pa.0, ready, &lookup)));
                     }
                     Walked::Joined {
                         walk_done,
@@ -329,12 +475,7 @@ impl Gpu<'_> {
                         // The warp waits in the engine's queue and re-issues the
                         // instruction then, so other warps run meanwhile (their faults
                         // join the same batch). The fault timer stops once it is queued.
-                        self.replay_deferred = true;
-                        return Ok(Translated {
-                            pa: 0,
-                            ready: now,
-                            queued: 0,
-                        });
+                        return Ok(Translate::Deferred { replay_at: now });
                     }
                     self.fault_timer.handled(|| self.service.driver_seconds());
                 }
@@ -476,6 +617,32 @@ fn resolve_hit(
         None => {
             let pa = mm.translate(Va(va))?.pa.0;
             Some((pa, ready.max(map_times.get(va >> 12))))
+        }
+    }
+}
+
+#[cfg(test)]
+impl Gpu<'_> {
+    /// Execute `instr` alone and run its pending pages in ready order: its completion.
+    pub(super) fn execute_to_end(
+        &mut self,
+        t: u64,
+        sm: u32,
+        instr: &WarpInstr,
+    ) -> Result<u64, GpuError> {
+        match self.execute(t, sm, instr, 0)? {
+            Executed::Done(done) => Ok(done),
+            Executed::Deferred { at, .. } => Ok(at),
+            Executed::Pending { token } => {
+                self.pending.own(token, 0);
+                let mut pages = std::mem::take(&mut self.pending.queued);
+                pages.sort_unstable();
+                let mut last = None;
+                for (ready, id) in pages {
+                    last = self.run_pending_page(ready, id).or(last);
+                }
+                Ok(last.expect("the last page completes the instruction").done)
+            }
         }
     }
 }

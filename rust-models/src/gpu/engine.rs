@@ -1,20 +1,24 @@
-//! The event loop: thread-block scheduling and the per-warp ready-time queue
-//! ([`ReadyQueue`]).
+//! The event loop: thread-block scheduling and the ready-time queue ([`ReadyQueue`]).
 //!
-//! Every resident warp sits in the ready queue (a timing wheel) at the cycle it is next
-//! ready. The loop pops the earliest, pulls its next memory instruction from its
-//! [`WarpStream`], computes the instruction's completion cycle ([`Gpu::execute`], in
-//! `access.rs`) and pushes the warp back at that cycle. A finished warp frees its slot; a
+//! Two kinds of event sit in the ready queue (a timing wheel): a warp at the cycle it is
+//! next ready, and a pending page at the cycle its late translation is ready
+//! (`pending.rs`). The loop pops the earliest. A warp pulls its next memory instruction
+//! from its [`WarpStream`] and executes it ([`Gpu::execute`], in `access.rs`): the warp
+//! goes back in the queue at the instruction's completion, or at its next issue slot when
+//! the instruction is independent, or waits (parked, not queued) for a pending page of
+//! its instruction to complete, which queues it. A finished warp frees its slot; a
 //! finished thread block frees its SM slot, and the next block of the chiplet's chunk
 //! launches there at that cycle. A kernel ends when its last warp does; the next kernel
 //! starts then (a launch barrier).
 
+use super::access::Executed;
 use super::gmmu::Gmmu;
 use super::host_clock;
-use super::in_flight::InFlight;
+use super::in_flight::{InFlight, IssueAt};
 use super::memory::{Budget, LinePort, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
 use super::mshr::MshrPool;
+use super::pending::{Completed, Pending};
 use super::prefetch::{prefetch, prefetch_all};
 use super::ready_queue::ReadyQueue;
 use super::replay::{Replay, ReplayCounters};
@@ -24,8 +28,20 @@ use super::{GpuConfig, GpuError};
 use crate::driver::MemoryManager;
 use crate::workload::{WarpInstr, WarpStream, Workload};
 
-/// Warp slots a GPU may have (slot numbers are `u32`, with one value kept free).
-const MAX_WARP_SLOTS: u64 = u32::MAX as u64;
+/// Warp slots a GPU may have (queue events are `u32`: a warp slot's is even, a pending
+/// page's odd, one value kept free).
+const MAX_WARP_SLOTS: u64 = (u32::MAX / 2) as u64;
+
+/// The ready queue's event for warp slot `ws` (even) and for pending page `id` (odd).
+/// Warps keep their (cycle, slot) pop order among themselves.
+#[inline]
+fn warp_event(ws: usize) -> u32 {
+    (ws as u32) << 1
+}
+#[inline]
+fn page_event(id: u32) -> u32 {
+    (id << 1) | 1
+}
 
 /// One SM's private state (its L1 TLBs are in [`TlbHierarchy`]).
 pub(super) struct Sm {
@@ -53,6 +69,9 @@ struct Warp<'w> {
     held: Option<WarpInstr>,
     /// Its stream has ended; it waits for its last accesses.
     ended: bool,
+    /// Not queued: it waits for a pending instruction to complete, either the one it
+    /// issued last (dependent) or one of its loads in flight ([`IssueAt::Park`]).
+    parked: bool,
     /// The cycle its thread block launched it.
     launched: u64,
 }
@@ -88,9 +107,13 @@ pub struct Gpu<'w> {
     pub(super) defer_replays: bool,
     /// The memory service wants every access ([`MemoryService::observes_accesses`]).
     pub(super) observe_accesses: bool,
-    pub(super) replay_deferred: bool,
-    /// The line (in the instruction's sorted lines) at which the deferred access faulted.
-    pub(super) replay_line: usize,
+    /// Pages waiting for late translations, and their instructions.
+    pub(super) pending: Pending,
+    /// A page whose translation is ready more than this many cycles after its event is
+    /// pending: an unloaded L2 TLB hit (`l1_tlb.latency + l2_tlb.latency`).
+    pub(super) pending_horizon: u64,
+    /// Lines of the page being accessed that go on later (reused buffer).
+    pub(super) late_lines: Vec<super::pending::PendingLine>,
     /// How the deferred replays went ([`Replay`]).
     pub(super) replays: ReplayCounters,
     /// Host time of the fault path, sampled (see [`Gpu::fault_seconds`]).
@@ -172,8 +195,9 @@ impl<'w> Gpu<'w> {
             cycles: 0,
             defer_replays,
             observe_accesses,
-            replay_deferred: false,
-            replay_line: 0,
+            pending: Pending::default(),
+            pending_horizon: cfg.l1_tlb.latency + cfg.l2_tlb.latency,
+            late_lines: Vec::new(),
             replays: ReplayCounters::default(),
             fault_timer: host_clock::FaultTimer::new(defer_replays),
             block_fault: None,
@@ -236,30 +260,6 @@ impl<'w> Gpu<'w> {
             .on_run_end(crate::addr::Cycle(self.cycles), &mut self.mm)
     }
 
-    /// Execute a warp's next instruction from its stream; a fault that defers its replay
-    /// leaves a copy in `replay` for the warp to issue again. Returns the cycle the warp is
-    /// next ready.
-    #[inline(always)]
-    fn issue(
-        &mut self,
-        t: u64,
-        sm: u32,
-        instr: &WarpInstr,
-        replay: &mut Option<Replay>,
-    ) -> Result<u64, GpuError> {
-        let done = self.execute(t, sm, instr, 0)?;
-        if self.replay_deferred {
-            self.replay_deferred = false;
-            // Its compute instructions already issued; only the access replays. (A copy:
-            // faults are rare, and taking the instruction by value made every issue copy
-            // it.)
-            let mut instr = instr.clone();
-            instr.compute_cycles = 0;
-            *replay = Some(Replay::new(instr, self.replay_line));
-        }
-        Ok(done)
-    }
-
     /// Run kernel `k` from the current cycle until its last warp finishes.
     pub fn run_kernel(&mut self, k: usize) -> Result<(), GpuError> {
         let workload = self.workload;
@@ -267,6 +267,61 @@ impl<'w> Gpu<'w> {
         if kernel.grid == 0 {
             return Ok(());
         }
+        let start = self.cycles;
+        let mut ks = self.launch_kernel(k, start)?;
+        let mut end = start;
+        loop {
+            // The event may be a replay that faults again, whose dequeue is fault handling.
+            self.fault_timer.event_start();
+            let Some((t, ev)) = ks.heap.pop() else {
+                break;
+            };
+            if ev & 1 == 1 {
+                if let Some(c) = self.run_pending_page(t, ev >> 1) {
+                    ks.complete(c);
+                }
+            } else {
+                let ws = (ev >> 1) as usize;
+                ks.prefetch_upcoming(&self.sms);
+                match self.step_warp(&mut ks, t, ws)? {
+                    WarpNext::At(next) => {
+                        ks.heap.push(next, warp_event(ws));
+                        self.fault_timer.handled(|| self.service.driver_seconds());
+                    }
+                    WarpNext::Parked => {
+                        if let Some(w) = ks.warps[ws].as_mut() {
+                            w.parked = true;
+                        }
+                    }
+                    WarpNext::Finished => {
+                        end = end.max(t);
+                        self.retire_warp(&mut ks, t, ws);
+                    }
+                }
+            }
+            // Groups of lines the event left pending go on when they are due.
+            for (ready, id) in self.pending.queued.drain(..) {
+                ks.heap.push(ready, page_event(id));
+            }
+        }
+        let stuck = ks.warps.iter().filter(|w| w.is_some()).count();
+        if stuck > 0 || self.pending.outstanding() != (0, 0) {
+            return Err(GpuError::Stuck {
+                kernel: kernel.name.clone(),
+                warps: stuck,
+                pending: self.pending.outstanding(),
+            });
+        }
+        self.cycles = end;
+        self.service.on_kernel_end(k, crate::addr::Cycle(end));
+        Ok(())
+    }
+
+    /// Check kernel `k`'s shape, tell the memory service it starts at `start`, and launch
+    /// its first thread blocks.
+    fn launch_kernel(&mut self, k: usize, start: u64) -> Result<KernelState<'w>, GpuError> {
+        let workload = self.workload;
+        let kernel = &workload.kernels()[k];
         let wpt = kernel.warps_per_tb;
         if wpt == 0 || wpt > self.cfg.gpu.warps_per_sm {
             return Err(GpuError::BadKernel {
@@ -282,8 +337,6 @@ impl<'w> Gpu<'w> {
         let spc = self.cfg.gpu.sms_per_chiplet;
         // First-touch placement: one contiguous chunk of the grid per chiplet.
         let chunk = kernel.grid.div_ceil(chiplets);
-
-        let start = self.cycles;
         self.service
             .on_kernel_start(k, &kernel.name, crate::addr::Cycle(start));
         let mut ks = KernelState {
@@ -309,111 +362,145 @@ impl<'w> Gpu<'w> {
                 }
             }
         }
-        let mut end = start;
-        loop {
-            // The event may be a replay that faults again, whose dequeue is fault handling.
-            self.fault_timer.event_start();
-            let Some((t, ws)) = ks.heap.pop() else {
-                break;
-            };
-            let ws = ws as usize;
-            // Fetch ahead: the slot of the warp after next, and the generator state and
-            // SM of the next one (whose slot was fetched one instruction ago).
-            let [next, after] = ks.heap.upcoming();
-            if let Some(a) = after {
-                prefetch(&ks.warps[a as usize]);
-            }
-            if let Some(Some(w)) = next.map(|n| &ks.warps[n as usize]) {
-                prefetch_all(&*w.stream);
-                prefetch(&self.sms[w.sm as usize]);
-            }
-            let Some(warp) = ks.warps[ws].as_mut() else {
-                continue;
-            };
-            let (sm, tb_slot) = (warp.sm, warp.tb);
-            // The instruction is used where the stream returned it: moving a warp
-            // instruction copied it in pieces of other sizes than the stream wrote, and
-            // reading those back stalled on store forwarding every time.
-            let done = if let Some(replay) = &mut warp.replay {
-                self.fault_timer
-                    .replay_start(|| self.service.driver_seconds());
-                let first_line = replay.start_line(&mut self.replays);
-                let done = self.execute(t, sm, &replay.instr, first_line)?;
-                // Faulted again: it waits where it is (most replays fault again, so
-                // neither a copy nor a move per attempt), and the whole attempt is fault
-                // handling.
-                let refaulted = std::mem::take(&mut self.replay_deferred);
-                if refaulted {
-                    replay.faulted_at(self.replay_line, &mut self.replays);
-                } else {
+        Ok(ks)
+    }
+
+    /// A warp's event at `t`: replay its deferred instruction, or issue its next one (or
+    /// hold it while it waits for accesses in flight), or end.
+    #[inline(always)]
+    fn step_warp(
+        &mut self,
+        ks: &mut KernelState<'w>,
+        t: u64,
+        ws: usize,
+    ) -> Result<WarpNext, GpuError> {
+        let Some(warp) = ks.warps[ws].as_mut() else {
+            return Ok(WarpNext::Parked);
+        };
+        let sm = warp.sm;
+        // The instruction is used where the stream returned it: moving a warp
+        // instruction copied it in pieces of other sizes than the stream wrote, and
+        // reading those back stalled on store forwarding every time.
+        if let Some(replay) = &mut warp.replay {
+            self.fault_timer
+                .replay_start(|| self.service.driver_seconds());
+            let first_line = replay.start_line(&mut self.replays);
+            let out = self.execute(t, sm, &replay.instr, first_line)?;
+            // Faulted again: it waits where it is (most replays fault again, so neither a
+            // copy nor a move per attempt), and the whole attempt is fault handling.
+            let next = match out {
+                Executed::Deferred { at, line } => {
+                    replay.faulted_at(line, &mut self.replays);
+                    WarpNext::At(at)
+                }
+                Executed::Done(done) => {
                     warp.replay = None;
+                    WarpNext::At(done)
                 }
-                self.fault_timer.replay_end(refaulted);
-                Some(done)
-            } else {
-                // Borrowed, not bound by value: a binding moved (copied) it first.
-                let next = match warp.held.take() {
-                    Some(held) => Some(held),
-                    None if warp.ended => None,
-                    None => warp.stream.next(),
-                };
-                match &next {
-                    Some(instr) => {
-                        let at = warp
-                            .in_flight
-                            .issue_at(t, instr.independent, self.mlp_limit);
-                        if at > t {
-                            // It waits for accesses in flight: back in the queue until then.
-                            warp.held = next.clone();
-                            Some(at)
-                        } else {
-                            let done = self.issue(t, sm, instr, &mut warp.replay)?;
-                            if instr.independent && self.mlp_limit > 1 && warp.replay.is_none() {
-                                // The warp goes on at its next issue slot.
-                                warp.in_flight.push(done);
-                                self.counters.overlapped_instrs += 1;
-                                Some(self.last_issue + 1)
-                            } else {
-                                Some(done)
-                            }
-                        }
-                    }
-                    // The warp ends when its last accesses complete.
-                    None => match warp.in_flight.drained(t) {
-                        last if last > t => {
-                            warp.ended = true;
-                            Some(last)
-                        }
-                        _ => None,
-                    },
+                Executed::Pending { token } => {
+                    warp.replay = None;
+                    self.pending.own(token, ws as u32);
+                    WarpNext::Parked
                 }
             };
-            match done {
-                Some(done) => {
-                    ks.heap.push(done, ws as u32);
-                    self.fault_timer.handled(|| self.service.driver_seconds());
+            let refaulted = matches!(out, Executed::Deferred { .. });
+            self.fault_timer.replay_end(refaulted);
+            return Ok(next);
+        }
+        // Borrowed, not bound by value: a binding moved (copied) it first.
+        let next = match warp.held.take() {
+            Some(held) => Some(held),
+            None if warp.ended => None,
+            None => warp.stream.next(),
+        };
+        let Some(instr) = &next else {
+            // The warp ends when its last accesses complete.
+            return Ok(match warp.in_flight.drained(t) {
+                IssueAt::At(last) if last > t => {
+                    warp.ended = true;
+                    WarpNext::At(last)
                 }
-                None => {
-                    if let Some(w) = ks.warps[ws].take() {
-                        self.counters.warp_cycles += t - w.launched;
-                    }
-                    ks.free_warps.push(ws as u32);
-                    end = end.max(t);
-                    let tb = &mut ks.tbs[tb_slot as usize];
-                    tb.warps_left -= 1;
-                    if tb.warps_left == 0 {
-                        let sm = tb.sm;
-                        ks.free_tbs.push(tb_slot);
-                        self.sms[sm as usize].resident_tbs -= 1;
-                        ks.launch_next(workload, sm / spc, sm, t, &mut self.sms);
-                    }
+                IssueAt::At(_) => WarpNext::Finished,
+                IssueAt::Park => {
+                    warp.ended = true;
+                    WarpNext::Parked
                 }
+            });
+        };
+        match warp
+            .in_flight
+            .issue_at(t, instr.independent, self.mlp_limit)
+        {
+            IssueAt::At(at) if at <= t => {}
+            // It waits for accesses in flight: back in the queue until then, or parked
+            // until one whose completion is not known yet completes.
+            waits => {
+                warp.held = next.clone();
+                return Ok(match waits {
+                    IssueAt::At(at) => WarpNext::At(at),
+                    IssueAt::Park => WarpNext::Parked,
+                });
             }
         }
-        self.cycles = end;
-        self.service.on_kernel_end(k, crate::addr::Cycle(end));
-        Ok(())
+        let overlaps = instr.independent && self.mlp_limit > 1;
+        Ok(match self.execute(t, sm, instr, 0)? {
+            Executed::Deferred { at, line } => {
+                // Its compute instructions already issued; only the access replays. (A
+                // copy: faults are rare, and taking the instruction by value made every
+                // issue copy it.)
+                let mut instr = instr.clone();
+                instr.compute_cycles = 0;
+                warp.replay = Some(Replay::new(instr, line));
+                WarpNext::At(at)
+            }
+            Executed::Done(done) if overlaps => {
+                // The warp goes on at its next issue slot.
+                warp.in_flight.push(done);
+                self.counters.overlapped_instrs += 1;
+                WarpNext::At(self.last_issue + 1)
+            }
+            Executed::Done(done) => WarpNext::At(done),
+            Executed::Pending { token } => {
+                self.pending.own(token, ws as u32);
+                if overlaps {
+                    warp.in_flight.push_pending(token);
+                    self.counters.overlapped_instrs += 1;
+                    WarpNext::At(self.last_issue + 1)
+                } else {
+                    WarpNext::Parked
+                }
+            }
+        })
     }
+
+    /// Warp `ws` finished at `t`: free its slot, and its thread block's SM slot if it was
+    /// the block's last warp (the chiplet's next block launches there).
+    fn retire_warp(&mut self, ks: &mut KernelState<'w>, t: u64, ws: usize) {
+        let Some(w) = ks.warps[ws].take() else {
+            return;
+        };
+        self.counters.warp_cycles += t - w.launched;
+        ks.free_warps.push(ws as u32);
+        let tb = &mut ks.tbs[w.tb as usize];
+        tb.warps_left -= 1;
+        if tb.warps_left == 0 {
+            let sm = tb.sm;
+            ks.free_tbs.push(w.tb);
+            self.sms[sm as usize].resident_tbs -= 1;
+            let spc = self.cfg.gpu.sms_per_chiplet;
+            ks.launch_next(self.workload, sm / spc, sm, t, &mut self.sms);
+        }
+    }
+}
+
+/// Where a warp goes after its event.
+enum WarpNext {
+    /// Back in the queue at this cycle.
+    At(u64),
+    /// Out of the queue until a pending instruction it waits for completes.
+    Parked,
+    /// Its last access completed: it retires.
+    Finished,
 }
 
 /// Scheduling state of the running kernel.
@@ -431,6 +518,36 @@ struct KernelState<'w> {
 }
 
 impl<'w> KernelState<'w> {
+    /// A pending instruction completed: its warp, if parked on it, is queued at its
+    /// completion; one of its loads in flight is known from now.
+    fn complete(&mut self, c: Completed) {
+        let Some(w) = self.warps[c.warp as usize].as_mut() else {
+            return;
+        };
+        w.in_flight.resolve(c.token, c.done);
+        if w.parked {
+            w.parked = false;
+            self.heap.push(c.done, warp_event(c.warp as usize));
+        }
+    }
+
+    /// Fetch ahead: the slot of the warp after next, and the generator state and SM of
+    /// the next one (whose slot was fetched one event ago).
+    #[inline(always)]
+    fn prefetch_upcoming(&self, sms: &[Sm]) {
+        let [next, after] = self.heap.upcoming();
+        if let Some(a) = after.filter(|e| e & 1 == 0) {
+            prefetch(&self.warps[(a >> 1) as usize]);
+        }
+        if let Some(Some(w)) = next
+            .filter(|e| e & 1 == 0)
+            .map(|n| &self.warps[(n >> 1) as usize])
+        {
+            prefetch_all(&*w.stream);
+            prefetch(&sms[w.sm as usize]);
+        }
+    }
+
     /// Launch the chiplet's next thread block (if any is left) on `sm` at cycle `t`.
     fn launch_next(
         &mut self,
@@ -470,6 +587,7 @@ impl<'w> KernelState<'w> {
                 in_flight: InFlight::default(),
                 held: None,
                 ended: false,
+                parked: false,
                 launched: t,
             };
             let ws = match self.free_warps.pop() {
@@ -482,7 +600,7 @@ impl<'w> KernelState<'w> {
                     self.warps.len() as u32 - 1
                 }
             };
-            self.heap.push(t, ws);
+            self.heap.push(t, warp_event(ws as usize));
         }
     }
 }

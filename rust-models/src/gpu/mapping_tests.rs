@@ -40,18 +40,20 @@ fn an_access_through_a_tlb_entry_ready_before_its_mapping_is_counted() {
         let mm = MemoryManager::new(driver_config(&cfg), policy, w.allocations()).expect("mm");
         let service = Box::new(FirstTouchService { latency: 3000 });
         let mut gpu = Gpu::new(&cfg, w.as_ref(), mm, service).expect("gpu");
-        let first = gpu.execute(0, 0, &read(0), 0).expect("first access");
+        let first = gpu.execute_to_end(0, 0, &read(0)).expect("first access");
         assert!(
             first >= 3000,
             "{policy}: the first touch waits for its fault"
         );
-        let again = gpu.execute(first, 0, &read(128), 0).expect("second access");
+        let again = gpu
+            .execute_to_end(first, 0, &read(128))
+            .expect("second access");
         assert_eq!(gpu.counters.translations_before_mapping, 0, "{policy}");
         assert!(again < first + 1000, "{policy}: a TLB hit");
         let base = gpu.alloc_base[0];
         gpu.map_times
             .stamp(Vpn(base >> 12), PAGE_64K >> 12, first + 1_000_000);
-        gpu.execute(first + 10, 0, &read(256), 0)
+        gpu.execute_to_end(first + 10, 0, &read(256))
             .expect("third access");
         assert_eq!(
             gpu.counters.translations_before_mapping, 1,

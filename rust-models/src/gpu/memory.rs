@@ -241,11 +241,31 @@ impl MemSystem {
     pub fn read_line(&mut self, pa: u64, now: u64, chiplet: u32) -> LineRead {
         let home = self.home(pa);
         let remote = home != chiplet;
-        let mut t = now;
-        if remote {
-            t += self.ring_latency;
-            t += self.ring_ports[home as usize].consume(t, self.ring_cycles, self.floor);
+        let t = if remote {
+            self.cross_ring(home, now)
+        } else {
+            now
+        };
+        LineRead {
+            done: self.at_home(pa, home, t),
+            remote,
         }
+    }
+
+    /// A remote line sent at `now` towards chiplet `home`: the cycle it reaches the home
+    /// L2 (the ring's latency, then the home ring port's queue).
+    #[inline]
+    pub fn cross_ring(&mut self, home: u32, now: u64) -> u64 {
+        let t = now + self.ring_latency;
+        t + self.ring_ports[home as usize].consume(t, self.ring_cycles, self.floor)
+    }
+
+    /// The line holding `pa` reaches its home chiplet's L2 at `now`: the cycle its data
+    /// is back (an L2 hit after its latency; a miss also pays the DRAM latency and the
+    /// line's channel).
+    #[inline]
+    pub fn at_home(&mut self, pa: u64, home: u32, now: u64) -> u64 {
+        let mut t = now;
         t += self.l2[home as usize].latency;
         if self.l2[home as usize].access(pa) {
             self.l2_hits += 1;
@@ -256,7 +276,7 @@ impl MemSystem {
             let idx = (home as u64 * self.channels_per_chiplet + ch) as usize;
             t += self.channels[idx].consume(t, self.channel_cycles, self.floor);
         }
-        LineRead { done: t, remote }
+        t
     }
 
     /// Lines that arrived at an HBM channel or ring port before a line processed earlier

@@ -14,7 +14,10 @@
 //! the queue at its completion cycle. Contention is modelled by bandwidth budgets that the
 //! time-ordered requests consume (HBM channels, ring ports, SM issue and L1 ports, walker
 //! threads), and by TLB entries that remember when their fill completes (a later miss to
-//! the same page waits for the earlier walk instead of starting its own).
+//! the same page waits for the earlier walk instead of starting its own). Where a page's
+//! translation, or a remote line's ring crossing, ends well after the event, its lines go
+//! on as an event of their own at that cycle (`pending.rs`), so the budgets see requests
+//! close to time order.
 //!
 //! ## An access, step by step
 //! 1. The warp's SM spends issue slots on the compute instructions before the access.
@@ -57,6 +60,7 @@ mod mapping;
 pub mod memory;
 pub mod metrics;
 pub mod mshr;
+mod pending;
 mod prefetch;
 pub(crate) mod ready_queue;
 pub mod replay;
@@ -92,7 +96,14 @@ pub enum GpuError {
     BadAccess(String),
     #[error("kernel `{kernel}`: {message}")]
     BadKernel { kernel: String, message: String },
-    #[error("{0} warp slots exceed the model's limit of 2^32 - 1")]
+    /// The event loop ran out of events with warps left (a model bug, never user input).
+    #[error("kernel `{kernel}`: the event loop stopped with {warps} warps unfinished and (pages, instructions) {pending:?} pending")]
+    Stuck {
+        kernel: String,
+        warps: usize,
+        pending: (usize, usize),
+    },
+    #[error("{0} warp slots exceed the model's limit of 2^31 - 1")]
     TooManyWarps(u64),
     /// A memory service (e.g. the UVM path) failed.
     #[error("memory service: {0}")]

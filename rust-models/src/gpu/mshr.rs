@@ -102,6 +102,12 @@ impl MshrPool {
         at
     }
 
+    /// Whether a miss may have to wait for a register (a bounded pool).
+    #[inline]
+    pub fn bounded(&self) -> bool {
+        self.capacity != 0
+    }
+
     /// Hold a register from `grant` (what [`MshrPool::acquire`] returned) to `release`.
     #[inline]
     pub fn hold(&mut self, grant: u64, release: u64) {
