@@ -14,19 +14,19 @@
 use super::access::Executed;
 use super::gmmu::Gmmu;
 use super::host_clock;
-use super::in_flight::{InFlight, IssueAt};
+use super::in_flight::IssueAt;
+use super::kernel_state::KernelState;
 use super::memory::{Budget, LinePort, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
 use super::mshr::MshrPool;
-use super::pending::{Completed, Pending};
-use super::prefetch::{prefetch, prefetch_all};
+use super::pending::Pending;
 use super::ready_queue::ReadyQueue;
 use super::replay::{Replay, ReplayCounters};
 use super::service::MemoryService;
 use super::translation::TlbHierarchy;
 use super::{GpuConfig, GpuError};
 use crate::driver::MemoryManager;
-use crate::workload::{WarpInstr, WarpStream, Workload};
+use crate::workload::Workload;
 
 /// Warp slots a GPU may have (queue events are `u32`: a warp slot's is even, a pending
 /// page's odd, one value kept free).
@@ -35,7 +35,7 @@ const MAX_WARP_SLOTS: u64 = (u32::MAX / 2) as u64;
 /// The ready queue's event for warp slot `ws` (even) and for pending page `id` (odd).
 /// Warps keep their (cycle, slot) pop order among themselves.
 #[inline]
-fn warp_event(ws: usize) -> u32 {
+pub(super) fn warp_event(ws: usize) -> u32 {
     (ws as u32) << 1
 }
 #[inline]
@@ -53,32 +53,7 @@ pub(super) struct Sm {
     pub l1_port: LinePort,
     /// The L1's miss-status holding registers.
     pub mshrs: MshrPool,
-    resident_tbs: u32,
-}
-
-struct Warp<'w> {
-    stream: WarpStream<'w>,
-    sm: u32,
-    tb: u32,
-    /// An instruction whose fault deferred it; issued again (whole, see [`Replay`])
-    /// before the stream goes on.
-    replay: Option<Replay>,
-    /// Its independent accesses still in flight.
-    in_flight: InFlight,
-    /// The next instruction, waiting (in the queue) for accesses in flight.
-    held: Option<WarpInstr>,
-    /// Its stream has ended; it waits for its last accesses.
-    ended: bool,
-    /// Not queued: it waits for a pending instruction to complete, either the one it
-    /// issued last (dependent) or one of its loads in flight ([`IssueAt::Park`]).
-    parked: bool,
-    /// The cycle its thread block launched it.
-    launched: u64,
-}
-
-struct ThreadBlock {
-    warps_left: u32,
-    sm: u32,
+    pub resident_tbs: u32,
 }
 
 /// The simulated GPU, bound to one workload and one memory manager.
@@ -501,106 +476,4 @@ enum WarpNext {
     Parked,
     /// Its last access completed: it retires.
     Finished,
-}
-
-/// Scheduling state of the running kernel.
-struct KernelState<'w> {
-    kernel: usize,
-    warps_per_tb: u32,
-    heap: ReadyQueue,
-    warps: Vec<Option<Warp<'w>>>,
-    free_warps: Vec<u32>,
-    tbs: Vec<ThreadBlock>,
-    free_tbs: Vec<u32>,
-    /// Next unlaunched block and end of each chiplet's chunk of the grid.
-    next_tb: Vec<u32>,
-    end_tb: Vec<u32>,
-}
-
-impl<'w> KernelState<'w> {
-    /// A pending instruction completed: its warp, if parked on it, is queued at its
-    /// completion; one of its loads in flight is known from now.
-    fn complete(&mut self, c: Completed) {
-        let Some(w) = self.warps[c.warp as usize].as_mut() else {
-            return;
-        };
-        w.in_flight.resolve(c.token, c.done);
-        if w.parked {
-            w.parked = false;
-            self.heap.push(c.done, warp_event(c.warp as usize));
-        }
-    }
-
-    /// Fetch ahead: the slot of the warp after next, and the generator state and SM of
-    /// the next one (whose slot was fetched one event ago).
-    #[inline(always)]
-    fn prefetch_upcoming(&self, sms: &[Sm]) {
-        let [next, after] = self.heap.upcoming();
-        if let Some(a) = after.filter(|e| e & 1 == 0) {
-            prefetch(&self.warps[(a >> 1) as usize]);
-        }
-        if let Some(Some(w)) = next
-            .filter(|e| e & 1 == 0)
-            .map(|n| &self.warps[(n >> 1) as usize])
-        {
-            prefetch_all(&*w.stream);
-            prefetch(&sms[w.sm as usize]);
-        }
-    }
-
-    /// Launch the chiplet's next thread block (if any is left) on `sm` at cycle `t`.
-    fn launch_next(
-        &mut self,
-        workload: &'w dyn Workload,
-        chiplet: u32,
-        sm: u32,
-        t: u64,
-        sms: &mut [Sm],
-    ) {
-        let c = chiplet as usize;
-        if self.next_tb[c] >= self.end_tb[c] {
-            return;
-        }
-        let tb = self.next_tb[c];
-        self.next_tb[c] += 1;
-        let block = ThreadBlock {
-            warps_left: self.warps_per_tb,
-            sm,
-        };
-        let slot = match self.free_tbs.pop() {
-            Some(i) => {
-                self.tbs[i as usize] = block;
-                i
-            }
-            None => {
-                self.tbs.push(block);
-                self.tbs.len() as u32 - 1
-            }
-        };
-        sms[sm as usize].resident_tbs += 1;
-        for w in 0..self.warps_per_tb {
-            let warp = Warp {
-                stream: workload.warp_stream(self.kernel, tb, w),
-                sm,
-                tb: slot,
-                replay: None,
-                in_flight: InFlight::default(),
-                held: None,
-                ended: false,
-                parked: false,
-                launched: t,
-            };
-            let ws = match self.free_warps.pop() {
-                Some(i) => {
-                    self.warps[i as usize] = Some(warp);
-                    i
-                }
-                None => {
-                    self.warps.push(Some(warp));
-                    self.warps.len() as u32 - 1
-                }
-            };
-            self.heap.push(t, warp_event(ws as usize));
-        }
-    }
 }

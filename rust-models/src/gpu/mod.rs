@@ -55,6 +55,7 @@ mod fill;
 pub mod gmmu;
 pub mod host_clock;
 pub mod in_flight;
+mod kernel_state;
 mod lanes;
 mod mapping;
 pub mod memory;
@@ -71,6 +72,7 @@ mod size_class;
 pub mod sweep;
 pub mod tlb;
 mod tlb_ways;
+mod translate_page;
 pub mod translation;
 
 pub use config::GpuConfig;

@@ -1,0 +1,136 @@
+//! The running kernel's scheduling state: its warps, thread blocks and ready queue.
+
+use super::engine::{warp_event, Sm};
+use super::in_flight::InFlight;
+use super::pending::Completed;
+use super::prefetch::{prefetch, prefetch_all};
+use super::ready_queue::ReadyQueue;
+use super::replay::Replay;
+use crate::workload::{WarpInstr, WarpStream, Workload};
+
+pub(super) struct Warp<'w> {
+    pub stream: WarpStream<'w>,
+    pub sm: u32,
+    pub tb: u32,
+    /// An instruction whose fault deferred it; issued again (whole, see [`Replay`])
+    /// before the stream goes on.
+    pub replay: Option<Replay>,
+    /// Its independent accesses still in flight.
+    pub in_flight: InFlight,
+    /// The next instruction, waiting (in the queue) for accesses in flight.
+    pub held: Option<WarpInstr>,
+    /// Its stream has ended; it waits for its last accesses.
+    pub ended: bool,
+    /// Not queued: it waits for a pending instruction to complete, either the one it
+    /// issued last (dependent) or one of its loads in flight ([`IssueAt::Park`]).
+    pub parked: bool,
+    /// The cycle its thread block launched it.
+    pub launched: u64,
+}
+
+pub(super) struct ThreadBlock {
+    pub warps_left: u32,
+    pub sm: u32,
+}
+
+/// Scheduling state of the running kernel.
+pub(super) struct KernelState<'w> {
+    pub kernel: usize,
+    pub warps_per_tb: u32,
+    pub heap: ReadyQueue,
+    pub warps: Vec<Option<Warp<'w>>>,
+    pub free_warps: Vec<u32>,
+    pub tbs: Vec<ThreadBlock>,
+    pub free_tbs: Vec<u32>,
+    /// Next unlaunched block and end of each chiplet's chunk of the grid.
+    pub next_tb: Vec<u32>,
+    pub end_tb: Vec<u32>,
+}
+
+impl<'w> KernelState<'w> {
+    /// A pending instruction completed: its warp, if parked on it, is queued at its
+    /// completion; one of its loads in flight is known from now.
+    pub(super) fn complete(&mut self, c: Completed) {
+        let Some(w) = self.warps[c.warp as usize].as_mut() else {
+            return;
+        };
+        w.in_flight.resolve(c.token, c.done);
+        if w.parked {
+            w.parked = false;
+            self.heap.push(c.done, warp_event(c.warp as usize));
+        }
+    }
+
+    /// Fetch ahead: the slot of the warp after next, and the generator state and SM of
+    /// the next one (whose slot was fetched one event ago).
+    #[inline(always)]
+    pub(super) fn prefetch_upcoming(&self, sms: &[Sm]) {
+        let [next, after] = self.heap.upcoming();
+        if let Some(a) = after.filter(|e| e & 1 == 0) {
+            prefetch(&self.warps[(a >> 1) as usize]);
+        }
+        if let Some(Some(w)) = next
+            .filter(|e| e & 1 == 0)
+            .map(|n| &self.warps[(n >> 1) as usize])
+        {
+            prefetch_all(&*w.stream);
+            prefetch(&sms[w.sm as usize]);
+        }
+    }
+
+    /// Launch the chiplet's next thread block (if any is left) on `sm` at cycle `t`.
+    pub(super) fn launch_next(
+        &mut self,
+        workload: &'w dyn Workload,
+        chiplet: u32,
+        sm: u32,
+        t: u64,
+        sms: &mut [Sm],
+    ) {
+        let c = chiplet as usize;
+        if self.next_tb[c] >= self.end_tb[c] {
+            return;
+        }
+        let tb = self.next_tb[c];
+        self.next_tb[c] += 1;
+        let block = ThreadBlock {
+            warps_left: self.warps_per_tb,
+            sm,
+        };
+        let slot = match self.free_tbs.pop() {
+            Some(i) => {
+                self.tbs[i as usize] = block;
+                i
+            }
+            None => {
+                self.tbs.push(block);
+                self.tbs.len() as u32 - 1
+            }
+        };
+        sms[sm as usize].resident_tbs += 1;
+        for w in 0..self.warps_per_tb {
+            let warp = Warp {
+                stream: workload.warp_stream(self.kernel, tb, w),
+                sm,
+                tb: slot,
+                replay: None,
+                in_flight: InFlight::default(),
+                held: None,
+                ended: false,
+                parked: false,
+                launched: t,
+            };
+            let ws = match self.free_warps.pop() {
+                Some(i) => {
+                    self.warps[i as usize] = Some(warp);
+                    i
+                }
+                None => {
+                    self.warps.push(Some(warp));
+                    self.warps.len() as u32 - 1
+                }
+            };
+            self.heap.push(t, warp_event(ws as usize));
+        }
+    }
+}
