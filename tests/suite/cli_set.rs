@@ -65,9 +65,11 @@ fn gpu_set_with_uvm_changes_the_gpu_model() {
     };
     let base = uvm(&[]);
     let one = uvm(&["--gpu-set", "gpu.loads_in_flight_per_warp=1"]);
-    assert!(
-        one > base,
-        "1 load in flight per warp is slower: {one} vs {base}"
+    // The key reaches the GPU model. Not "slower": under thrashing fewer loads in flight
+    // can fault less (2,257,225 against 2,314,953 cycles at scale 0.02).
+    assert_ne!(
+        one, base,
+        "1 load in flight per warp changes the run: {one} vs {base}"
     );
 }
 
