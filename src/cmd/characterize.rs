@@ -21,7 +21,7 @@ pub struct Args {
     /// Placement of the data-cache, local/remote and bandwidth benchmarks: s4k, s64k or
     /// ideal (2 MB translations over 64 KB placement, which keeps the TLBs out of the
     /// data-cache staircase). The TLB staircases use s4k, s64k and ideal whatever this is.
-    #[arg(long, default_value = "ideal")]
+    #[arg(long, default_value = "ideal", value_parser = ["s4k", "s64k", "ideal"])]
     pub policy: String,
     /// Directory for characterize.json and staircase.svg.
     #[arg(long, default_value = "out/characterize")]

@@ -1,8 +1,11 @@
 //! Pieces shared by the hardware subcommands: the hw.toml lookup and block selection.
 
 use anyhow::Context;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use mcmvm_models::config::HwConfig;
+use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::protocol::BlockKind;
+use mcmvm_models::uvm::UvmPolicy;
 use std::path::{Path, PathBuf};
 
 /// Default hardware parameter file, relative to the working directory.
@@ -71,7 +74,7 @@ pub struct HwArgs {
     /// mismatch stops the run with exit code 1 and a VCD of the block's last 1,000 cycles).
     /// rusthdl and verilator run on a thread of their own with the twin predicting their
     /// outputs; a misprediction repeats the run with the RTL serving unpredicted.
-    #[arg(long, default_value = "twin")]
+    #[arg(long, default_value = "twin", value_parser = ["twin", "rusthdl", "verilator", "check"])]
     pub hw: String,
     /// With `--hw rusthdl|verilator`: the RTL serves on the system's thread from the start,
     /// no twin predicting it.
@@ -133,4 +136,16 @@ pub fn is_block_mismatch(e: &anyhow::Error) -> bool {
             || matches!(c.downcast_ref::<GpuError>(), Some(GpuError::Block(f)) if m(f))
             || matches!(c.downcast_ref::<UvmError>(), Some(UvmError::Block(f)) if m(f))
     })
+}
+
+/// `--policy`: a placement policy, its names listed in `--help` and in clap's error.
+pub fn policy_parser() -> impl TypedValueParser<Value = PolicyKind> {
+    PossibleValuesParser::new(PolicyKind::ALL.map(PolicyKind::name))
+        .try_map(|s| s.parse::<PolicyKind>())
+}
+
+/// `--uvm`: a UVM management policy, its names listed in `--help` and in clap's error.
+pub fn uvm_policy_parser() -> impl TypedValueParser<Value = UvmPolicy> {
+    PossibleValuesParser::new(UvmPolicy::ALL.map(UvmPolicy::name))
+        .try_map(|s| s.parse::<UvmPolicy>())
 }

@@ -30,14 +30,14 @@ pub struct Args {
     /// Trace file instead of a built-in workload.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Placement policy: s4k, s64k, s2m, olp, clap, ideal, s64k-coal (required unless
-    /// --uvm runs).
-    #[arg(long)]
-    pub policy: Option<String>,
-    /// UVM management under oversubscription: none, tbnp, forest, specforest, forest-lru
-    /// (Forest's trees, the baseline LRU), tbnp-aae (TBNp, Forest's access-aware eviction).
-    #[arg(long, default_value = "none")]
-    pub uvm: String,
+    /// Placement policy (required unless --uvm runs): s64k, s2m, clap and ideal are the
+    /// paper's; s64k-coal is S-64KB with CLAP's coalescer; the rest are extended.
+    #[arg(long, value_parser = super::common::policy_parser())]
+    pub policy: Option<PolicyKind>,
+    /// UVM management under oversubscription: forest-lru is Forest's trees with the
+    /// baseline LRU, tbnp-aae TBNp with Forest's access-aware eviction.
+    #[arg(long, default_value = "none", value_parser = super::common::uvm_policy_parser())]
+    pub uvm: UvmPolicy,
     /// UVM oversubscription (footprint / GPU memory), at least 1.0.
     #[arg(long)]
     pub oversub: Option<f64>,
@@ -64,7 +64,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let uvm: UvmPolicy = args.uvm.parse()?;
+    let uvm = args.uvm;
     // Whether `--config` names a UVM config (the replay engine's) rather than a GPU one.
     let uvm_config = args
         .config
@@ -272,11 +272,9 @@ fn gpu_config_and_policy(
     let overrides: Vec<String> = args.gpu_set.iter().chain(extra).cloned().collect();
     let mut cfg = super::configs::gpu_with(&config, &overrides)?;
     cfg.engines = args.hw.hardware()?;
-    let policy: PolicyKind = args
+    let policy = args
         .policy
-        .as_deref()
-        .with_context(|| format!("--policy is required ({})", PolicyKind::NAMES))?
-        .parse()?;
+        .with_context(|| format!("--policy is required ({})", PolicyKind::NAMES))?;
     Ok((config, cfg, policy))
 }
 

@@ -105,3 +105,20 @@ fn gpu_set_on_the_replay_engine_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--gpu-set") && err.contains("replay"), "{err}");
 }
+
+#[test]
+fn enumerated_flags_name_their_values_on_a_bad_one() {
+    for (flag, bad, listed) in [
+        ("--policy", "s65k", "s64k-coal"),
+        ("--uvm", "forrest", "tbnp-aae"),
+        ("--hw", "icarus", "verilator"),
+    ] {
+        let o = mcmvm(&["run", "--workload", "bfs", flag, bad]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flag} {bad}: {err}");
+        assert!(
+            err.contains(bad) && err.contains("possible values") && err.contains(listed),
+            "{flag} {bad}: {err}"
+        );
+    }
+}
