@@ -46,11 +46,7 @@ pub fn speedup(runs: &[Run], w: &str, p: &str, base: &str) -> Option<f64> {
     (r.cycles > 0.0).then(|| b.cycles / r.cycles)
 }
 
-/// Geometric mean of the positive values.
-pub fn geomean(xs: &[f64]) -> Option<f64> {
-    let v: Vec<f64> = xs.iter().copied().filter(|x| *x > 0.0).collect();
-    (!v.is_empty()).then(|| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
-}
+pub use mcmvm_models::stats::geomean;
 
 /// Workloads and policies in the order the file lists them.
 pub fn axes(runs: &[Run]) -> (Vec<String>, Vec<String>) {

@@ -85,10 +85,9 @@ pub fn rows(t: &Table) -> Result<Vec<Row>, ReportError> {
         .collect()
 }
 
-/// Geometric mean of speed-ups, as the sweep computes it (a 0 counts as 1e-12).
+/// Geometric mean of speed-ups, as the sweep computes it (`mcmvm_models::stats`).
 pub fn geomean(xs: &[f64]) -> f64 {
-    let n = xs.len().max(1) as f64;
-    (xs.iter().map(|s| s.max(1e-12).ln()).sum::<f64>() / n).exp()
+    mcmvm_models::stats::geomean_or_one(xs)
 }
 
 /// The two policies drawn, and their colours.

@@ -9,20 +9,9 @@ use crate::{Figure, Outcome, ReportError};
 use std::path::Path;
 
 /// The geometric mean of `xs` without the value farthest from 1 in log terms (all of them
-/// with fewer than two).
+/// with fewer than two), as the sweep computes it (`mcmvm_models::stats`).
 pub fn geomean_without_outlier(xs: &[f64]) -> f64 {
-    if xs.len() < 2 {
-        return geomean(xs);
-    }
-    let dist = |s: f64| s.max(1e-12).ln().abs();
-    let worst = (0..xs.len())
-        .max_by(|&a, &b| dist(xs[a]).total_cmp(&dist(xs[b])))
-        .unwrap_or(0);
-    let rest: Vec<f64> = (0..xs.len())
-        .filter(|&i| i != worst)
-        .map(|i| xs[i])
-        .collect();
-    geomean(&rest)
+    mcmvm_models::stats::geomean_without_outlier(xs).1
 }
 
 /// `sub/fig-curve.svg` when the sweep has more than one oversubscription ratio (None

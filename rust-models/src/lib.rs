@@ -18,6 +18,7 @@ pub mod figures;
 pub mod gpu;
 pub mod pagetable;
 pub mod pte;
+pub mod stats;
 pub mod uvm;
 pub mod workload;
 

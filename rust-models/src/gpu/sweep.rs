@@ -210,11 +210,7 @@ fn policies_in_order(runs: &[RunSummary]) -> Vec<String> {
     ps
 }
 
-/// Geometric mean of positive values (None if there are none).
-pub fn geomean(xs: &[f64]) -> Option<f64> {
-    let v: Vec<f64> = xs.iter().copied().filter(|x| *x > 0.0).collect();
-    (!v.is_empty()).then(|| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
-}
+pub use crate::stats::geomean;
 
 /// Speed-up of `policy` over `base` on workload `w`: base cycles / policy cycles.
 pub fn speedup(runs: &[RunSummary], w: &str, policy: &str, base: &str) -> Option<f64> {

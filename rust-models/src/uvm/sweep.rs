@@ -222,22 +222,11 @@ pub fn run_forest_job(opts: &SweepOptions, job: &ForestJob) -> Result<UvmMetrics
 }
 
 /// The geometric mean of `speedups` (one per workload) without the largest outlier, the
-/// speed-up farthest from 1 in log terms, and that workload.
+/// speed-up farthest from 1 in log terms, and that workload ([`crate::stats`]).
 pub fn geomean_without_outlier(speedups: &[(&str, f64)]) -> (Option<String>, f64) {
-    if speedups.len() < 2 {
-        return (None, geomean_speedup(speedups.iter().map(|x| x.1)));
-    }
-    let dist = |s: f64| s.max(1e-12).ln().abs();
-    let worst = (0..speedups.len())
-        .max_by(|&a, &b| dist(speedups[a].1).total_cmp(&dist(speedups[b].1)))
-        .unwrap_or(0);
-    let rest = speedups
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != worst)
-        .map(|(_, x)| x.1);
-    let g = geomean_speedup(rest.collect::<Vec<_>>().into_iter());
-    (Some(speedups[worst].0.to_string()), g)
+    let xs: Vec<f64> = speedups.iter().map(|x| x.1).collect();
+    let (worst, g) = crate::stats::geomean_without_outlier(&xs);
+    (worst.map(|i| speedups[i].0.to_string()), g)
 }
 
 /// The geometric means at each oversubscription of `oversubs`.
@@ -353,11 +342,10 @@ pub(super) fn run_parallel<J: Sync, R: Send>(
         .collect()
 }
 
-/// Geometric mean of speed-ups (1 when there are none); a speed-up of 0 (a run with no
-/// cycles) counts as 1e-12 rather than sending the mean to 0.
-pub fn geomean_speedup(speedups: impl ExactSizeIterator<Item = f64>) -> f64 {
-    let n = speedups.len().max(1) as f64;
-    (speedups.map(|s| s.max(1e-12).ln()).sum::<f64>() / n).exp()
+/// Geometric mean of speed-ups, 1 when none counts ([`crate::stats`]'s rule: a speed-up
+/// of 0, a run with no cycles, is left out).
+pub fn geomean_speedup(speedups: impl Iterator<Item = f64>) -> f64 {
+    crate::stats::geomean_or_one(&speedups.collect::<Vec<_>>())
 }
 
 #[cfg(test)]

@@ -225,7 +225,7 @@ pub fn paper_table(engine: &str, summaries: &[SweepSummary], rows: &[SweepRow]) 
         .map(|r| r.specforest_speedup)
         .collect();
     if !dl.is_empty() {
-        let g = (dl.iter().map(|x| x.ln()).sum::<f64>() / dl.len() as f64).exp();
+        let g = crate::stats::geomean_or_one(&dl);
         s.push_str(&format!(
             "{:<44} {:>9.2}x {:>13.3}x\n",
             format!("specforest over tbnp on {} DL networks", dl.len()),
