@@ -83,11 +83,15 @@ sweep-slurm: build
 test-slurm: build
 	MCMVM=$(abspath $(MCMVM)) tests/slurm/run.sh
 
+# Every suite, each slow property at a small size (scale, cycles, a subset of the matrix);
+# the written-size versions are `#[ignore = "slow: ..."]`, each naming its fast case, and run
+# under `make test-exhaustive`. What runs where, with measured times: docs/performance.md.
 test: deps
 	$(CARGO) test --release --workspace
 	@echo "make test: all suites passed"
 
-# Slow, exhaustive runs; not part of `make test`.
+# Slow, exhaustive runs; not part of `make test`: every `#[ignore]`d test as well (the
+# written-size README examples, whole policy matrices, 1 M-cycle lockstep runs, benchmarks).
 test-exhaustive: deps
 	MCMVM_EXHAUSTIVE=1 $(CARGO) test --release --workspace -- --include-ignored
 
@@ -109,9 +113,10 @@ formal: deps
 	$(CARGO) test --release -p mcmvm-synth --test suite formal_rt -- --include-ignored --nocapture --test-threads 1
 
 # Criterion benches: a plain release build (the profile-guided binary's speed is what `run`
-# prints; see the README's speed table for both).
+# prints; see the README's speed table for both). criterion is behind mcmvm-models' `bench`
+# feature so that `make test` does not build it (rust-models/Cargo.toml says why).
 bench: deps
-	$(CARGO) bench --workspace
+	$(CARGO) bench --workspace --features mcmvm-models/bench
 
 # Opt-in mutation testing (cargo-mutants; docs/verification.md): the twins (blocks/), the
 # driver's PMM/MMA and eviction rules and the UVM eviction path, and the reference monitors

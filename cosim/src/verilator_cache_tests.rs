@@ -11,10 +11,11 @@ use crate::verilator_shim::BlockPorts;
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::{BlockKind, RtIn, RtOut};
 
-/// The sources of an 8-entry RT with `counter_bits`.
+/// The sources of a 2-entry RT with `counter_bits` (the smallest table builds fastest; the
+/// cache does not care what it holds).
 fn sources(counter_bits: u32) -> Sources {
     let mut cfg = HwConfig::default();
-    cfg.remote_tracker.entries = 8;
+    cfg.remote_tracker.entries = 2;
     cfg.remote_tracker.counter_bits = counter_bits;
     let block = BlockPorts::of::<RtIn, RtOut>(BlockKind::RemoteTracker);
     Sources::generate(&block, &cfg, false).unwrap_or_else(|e| panic!("{e}"))

@@ -2,8 +2,11 @@
 //! of the RT's ranks or the ATT's recency stuck at zero) is reported by name, while the
 //! unmutated model runs the same stimulus without a report; the ATT's range-disjointness
 //! rule counts only in a system run.
+//!
+//! The models come from the shared cache: Verilator's runtime is built once for all of
+//! them, and a later `make test` finds them built. A mutant's entry is keyed by the hash of
+//! its own (mutated) Verilog, so it is never served for the unmutated block.
 
-use super::tests::TempDir;
 use super::*;
 use crate::verilator_build::Sources;
 use mcmvm_models::config::AttRecency;
@@ -31,15 +34,14 @@ fn stuck_at_zero(verilog: &str, module: &str) -> String {
     )
 }
 
-/// A checked model of `src` built under `root`; `in_system` as in [`VerilatorModel::checked`].
+/// A checked model of `src` from the shared cache; `in_system` as in [`VerilatorModel::checked`].
 fn model_of<I: Ports, O: Ports>(
     block: &BlockPorts,
     src: &Sources,
-    root: &Path,
     in_system: bool,
 ) -> VerilatorModel<I, O> {
-    let cached =
-        verilator_cache::model(src, &Tools::default(), root).unwrap_or_else(|e| panic!("{e}"));
+    let cached = verilator_cache::model(src, &Tools::default(), &cache_root())
+        .unwrap_or_else(|e| panic!("{e}"));
     let loaded = open(block, &cached).unwrap_or_else(|e| panic!("{e}"));
     VerilatorModel::from_loaded(loaded, Some(in_system))
 }
@@ -65,7 +67,7 @@ fn rt_walks(seed: u64, cycles: usize) -> impl Iterator<Item = RtIn> {
         if std::mem::take(&mut first) {
             return Some(RtIn::reset());
         }
-        // More IDs than the 8 rows: every row gets allocated and replaced.
+        // More IDs than the 4 rows: every row gets allocated and replaced.
         let mut input = RtIn::walk(rng.gen_range(0..12), rng.gen_bool(0.5));
         if rng.gen_bool(0.1) {
             input = input.with_drain(rng.gen_range(0..12));
@@ -77,19 +79,19 @@ fn rt_walks(seed: u64, cycles: usize) -> impl Iterator<Item = RtIn> {
 
 #[test]
 fn a_stuck_rank_register_of_the_remote_tracker_breaks_the_permutation_invariant() {
-    let tmp = TempDir::new("invariants-rt");
     let mut cfg = HwConfig::default();
-    cfg.remote_tracker.entries = 8;
+    // 4 rows: a small table verilates and compiles in a fraction of the default's time.
+    cfg.remote_tracker.entries = 4;
     // The exact-rank order (the default, nru, keeps no ranks).
     cfg.remote_tracker.replacement = mcmvm_protocol::config::RtReplacement::Ranks;
     let block = BlockPorts::of::<RtIn, RtOut>(BlockKind::RemoteTracker);
     let good = Sources::generate(&block, &cfg, true).unwrap_or_else(|e| panic!("{e}"));
-    let mut clean = model_of::<RtIn, RtOut>(&block, &good, &tmp.0, false);
+    let mut clean = model_of::<RtIn, RtOut>(&block, &good, false);
     assert_eq!(first_violation(&mut clean, rt_walks(7, 5_000)), None);
 
     let mut bad = good.clone();
     bad.verilog = stuck_at_zero(&good.verilog, "remote_tracker$rank$1");
-    let mut mutant = model_of::<RtIn, RtOut>(&block, &bad, &tmp.0, false);
+    let mut mutant = model_of::<RtIn, RtOut>(&block, &bad, false);
     let (cycle, name) =
         first_violation(&mut mutant, rt_walks(7, 5_000)).expect("the stuck rank is caught");
     assert!(name.contains("ranks are a permutation"), "{name}");
@@ -120,13 +122,14 @@ fn att_accesses(seed: u64, cycles: usize) -> impl Iterator<Item = AttIn> {
 
 #[test]
 fn a_stuck_recency_register_of_the_access_time_tracker_breaks_the_total_order() {
-    let tmp = TempDir::new("invariants-att");
     // An exact order (the pseudo-LRU tree has no order invariant to break).
     let mut cfg = HwConfig::default();
     cfg.access_time_tracker.recency = AttRecency::Ranks;
+    // 8 objects (the stimulus registers 4): a small table compiles far faster than 32.
+    cfg.access_time_tracker.objects = 8;
     let block = BlockPorts::of::<AttIn, AttOut>(BlockKind::AccessTimeTracker);
     let good = Sources::generate(&block, &cfg, true).unwrap_or_else(|e| panic!("{e}"));
-    let mut clean = model_of::<AttIn, AttOut>(&block, &good, &tmp.0, true);
+    let mut clean = model_of::<AttIn, AttOut>(&block, &good, true);
     assert_eq!(first_violation(&mut clean, att_accesses(3, 2_000)), None);
 
     // Whichever form the RTL keeps recency in: the second slot's row of it.
@@ -136,7 +139,7 @@ fn a_stuck_recency_register_of_the_access_time_tracker_breaks_the_total_order() 
         .expect("the ATT keeps recency in an age matrix or in ranks");
     let mut bad = good.clone();
     bad.verilog = stuck_at_zero(&good.verilog, register);
-    let mut mutant = model_of::<AttIn, AttOut>(&block, &bad, &tmp.0, true);
+    let mut mutant = model_of::<AttIn, AttOut>(&block, &bad, true);
     let (_, name) =
         first_violation(&mut mutant, att_accesses(3, 2_000)).expect("the stuck recency is caught");
     assert!(
@@ -147,8 +150,9 @@ fn a_stuck_recency_register_of_the_access_time_tracker_breaks_the_total_order() 
 
 #[test]
 fn overlapping_att_ranges_break_an_invariant_only_in_a_system_run() {
-    let tmp = TempDir::new("invariants-att-overlap");
-    let cfg = HwConfig::default();
+    // 8 objects (two are registered): a small table compiles far faster than 32.
+    let mut cfg = HwConfig::default();
+    cfg.access_time_tracker.objects = 8;
     let block = BlockPorts::of::<AttIn, AttOut>(BlockKind::AccessTimeTracker);
     let src = Sources::generate(&block, &cfg, true).unwrap_or_else(|e| panic!("{e}"));
     // Two registrations, then an idle cycle: the state a cycle shows is the one its
@@ -164,9 +168,9 @@ fn overlapping_att_ranges_break_an_invariant_only_in_a_system_run() {
             })
             .chain([AttIn::default()])
     };
-    let mut random = model_of::<AttIn, AttOut>(&block, &src, &tmp.0, false);
+    let mut random = model_of::<AttIn, AttOut>(&block, &src, false);
     assert_eq!(first_violation(&mut random, overlapping()), None);
-    let mut system = model_of::<AttIn, AttOut>(&block, &src, &tmp.0, true);
+    let mut system = model_of::<AttIn, AttOut>(&block, &src, true);
     let (cycle, name) =
         first_violation(&mut system, overlapping()).expect("a system run counts the rule");
     assert_eq!(

@@ -56,16 +56,18 @@ fn no_access_uses_a_translation_before_its_mapping_completed_on_shared_pages() {
     );
 }
 
-#[test]
-fn no_access_uses_a_translation_before_its_mapping_completed_on_the_clap_suite() {
+/// Every CLAP workload under each of `policies` at `scale`: no access used a translation
+/// before its mapping completed.
+fn no_early_translation_on_the_clap_suite(scale: f64, policies: &[PolicyKind]) {
+    println!("scale {scale}, seed 1, policies {policies:?}");
     let cfg = config4();
     let mut early = Vec::new();
     for &name in workload::clap_suite() {
-        let w = workload::by_name(name, 0.05, 1).expect("workload");
-        for p in PolicyKind::ALL {
+        let w = workload::by_name(name, scale, 1).expect("workload");
+        for &p in policies {
             let spec = RunSpec {
                 policy: p,
-                scale: 0.05,
+                scale,
                 seed: 1,
             };
             let r = mcmvm_models::gpu::simulate(&cfg, w.as_ref(), spec).expect("runs");
@@ -79,6 +81,21 @@ fn no_access_uses_a_translation_before_its_mapping_completed_on_the_clap_suite()
         "accesses that used a translation before its mapping completed: {}",
         early.join(", ")
     );
+}
+
+/// Every workload under CLAP and its baseline s64k (every policy is `..._on_shared_pages`):
+/// 36 small runs instead of the whole matrix's 234.
+#[test]
+fn no_access_uses_a_translation_before_its_mapping_completed_on_the_clap_suite() {
+    no_early_translation_on_the_clap_suite(0.01, &[PolicyKind::Clap, PolicyKind::S64k]);
+}
+
+#[test]
+#[ignore = "slow: every CLAP workload under every policy at scale 0.05; fast cases: \
+            ..._on_the_clap_suite (every workload, clap and s64k) and ..._on_shared_pages \
+            (every policy); run by make test-exhaustive"]
+fn no_access_uses_a_translation_before_its_mapping_completed_under_every_policy() {
+    no_early_translation_on_the_clap_suite(0.05, &PolicyKind::ALL);
 }
 
 /// First-touch paging that lets the faulting warp replay at once although the mapping

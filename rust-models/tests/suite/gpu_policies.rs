@@ -96,14 +96,15 @@ fn every_mapped_page_has_its_own_frame_under_every_policy() {
 /// chiplet walks each 64 KB page, so the RT sees the same 75 %. With CLAP's coalescing
 /// hardware (`s64k-coal`), the chiplet that first touches a page walks it while its 1 MB
 /// group is still partly mapped, and the other chiplets later cover sixteen pages per
-/// (remote) walk: the RT's estimate falls well below the truth (19 % measured).
-#[test]
-fn remote_tracker_matches_the_access_ratio_until_coalescing_thins_remote_walks() {
-    let w = mcmvm_models::workload::by_name("gemm-resnet50", 1.0, 1).expect("builds");
+/// (remote) walk: the RT's estimate falls well below the truth (measured: 21 % at scale
+/// 0.25, 19 % at 1).
+fn remote_tracker_vs_access_ratio_of_gemm(scale: f64) {
+    println!("gemm-resnet50 at scale {scale}, seed 1");
+    let w = mcmvm_models::workload::by_name("gemm-resnet50", scale, 1).expect("builds");
     let b_of = |policy: PolicyKind| {
         let spec = mcmvm_models::gpu::RunSpec {
             policy,
-            scale: 1.0,
+            scale,
             seed: 1,
         };
         let r = mcmvm_models::gpu::simulate(&config4(), w.as_ref(), spec).expect("runs");
@@ -128,4 +129,18 @@ fn remote_tracker_matches_the_access_ratio_until_coalescing_thins_remote_walks()
         rt_c < truth_c / 2.0,
         "RT {rt_c} vs true {truth_c} with coalescing"
     );
+}
+
+/// Scale 0.25: a few seconds, against minutes for the default size below.
+#[test]
+fn remote_tracker_matches_the_access_ratio_until_coalescing_thins_remote_walks() {
+    remote_tracker_vs_access_ratio_of_gemm(0.25);
+}
+
+#[test]
+#[ignore = "slow: gemm-resnet50 at scale 1 (minutes); the fast case \
+            remote_tracker_matches_the_access_ratio_until_coalescing_thins_remote_walks \
+            asserts the same at 0.25; run by make test-exhaustive"]
+fn remote_tracker_matches_the_access_ratio_at_the_default_scale() {
+    remote_tracker_vs_access_ratio_of_gemm(1.0);
 }
