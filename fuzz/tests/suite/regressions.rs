@@ -21,6 +21,7 @@ fn every_saved_regression_input_is_accepted_or_rejected_cleanly() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
     let replayed = replay_regressions(&root, Duration::from_secs(20));
     let mut seen = Vec::new();
+    let mut wrong = Vec::new();
     for r in &replayed {
         println!(
             "{}/{}: {:?}, peak {} KB",
@@ -33,9 +34,12 @@ fn every_saved_regression_input_is_accepted_or_rejected_cleanly() {
             .iter()
             .find(|(t, c, _)| *t == r.target && *c == r.case)
             .unwrap_or_else(|| panic!("{}/{}: add it to EXPECTED", r.target, r.case));
-        assert_eq!(r.outcome, Ok(expected.2), "{}/{}", r.target, r.case);
+        if r.outcome != Ok(expected.2) {
+            wrong.push(format!("{}/{}: {:?}, expected {:?}", r.target, r.case, r.outcome, expected.2));
+        }
         seen.push((r.target, r.case.as_str()));
     }
+    assert!(wrong.is_empty(), "{wrong:#?}");
     assert_eq!(
         seen.len(),
         EXPECTED.len(),
