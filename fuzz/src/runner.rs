@@ -104,7 +104,10 @@ pub struct Plan {
 pub fn default_crash_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(t) => PathBuf::from(t).join("fuzz-crashes"),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fuzz-crashes"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("target/fuzz-crashes"),
     }
 }
 

@@ -7,6 +7,8 @@ use std::path::Path;
 use std::time::Duration;
 
 const EXPECTED: &[(&str, &str, Verdict)] = &[
+    ("mcmvm-trace", "name-inside-a-warp-run", Verdict::Accepted),
+    ("mcmvm-trace", "name-with-extra-fields", Verdict::Rejected),
     ("accelsim", "grid-of-2-32-blocks", Verdict::Accepted),
     ("accelsim", "last-page", Verdict::Accepted),
     ("nvbit", "block-size-overflow", Verdict::Rejected),
@@ -35,7 +37,10 @@ fn every_saved_regression_input_is_accepted_or_rejected_cleanly() {
             .find(|(t, c, _)| *t == r.target && *c == r.case)
             .unwrap_or_else(|| panic!("{}/{}: add it to EXPECTED", r.target, r.case));
         if r.outcome != Ok(expected.2) {
-            wrong.push(format!("{}/{}: {:?}, expected {:?}", r.target, r.case, r.outcome, expected.2));
+            wrong.push(format!(
+                "{}/{}: {:?}, expected {:?}",
+                r.target, r.case, r.outcome, expected.2
+            ));
         }
         seen.push((r.target, r.case.as_str()));
     }
