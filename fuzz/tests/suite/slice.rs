@@ -12,7 +12,7 @@ fn a_fixed_seed_slice_of_every_target_breaks_no_property() {
     println!("seed {SEED}, {PER_TARGET} inputs per target");
     let mut total = 0;
     let mut failures = Vec::new();
-    for t in 0..TARGETS.len() {
+    for (t, target) in TARGETS.iter().enumerate() {
         let plan = Plan {
             seed: SEED,
             inputs: PER_TARGET,
@@ -23,7 +23,7 @@ fn a_fixed_seed_slice_of_every_target_breaks_no_property() {
         let s = run_target(t, &plan);
         println!(
             "{}: {} inputs, {} accepted, {} rejected, {} failures, peak {} KB",
-            TARGETS[t].name(),
+            target.name(),
             s.inputs,
             s.accepted,
             s.rejected,
@@ -33,10 +33,10 @@ fn a_fixed_seed_slice_of_every_target_breaks_no_property() {
         assert!(
             s.accepted > 0 && s.rejected > 0,
             "{}: the inputs exercise both outcomes",
-            TARGETS[t].name()
+            target.name()
         );
         total += s.inputs;
-        failures.extend(s.failures.into_iter().map(|f| (TARGETS[t].name(), f)));
+        failures.extend(s.failures.into_iter().map(|f| (target.name(), f)));
     }
     assert!(total >= 10_000, "{total} inputs");
     assert!(failures.is_empty(), "{failures:#?}");
