@@ -98,6 +98,12 @@ fn main() -> anyhow::Result<()> {
             s.peak_bytes.div_ceil(1024),
             t0.elapsed().as_secs_f64()
         );
+        println!(
+            "{:<12} peak memory for a {} KB input; largest input {} KB",
+            "",
+            s.peak_input_bytes.div_ceil(1024),
+            s.max_input_bytes.div_ceil(1024)
+        );
         for f in &s.failures {
             println!(
                 "  FAIL {:?} input {}: {} (saved to {})",
