@@ -16,7 +16,7 @@ SOURCES := Cargo.toml Cargo.lock $(shell find src protocol rust-models rtl cosim
 	-name '*.rs' -o -name '*.toml' -o -name '*.ys' -o -name '*.cpp' -o -name '*.h' 2>/dev/null)
 export MCMVM_LIBERTY := $(abspath $(LIBERTY))
 
-.PHONY: run paper test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive formal bench fmt clippy clean sweep-slurm test-slurm soak rtl-mutants mutants
+.PHONY: run paper test deps build build-fast pgo-build hw sweep-clap sweep-forest sensitivity test-exhaustive formal bench fmt clippy clean sweep-slurm test-slurm soak rtl-mutants mutants fuzz
 
 # The Forest sweep runs on the GPU timing model: the table at scale 0.05, then the
 # oversubscription curve at 0.02 (25 workloads, 625 runs: 80 s on 2 idle cores); `make
@@ -100,6 +100,15 @@ test-exhaustive: deps
 # and mismatches, and fails on a mismatch or below 10^8 cycles (docs/verification.md, "Soak").
 soak: build
 	$(MCMVM) soak --min-cycles 100000000
+
+# Opt-in: every parser of a user's file (mcmvm, Accel-Sim and NVBit traces, the GPU / UVM /
+# hardware configs, VCD stimulus) under FUZZ_INPUTS generated and mutated inputs on every
+# core; prints per target inputs, panics, hangs, peak memory, and fails on any failure,
+# saving the input under target/fuzz-crashes/ (docs/verification.md, "Fuzzing").
+FUZZ_INPUTS ?= 1000000
+FUZZ_SEED ?= 40
+fuzz:
+	$(CARGO) run --release -p mcmvm-fuzz -- --inputs $(FUZZ_INPUTS) --seed $(FUZZ_SEED) --workers $$(nproc)
 
 # Hand-written mutants of the emitted Verilog, each run under the README monitor on the
 # testbench stimulus and in a short `--hw check` system run (docs/verification.md).

@@ -10,14 +10,96 @@
 use crate::error::CosimError;
 use mcmvm_models::protocol::Ports;
 use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use vcd::{Command, IdCode, Value};
 
 /// Longest stimulus read from one file (a guard against a corrupt final timestamp).
 const MAX_CYCLES: u64 = 100_000_000;
+/// Deepest `$scope` nesting accepted: the vcd crate reads scopes recursively, and a header
+/// nesting thousands deep would overflow the stack.
+const MAX_SCOPE_DEPTH: usize = 64;
+/// Longest header read (a guard against a file that never ends its definitions).
+const MAX_HEADER_BYTES: u64 = 64 << 20;
+
+/// A recorded stimulus: runs of cycles with the same inputs, so a file whose timestamps
+/// jump far ahead costs memory for its changes, never for the cycles it skips.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stimulus<I> {
+    runs: Vec<(I, u64)>,
+    cycles: u64,
+}
+
+impl<I: Copy> Stimulus<I> {
+    /// Cycles in all.
+    pub fn len(&self) -> u64 {
+        self.cycles
+    }
+    pub fn is_empty(&self) -> bool {
+        self.cycles == 0
+    }
+    /// Each cycle's inputs, in order.
+    pub fn iter(&self) -> impl Iterator<Item = I> + '_ {
+        self.runs
+            .iter()
+            .flat_map(|&(i, n)| std::iter::repeat_n(i, n as usize))
+    }
+}
+
+impl<I: Copy + 'static> IntoIterator for Stimulus<I> {
+    type Item = I;
+    type IntoIter = Box<dyn Iterator<Item = I>>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(
+            self.runs
+                .into_iter()
+                .flat_map(|(i, n)| std::iter::repeat_n(i, n as usize)),
+        )
+    }
+}
+
+/// The header's bytes, up to and including the line with `$enddefinitions`, after checking
+/// that its scopes nest at most [`MAX_SCOPE_DEPTH`] deep. (A header that never ends is left
+/// to the vcd parser to reject.)
+fn bounded_header(reader: &mut impl BufRead) -> Result<Vec<u8>, String> {
+    let mut header = Vec::new();
+    let mut depth = 0usize;
+    loop {
+        let start = header.len();
+        let left = MAX_HEADER_BYTES - start as u64;
+        let n = reader
+            .by_ref()
+            .take(left)
+            .read_until(b'\n', &mut header)
+            .map_err(|e| format!("cannot read: {e}"))?;
+        if n == 0 {
+            if header.len() as u64 >= MAX_HEADER_BYTES {
+                return Err(format!(
+                    "not a VCD file: no `$enddefinitions` in the first {MAX_HEADER_BYTES} bytes"
+                ));
+            }
+            return Ok(header);
+        }
+        for word in header[start..].split(|b| b.is_ascii_whitespace()) {
+            match word {
+                b"$scope" => {
+                    depth += 1;
+                    if depth > MAX_SCOPE_DEPTH {
+                        return Err(format!(
+                            "not a VCD file this reader takes: scopes nest deeper than {MAX_SCOPE_DEPTH}"
+                        ));
+                    }
+                }
+                b"$upscope" => depth = depth.saturating_sub(1),
+                b"$enddefinitions" => return Ok(header),
+                _ => {}
+            }
+        }
+    }
+}
 
 /// The stimulus recorded in `path` for the block whose input set is `I`.
-pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Vec<I>, CosimError> {
+pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Stimulus<I>, CosimError> {
     let err = |message: String| CosimError::Stimulus {
         path: path.to_path_buf(),
         message,
@@ -28,7 +110,9 @@ pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Vec<I>, CosimError> {
     } else {
         Box::new(file)
     };
-    let mut parser = vcd::Parser::new(std::io::BufReader::new(reader));
+    let mut reader = BufReader::new(reader);
+    let header = bounded_header(&mut reader).map_err(err)?;
+    let mut parser = vcd::Parser::new(std::io::Cursor::new(header).chain(reader));
     let header = parser
         .parse_header()
         .map_err(|e| err(format!("not a VCD file: {e}")))?;
@@ -65,7 +149,8 @@ pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Vec<I>, CosimError> {
         )));
     }
     let mut current = I::default();
-    let mut cycles: Vec<I> = Vec::new();
+    let mut runs: Vec<(I, u64)> = Vec::new();
+    let mut cycles = 0u64;
     let mut at: Option<u64> = None;
     for command in parser {
         let command = command.map_err(|e| err(format!("malformed VCD: {e}")))?;
@@ -78,7 +163,10 @@ pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Vec<I>, CosimError> {
                     if t > MAX_CYCLES {
                         return Err(err(format!("#{t}: longer than {MAX_CYCLES} cycles")));
                     }
-                    cycles.extend(std::iter::repeat_n(current, (t - prev) as usize));
+                    if t > prev {
+                        runs.push((current, t - prev));
+                        cycles += t - prev;
+                    }
                 }
                 at = Some(t);
             }
@@ -103,10 +191,10 @@ pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Vec<I>, CosimError> {
             _ => {}
         }
     }
-    if cycles.is_empty() {
+    if cycles == 0 {
         return Err(err("no cycles recorded".to_string()));
     }
-    Ok(cycles)
+    Ok(Stimulus { runs, cycles })
 }
 
 fn bit(v: Value) -> Option<u64> {
@@ -146,7 +234,9 @@ mod tests {
             w.record(t as u64, i, &[RtOut::default()]).unwrap();
         }
         w.finish(inputs.len() as u64).unwrap();
-        assert_eq!(read_stimulus::<RtIn>(&path).unwrap(), inputs.to_vec());
+        let back = read_stimulus::<RtIn>(&path).unwrap();
+        assert_eq!(back.len(), inputs.len() as u64);
+        assert_eq!(back.into_iter().collect::<Vec<_>>(), inputs.to_vec());
         let other = read_stimulus::<AttIn>(&path).unwrap_err().to_string();
         assert!(
             other.contains("the recording is of another block"),
@@ -154,6 +244,21 @@ mod tests {
         );
         std::fs::write(&path, "$timescale 1 ns $end\n garbage").unwrap();
         assert!(read_stimulus::<RtIn>(&path).is_err());
+        // Scopes nested past the limit are refused before the vcd parser recurses into them.
+        let deep = "$scope module a $end\n".repeat(100_000);
+        std::fs::write(
+            &path,
+            format!("$timescale 1 ns $end\n{deep}$enddefinitions $end\n#0\n#1\n"),
+        )
+        .unwrap();
+        let e = read_stimulus::<RtIn>(&path).unwrap_err().to_string();
+        assert!(e.contains("nest deeper than 64"), "{e}");
+        // A jump of 10^8 - 1 cycles is one run, not 10^8 copies of the inputs.
+        let mut w = WaveRecorder::<RtIn, RtOut>::create(&path, &["twin"]).unwrap();
+        w.record(0, &RtIn::reset(), &[RtOut::default()]).unwrap();
+        w.finish(MAX_CYCLES - 1).unwrap();
+        let long = read_stimulus::<RtIn>(&path).unwrap();
+        assert_eq!((long.len(), long.runs.len()), (MAX_CYCLES - 1, 1));
         let missing = read_stimulus::<RtIn>(&dir.join("none.vcd"))
             .unwrap_err()
             .to_string();

@@ -13,6 +13,11 @@ pub fn parse_with_overrides<T: serde::de::DeserializeOwned>(
     path: &Path,
     overrides: &[String],
 ) -> Result<T, ConfigError> {
+    // Straight from the text when nothing overrides it: toml's messages then name the
+    // line and column (a tree built in memory has no positions left to name).
+    if overrides.is_empty() {
+        return parse_toml(text, path);
+    }
     let mut tree: toml::Table = parse_toml(text, path)?;
     for o in overrides {
         apply_override(&mut tree, o, path)?;

@@ -246,7 +246,7 @@ fn run_block<B: CosimBlock>(
         // A recording is replayed whole, whatever --cycles says.
         let recorded = mcmvm_cosim::replay::read_stimulus::<B::In>(path)?;
         let mut options = plan.options.clone();
-        options.cycles = recorded.len() as u64;
+        options.cycles = recorded.len();
         println!("recorded cycles: {}", recorded.len());
         return Ok(lockstep_with_reference::<B>(
             cfg,

@@ -13,7 +13,7 @@ fn replay<B: CosimBlock>(file: &str) {
         .join("recorded")
         .join(file);
     let stimulus = read_stimulus::<B::In>(&path).expect("recorded stimulus reads");
-    let cycles = stimulus.len() as u64;
+    let cycles = stimulus.len();
     let options = LockstepOptions {
         engines: EngineKind::ALL.to_vec(),
         cycles,

@@ -173,6 +173,21 @@ impl AccelSimTrace {
     pub fn stream_error(&self) -> Option<String> {
         self.stream_error.get()
     }
+    /// Every (kernel, thread block, warp) that has instruction lines, over all launches.
+    pub fn indexed_warps(&self) -> Vec<(usize, u32, u32)> {
+        let mut by_file: HashMap<usize, Vec<(u32, u32)>> = HashMap::new();
+        for &(file, tb, warp) in self.warps.keys() {
+            by_file.entry(file).or_default().push((tb, warp));
+        }
+        let mut out = Vec::new();
+        for (k, file) in self.kernel_file.iter().enumerate() {
+            for &(tb, warp) in by_file.get(file).into_iter().flatten() {
+                out.push((k, tb, warp));
+            }
+        }
+        out
+    }
+
     pub fn warp_stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_> {
         let Some(&file) = self.kernel_file.get(kernel) else {
             return Box::new(std::iter::empty());

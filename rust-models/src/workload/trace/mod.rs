@@ -35,7 +35,7 @@ mod writer;
 pub use accelsim_writer::write_accelsim_trace;
 pub use writer::write_trace;
 
-use crate::workload::{count_by_walking, Allocation, Kernel, WarpStream, Workload, WorkloadError};
+use crate::workload::{Allocation, Kernel, WarpStream, Workload, WorkloadError};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -155,6 +155,16 @@ impl TraceWorkload {
     }
 }
 
+impl TraceWorkload {
+    /// Instructions the given warps stream.
+    fn count_warps(&self, warps: Vec<(usize, u32, u32)>) -> u64 {
+        warps
+            .into_iter()
+            .map(|(k, tb, w)| self.warp_stream(k, tb, w).count() as u64)
+            .sum()
+    }
+}
+
 impl Workload for TraceWorkload {
     fn name(&self) -> &str {
         match &self.inner {
@@ -194,7 +204,14 @@ impl Workload for TraceWorkload {
     fn instr_count(&self) -> u64 {
         match &self.inner {
             Inner::Mcmvm(t) => t.instr_count(),
-            _ => *self.count.get_or_init(|| count_by_walking(self)),
+            // Only the warps the index holds: walking every slot of the grid would take
+            // hours for a launch of 2^32 thread blocks that records a handful.
+            Inner::AccelSim(t) => *self
+                .count
+                .get_or_init(|| self.count_warps(t.indexed_warps())),
+            Inner::NvBit(t) => *self
+                .count
+                .get_or_init(|| self.count_warps(t.indexed_warps())),
         }
     }
 }

@@ -269,6 +269,14 @@ impl NvbitTrace {
         self.stream_error.get()
     }
 
+    /// Every (kernel, thread block, warp) that has lines.
+    pub fn indexed_warps(&self) -> Vec<(usize, u32, u32)> {
+        self.warps
+            .keys()
+            .map(|&(k, tb, w)| (k as usize, tb, w))
+            .collect()
+    }
+
     pub fn warp_stream(&self, kernel: usize, tb: u32, warp: u32) -> WarpStream<'_> {
         let key = u32::try_from(kernel).map(|k| (k, tb, warp));
         match key.ok().and_then(|k| self.warps.get(&k)) {
@@ -303,9 +311,23 @@ fn layout(
         .try_fold(1u64, |a, &d| a.checked_mul(d))
         .filter(|&b| b <= u32::MAX as u64)
         .ok_or((None, format!("kernel {k}: more than 2^32 thread blocks")))?;
-    let launch_warps = info
-        .block
-        .map(|b| b.iter().product::<u64>().div_ceil(32).max(1));
+    let launch_warps = match info.block {
+        Some(b) => Some(
+            b.iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .filter(|&t| t <= 1024)
+                .ok_or((
+                    None,
+                    format!(
+                        "kernel {k}: block size {},{},{} has more than 1024 threads",
+                        b[0], b[1], b[2]
+                    ),
+                ))?
+                .div_ceil(32)
+                .max(1),
+        ),
+        None => None,
+    };
     let keep = launch_warps.is_some_and(|w| {
         info.ctas
             .values()

@@ -58,6 +58,9 @@ pub(crate) fn parse_line(line: &str, ctx: &Context<'_>) -> Result<Record, String
         }
         "name" => {
             need(2, "name NAME")?;
+            if let Some(extra) = toks.get(2) {
+                return Err(format!("unexpected field `{extra}`: expected `name NAME`"));
+            }
             Ok(Record::Name(toks[1].to_string()))
         }
         "alloc" => parse_alloc(&toks),

@@ -258,6 +258,9 @@ impl Iterator for TraceStream<'_> {
                     self.left -= 1;
                     Some(i)
                 }
+                // A `name` record may stand anywhere, even inside a warp's run (the index
+                // pass lets it), and says nothing about the warp.
+                Ok(Record::Name(_)) => continue,
                 Ok(_) => {
                     self.fail("a warp's run is interrupted by a declaration (file changed?)".into())
                 }

@@ -124,13 +124,17 @@ impl Touches {
         let mut derived: Vec<(u64, u64)> = Vec::new();
         for p in pages {
             let start = p * PAGE;
+            // The last page of the address space ends at 2^64, which a u64 cannot hold; its
+            // byte 2^64 - 1 is never accessed (an access must end inside the space), so
+            // ending the region one byte short loses nothing.
+            let page_end = start.saturating_add(PAGE);
             match derived.last_mut() {
                 Some((_, end))
                     if start - *end <= GAP && !declared_between(&self.declared, *end, start) =>
                 {
-                    *end = start + PAGE
+                    *end = page_end
                 }
-                _ => derived.push((start, start + PAGE)),
+                _ => derived.push((start, page_end)),
             }
         }
         let total = self.declared.len() + derived.len();
@@ -356,6 +360,20 @@ mod tests {
             },
             &[0, 8]
         );
+    }
+
+    #[test]
+    fn the_last_page_of_the_address_space_is_a_region() {
+        let mut t = Touches::new(Vec::new());
+        let top = u64::MAX - 7;
+        t.touch(top, 4);
+        let r = t.finish().unwrap();
+        assert_eq!(r.allocations.len(), 1);
+        assert_eq!(r.locate(top), Some((0, PAGE - 8)));
+        let mut out = VecDeque::new();
+        r.push(&[top, top + 4], 4, false, Some(4), 0, &mut out)
+            .unwrap();
+        assert_eq!(out.len(), 1);
     }
 
     #[test]
