@@ -9,6 +9,7 @@ use mcmvm_models::calibrate::design::{self, Design};
 use mcmvm_models::calibrate::fit::{self, Plan};
 use mcmvm_models::calibrate::params::PARAMS;
 use mcmvm_models::calibrate::{report, rewrite, targets};
+use mcmvm_models::workload::Scale;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -17,9 +18,10 @@ pub struct Args {
     /// GPU configuration to calibrate (TOML or a built-in name; --write needs a file).
     #[arg(long, default_value = "configs/mcm-4chiplet.toml")]
     pub config: PathBuf,
-    /// Workload size multiplier of the calibration runs.
-    #[arg(long, default_value_t = 0.25)]
-    pub scale: f64,
+    /// Workload size of the calibration runs: a multiplier, or `paper` (each workload at
+    /// the CLAP paper's input size class; hours on a small machine).
+    #[arg(long, default_value = "0.25")]
+    pub scale: Scale,
     /// A Latin hypercube of N points over every parameter (instead of --grid).
     #[arg(long, value_name = "N", conflicts_with = "grid")]
     pub points: Option<usize>,

@@ -15,6 +15,7 @@ use super::CalibrateError;
 use crate::driver::PolicyKind;
 use crate::gpu::sweep::{run_job, Job, RunSummary};
 use crate::gpu::GpuConfig;
+use crate::workload::Scale;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +30,8 @@ pub struct Plan {
     pub points: Vec<Point>,
     pub workloads: Vec<String>,
     pub policies: Vec<PolicyKind>,
-    pub scale: f64,
+    /// A multiplier, or `paper` (each workload at the CLAP paper's input size class).
+    pub scale: Scale,
     /// Seed of the workload generators.
     pub seed: u64,
 }
@@ -67,14 +69,16 @@ impl Plan {
         targets: &[Target],
         points: Vec<Point>,
         workloads: Vec<String>,
-        scale: f64,
+        scale: Scale,
         seed: u64,
     ) -> Result<Plan, CalibrateError> {
         if workloads.is_empty() || points.is_empty() {
             return Err(CalibrateError::Empty);
         }
-        if !(scale > 0.0 && scale.is_finite()) {
-            return Err(CalibrateError::BadScale(scale));
+        if let Scale::Factor(f) = scale {
+            if !(f > 0.0 && f.is_finite()) {
+                return Err(CalibrateError::BadScale(f));
+            }
         }
         let mut plan = Plan {
             config: config.to_path_buf(),
@@ -133,7 +137,8 @@ impl Plan {
     /// Run one job with its point's values.
     pub fn run(&self, job: &PlanJob) -> Result<RunSummary, CalibrateError> {
         let cfg = self.point_config(&self.points[job.point])?;
-        let report = run_job(&cfg, &job.job, self.scale, self.seed)?;
+        let scale = self.scale.factor(&job.job.workload);
+        let report = run_job(&cfg, &job.job, scale, self.seed)?;
         Ok(RunSummary::of(&report))
     }
 

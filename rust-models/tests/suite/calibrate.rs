@@ -10,6 +10,7 @@ use mcmvm_models::calibrate::rewrite::{rewrite, PROVENANCE};
 use mcmvm_models::calibrate::targets::TARGETS;
 use mcmvm_models::gpu::sweep::RunSummary;
 use mcmvm_models::gpu::GpuConfig;
+use mcmvm_models::workload::Scale;
 use std::path::{Path, PathBuf};
 
 fn config_path() -> PathBuf {
@@ -85,7 +86,7 @@ fn two_point_fit_scores_each_point_and_picks_the_smaller_residual() {
             settings: vec![(loads, 1.0)],
         },
     ];
-    let scale = 0.02;
+    let scale = Scale::Factor(0.02);
     println!("workloads lud, bfs; scale {scale}; generator seed 1");
     let plan = Plan::new(
         &config_path(),
@@ -150,7 +151,7 @@ fn the_config_point_comes_first_and_a_duplicate_of_it_is_dropped() {
         &TARGETS,
         pts,
         vec!["lud".into()],
-        0.02,
+        Scale::Factor(0.02),
         1,
     )
     .unwrap();
