@@ -233,3 +233,21 @@ fn rewrite_changes_only_the_fitted_lines_and_still_loads() {
     // Idempotent: the same fit again changes nothing.
     assert_eq!(rewrite(&out, &path, &fitted, "test targets").unwrap(), out);
 }
+
+#[test]
+fn docs_list_every_parameter_and_target() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/calibration.md"),
+    )
+    .expect("docs/calibration.md");
+    for p in &PARAMS {
+        assert!(
+            doc.contains(&format!("| `{}` |", p.key)),
+            "{} missing",
+            p.key
+        );
+    }
+    for t in &TARGETS {
+        assert!(doc.contains(&format!("| `{}` |", t.id)), "{} missing", t.id);
+    }
+}
