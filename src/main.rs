@@ -56,6 +56,8 @@ enum Command {
     Report(cmd::report::Args),
     /// Microbenchmarks through the GPU model: latency staircases and throughputs.
     Characterize(cmd::characterize::Args),
+    /// Fit the timing model's unknown parameters to the CLAP paper's baseline figures.
+    Calibrate(cmd::calibrate::Args),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Command::Prefetch(a) => cmd::prefetch::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Characterize(a) => cmd::characterize::run(a),
+        Command::Calibrate(a) => cmd::calibrate::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

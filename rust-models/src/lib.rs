@@ -11,6 +11,7 @@
 
 pub mod addr;
 pub mod blocks;
+pub mod calibrate;
 pub mod characterize;
 pub mod config;
 pub mod driver;

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> anyhow::Result<u8>`
 //! returning the process exit code; an `Err` is printed on one line and exits with 2.
 
+pub mod calibrate;
 pub mod characterize;
 pub mod common;
 pub mod configs;

@@ -1,5 +1,6 @@
 //! Every integration test of this crate in one binary (one link instead of one per file).
 
+mod cli_calibrate;
 mod cli_coverage;
 mod cli_rtl_mutants;
 mod cli_scale;

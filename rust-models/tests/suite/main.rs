@@ -1,5 +1,6 @@
 //! Every integration test of this crate in one binary (one link instead of one per file).
 
+mod calibrate;
 mod characterize;
 mod clap_paper_workloads;
 mod driver_conservation;
