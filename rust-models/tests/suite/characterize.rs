@@ -5,8 +5,8 @@
 
 use crate::gpu_support::config4;
 use mcmvm_models::characterize::{
-    self, expected, steps, table, Bench, FloodSpec, FloodWorkload, Kind, Measured, PageClass,
-    Pattern, Scope, Section, Shape,
+    self, expected, steps, table, Bench, FloodSpec, FloodWorkload, Measured, PageClass, Pattern,
+    Scope, Section, Shape,
 };
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, GpuConfig, RunReport, RunSpec};
