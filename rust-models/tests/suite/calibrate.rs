@@ -21,6 +21,32 @@ fn config_text() -> String {
     std::fs::read_to_string(config_path()).expect("the shipped config")
 }
 
+/// The shipped config as it was before `mcmvm calibrate --write` put the fit into it:
+/// no provenance comments, no L2 TLB port key, 4 loads in flight, the ring's 768 GB/s.
+fn pre_fit_config_text() -> String {
+    let mut in_l2 = false;
+    let mut lines = Vec::new();
+    for l in config_text().lines() {
+        if l.starts_with('[') {
+            in_l2 = l == "[l2_tlb]";
+        }
+        if l.starts_with(PROVENANCE) || (in_l2 && l.starts_with("lookups_per_cycle =")) {
+            continue;
+        }
+        lines.push(if l.starts_with("loads_in_flight_per_warp =") {
+            "loads_in_flight_per_warp = 4".to_string()
+        } else if l.starts_with("total_bandwidth_gbs =")
+            && !in_l2
+            && lines.iter().any(|x: &String| x == "[interconnect]")
+        {
+            "total_bandwidth_gbs = 768.0".to_string()
+        } else {
+            l.to_string()
+        });
+    }
+    lines.join("\n") + "\n"
+}
+
 fn summary(workload: &str, policy: &str, cycles: u64) -> RunSummary {
     RunSummary {
         workload: workload.into(),
@@ -182,7 +208,7 @@ fn the_config_point_comes_first_and_a_duplicate_of_it_is_dropped() {
 
 #[test]
 fn rewrite_changes_only_the_fitted_lines_and_still_loads() {
-    let text = config_text();
+    let text = pre_fit_config_text();
     let path = config_path();
     let fitted = vec![
         (*param("interconnect.total_bandwidth_gbs").unwrap(), 3072.0),
