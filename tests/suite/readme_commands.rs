@@ -80,7 +80,7 @@ fn every_readme_example_runs_as_written() {
 }
 
 /// Each README example with its options as written but a smaller size: workloads at scale
-/// 0.01, cosim for 2,000 cycles. `characterize`, `lint` and `synth` have no size option
+/// 0.01, cosim for 2,000 cycles, calibrate on two workloads. `characterize`, `lint` and `synth` have no size option
 /// (minutes on a loaded 2-core host): their options are checked against their `--help`,
 /// and what they compute is tested in their crates (`rust-models/tests/suite/characterize.rs`,
 /// the `*lint_clean` tests of `rtl/`, `synth/tests/suite/`).
@@ -102,6 +102,11 @@ fn every_readme_example_runs_smaller() {
         match args[0].as_str() {
             "run" | "sweep" if sized => set_option(&mut args, "--scale", scale),
             "cosim" => set_option(&mut args, "--cycles", cycles),
+            // The fit's design as written, on two workloads at the small scale.
+            "calibrate" => {
+                set_option(&mut args, "--scale", scale);
+                set_option(&mut args, "--workloads", "lud,bfs");
+            }
             "characterize" | "lint" | "synth" => {
                 let sub = args[0].clone();
                 let out = mcmvm(&[&sub, "--help"], &dir);
