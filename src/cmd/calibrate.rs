@@ -8,7 +8,7 @@ use anyhow::Context;
 use mcmvm_models::calibrate::design::{self, Design};
 use mcmvm_models::calibrate::fit::{self, Plan};
 use mcmvm_models::calibrate::params::PARAMS;
-use mcmvm_models::calibrate::{report, rewrite, targets};
+use mcmvm_models::calibrate::{report, rewrite, robustness, targets};
 use mcmvm_models::workload::Scale;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -43,6 +43,11 @@ pub struct Args {
     /// Write the best point's values into --config, with provenance comments.
     #[arg(long)]
     pub write: bool,
+    /// Instead of fitting: CLAP's headline figures (over s64k, s2m, ideal) at every point
+    /// of the design, each printed as config value [low, high] and flagged where its sign
+    /// flips inside the box (predictions, never fitted).
+    #[arg(long, conflicts_with = "write")]
+    pub robustness: bool,
 }
 
 impl Args {
@@ -87,11 +92,16 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let (text, config) = super::configs::text(&args.config)?;
     let design = args.design();
     let points = design::points(design, &PARAMS)?;
+    let goals: &[targets::Target] = if args.robustness {
+        &robustness::HEADLINES
+    } else {
+        &targets::TARGETS
+    };
     let plan = Plan::new(
         &config,
         &text,
         &PARAMS,
-        &targets::TARGETS,
+        goals,
         points,
         args.workloads()?,
         args.scale,
@@ -135,6 +145,17 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let runs = runs?;
     let by_point: Vec<_> = runs.iter().map(|(j, r)| (j.point, r.clone())).collect();
     let results = plan.evaluate(&by_point);
+    if args.robustness {
+        let ranges = robustness::ranges(&plan, &results);
+        let table = robustness::text(&ranges, plan.points.len());
+        print!("{table}");
+        write_outputs(&args.out, &plan, design, &results, &runs)?;
+        let path = args.out.join("robustness.txt");
+        std::fs::write(&path, table)
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+        println!("wrote {}", path.display());
+        return Ok(0);
+    }
     print!("{}", report::text(&plan, &results)?);
     write_outputs(&args.out, &plan, design, &results, &runs)?;
     let best = fit::best(&results).context("no point has a residual (a run is missing)")?;

@@ -104,3 +104,33 @@ fn calibrate_bad_input_is_a_one_line_usage_error() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("not a file"), "{}", text(&o));
 }
+
+#[test]
+fn robustness_prints_each_headline_with_its_range_and_refuses_write() {
+    let out = std::env::temp_dir().join(format!("mcmvm-cli-robustness-{}", std::process::id()));
+    let out_s = out.to_str().unwrap();
+    let o = mcmvm(&[
+        "calibrate",
+        "--robustness",
+        "--scale",
+        "0.02",
+        "--workloads",
+        "lud",
+        "--out",
+        out_s,
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    for id in ["clap_over_s64k", "clap_over_s2m", "clap_over_ideal"] {
+        let line = t
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("{id} in {t}"));
+        assert!(line.contains('[') && line.contains(", "), "{line}");
+    }
+    let saved = std::fs::read_to_string(out.join("robustness.txt")).expect("robustness.txt");
+    assert!(saved.contains("clap_over_s64k"));
+    let refused = mcmvm(&["calibrate", "--robustness", "--write"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    let _ = std::fs::remove_dir_all(&out);
+}

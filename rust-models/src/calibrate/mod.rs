@@ -19,6 +19,7 @@ pub mod fit;
 pub mod params;
 pub mod report;
 pub mod rewrite;
+pub mod robustness;
 pub mod targets;
 
 use crate::config::ConfigError;
