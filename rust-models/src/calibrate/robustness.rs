@@ -90,6 +90,28 @@ pub fn text(ranges: &[Range], points: usize) -> String {
     s
 }
 
+/// [`ranges`] for `targets` (the plan's, in order).
+pub fn ranges_for(targets: &[Target], results: &[PointResult]) -> Vec<Range> {
+    targets
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let at = |r: &PointResult| r.figures.get(k).copied().flatten();
+            let xs: Vec<f64> = results.iter().filter_map(at).collect();
+            let low = xs.iter().copied().reduce(f64::min);
+            let high = xs.iter().copied().reduce(f64::max);
+            Range {
+                id: t.id,
+                paper: t.paper,
+                config: results.iter().find(|r| r.point == 0).and_then(at),
+                low,
+                high,
+                sign_flips: matches!((low, high), (Some(l), Some(h)) if l < 1.0 && h > 1.0),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,26 +141,4 @@ mod tests {
         let t = text(&r, 3);
         assert!(t.contains("[-3.0%, +5.0%]") && t.contains("FLIPS"), "{t}");
     }
-}
-
-/// [`ranges`] for `targets` (the plan's, in order).
-pub fn ranges_for(targets: &[Target], results: &[PointResult]) -> Vec<Range> {
-    targets
-        .iter()
-        .enumerate()
-        .map(|(k, t)| {
-            let at = |r: &PointResult| r.figures.get(k).copied().flatten();
-            let xs: Vec<f64> = results.iter().filter_map(at).collect();
-            let low = xs.iter().copied().reduce(f64::min);
-            let high = xs.iter().copied().reduce(f64::max);
-            Range {
-                id: t.id,
-                paper: t.paper,
-                config: results.iter().find(|r| r.point == 0).and_then(at),
-                low,
-                high,
-                sign_flips: matches!((low, high), (Some(l), Some(h)) if l < 1.0 && h > 1.0),
-            }
-        })
-        .collect()
 }
