@@ -1,10 +1,8 @@
 //! NVBit `mem_trace` output, through `TraceWorkload::open` (which detects the format).
 
-use super::trace::{n, read_back, workload_rejection};
-use super::{fixture, Outcome, Target};
-use crate::mutate::mutate;
+use super::trace::{n, open_trace_file, text_trace_input};
+use super::{Outcome, Target};
 use crate::Input;
-use mcmvm_models::workload::trace::TraceWorkload;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -81,24 +79,16 @@ impl Target for Nvbit {
     }
 
     fn generate(&self, rng: &mut ChaCha8Rng) -> Input {
-        let text = if rng.gen_bool(0.3) {
-            fixture("configs/traces/nvbit-tiny.txt")
-        } else {
-            generate_text(rng).into_bytes()
-        };
-        let bytes = if rng.gen_bool(0.85) {
-            mutate(&text, rng, 4)
-        } else {
-            text
-        };
-        Input::single(FILE, bytes)
+        text_trace_input(
+            rng,
+            FILE,
+            "configs/traces/nvbit-tiny.txt",
+            generate_text,
+            0.85,
+        )
     }
 
     fn run(&self, dir: &Path) -> Outcome {
-        let path = dir.join(FILE);
-        match TraceWorkload::open(&path) {
-            Ok(w) => read_back(&w),
-            Err(e) => workload_rejection(&e, &path),
-        }
+        open_trace_file(&dir.join(FILE))
     }
 }

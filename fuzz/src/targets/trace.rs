@@ -103,25 +103,47 @@ impl Target for McmvmTrace {
     }
 
     fn generate(&self, rng: &mut ChaCha8Rng) -> Input {
-        let text = if rng.gen_bool(0.3) {
-            fixture("configs/traces/ls-tiny.trace")
-        } else {
-            generate_text(rng).into_bytes()
-        };
-        let bytes = if rng.gen_bool(0.9) {
-            mutate(&text, rng, 4)
-        } else {
-            text
-        };
-        Input::single(FILE, bytes)
+        text_trace_input(
+            rng,
+            FILE,
+            "configs/traces/ls-tiny.trace",
+            generate_text,
+            0.9,
+        )
     }
 
     fn run(&self, dir: &Path) -> Outcome {
-        let path = dir.join(FILE);
-        match TraceWorkload::open(&path) {
-            Ok(w) => read_back(&w),
-            Err(e) => workload_rejection(&e, &path),
-        }
+        open_trace_file(&dir.join(FILE))
+    }
+}
+
+/// One text trace file `file`: the shipped `fixture` (30 %) or a generated text, mutated
+/// with probability `mutate_p`.
+pub(crate) fn text_trace_input(
+    rng: &mut ChaCha8Rng,
+    file: &str,
+    fixture_path: &str,
+    generate: fn(&mut ChaCha8Rng) -> String,
+    mutate_p: f64,
+) -> Input {
+    let text = if rng.gen_bool(0.3) {
+        fixture(fixture_path)
+    } else {
+        generate(rng).into_bytes()
+    };
+    let bytes = if rng.gen_bool(mutate_p) {
+        mutate(&text, rng, 4)
+    } else {
+        text
+    };
+    Input::single(file, bytes)
+}
+
+/// Open `path` as a trace the way `mcmvm run --trace` does, and read an accepted one back.
+pub(crate) fn open_trace_file(path: &Path) -> Outcome {
+    match TraceWorkload::open(path) {
+        Ok(w) => read_back(&w),
+        Err(e) => workload_rejection(&e, path),
     }
 }
 
