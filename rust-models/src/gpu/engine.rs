@@ -15,7 +15,7 @@ use super::access::Executed;
 use super::gmmu::Gmmu;
 use super::host_clock;
 use super::in_flight::IssueAt;
-use super::kernel_state::KernelState;
+use super::kernel_state::{KernelState, Warp};
 use super::memory::{Budget, LinePort, MemSystem, TagCache};
 use super::metrics::{AllocCounters, Counters};
 use super::mshr::MshrPool;
@@ -26,7 +26,7 @@ use super::service::MemoryService;
 use super::translation::TlbHierarchy;
 use super::{GpuConfig, GpuError};
 use crate::driver::MemoryManager;
-use crate::workload::Workload;
+use crate::workload::{WarpInstr, Workload};
 
 /// Warp slots a GPU may have (queue events are `u32`: a warp slot's is even, a pending
 /// page's odd, one value kept free).
@@ -352,35 +352,11 @@ impl<'w> Gpu<'w> {
         let Some(warp) = ks.warps[ws].as_mut() else {
             return Ok(WarpNext::Parked);
         };
-        let sm = warp.sm;
         // The instruction is used where the stream returned it: moving a warp
         // instruction copied it in pieces of other sizes than the stream wrote, and
         // reading those back stalled on store forwarding every time.
-        if let Some(replay) = &mut warp.replay {
-            self.fault_timer
-                .replay_start(|| self.service.driver_seconds());
-            let first_line = replay.start_line(&mut self.replays);
-            let out = self.execute(t, sm, &replay.instr, first_line)?;
-            // Faulted again: it waits where it is (most replays fault again, so neither a
-            // copy nor a move per attempt), and the whole attempt is fault handling.
-            let next = match out {
-                Executed::Deferred { at, line } => {
-                    replay.faulted_at(line, &mut self.replays);
-                    WarpNext::At(at)
-                }
-                Executed::Done(done) => {
-                    warp.replay = None;
-                    WarpNext::At(done)
-                }
-                Executed::Pending { token } => {
-                    warp.replay = None;
-                    self.pending.own(token, ws as u32);
-                    WarpNext::Parked
-                }
-            };
-            let refaulted = matches!(out, Executed::Deferred { .. });
-            self.fault_timer.replay_end(refaulted);
-            return Ok(next);
+        if warp.replay.is_some() {
+            return self.step_replay(warp, t, ws);
         }
         // Borrowed, not bound by value: a binding moved (copied) it first.
         let next = match warp.held.take() {
@@ -417,8 +393,58 @@ impl<'w> Gpu<'w> {
                 });
             }
         }
+        self.issue_instr(warp, instr, t, ws)
+    }
+
+    /// Re-execute the warp's deferred instruction at `t`.
+    #[inline(always)]
+    fn step_replay(
+        &mut self,
+        warp: &mut Warp<'w>,
+        t: u64,
+        ws: usize,
+    ) -> Result<WarpNext, GpuError> {
+        let Some(replay) = &mut warp.replay else {
+            return Ok(WarpNext::At(t));
+        };
+        self.fault_timer
+            .replay_start(|| self.service.driver_seconds());
+        let first_line = replay.start_line(&mut self.replays);
+        let out = self.execute(t, warp.sm, &replay.instr, first_line)?;
+        // Faulted again: it waits where it is (most replays fault again, so neither a
+        // copy nor a move per attempt), and the whole attempt is fault handling.
+        let next = match out {
+            Executed::Deferred { at, line } => {
+                replay.faulted_at(line, &mut self.replays);
+                WarpNext::At(at)
+            }
+            Executed::Done(done) => {
+                warp.replay = None;
+                WarpNext::At(done)
+            }
+            Executed::Pending { token } => {
+                warp.replay = None;
+                self.pending.own(token, ws as u32);
+                WarpNext::Parked
+            }
+        };
+        let refaulted = matches!(out, Executed::Deferred { .. });
+        self.fault_timer.replay_end(refaulted);
+        Ok(next)
+    }
+
+    /// Execute the warp's next instruction `instr` at `t`, free to issue: where the warp
+    /// goes next (its completion, its next issue slot, parked, or a replay).
+    #[inline(always)]
+    fn issue_instr(
+        &mut self,
+        warp: &mut Warp<'w>,
+        instr: &WarpInstr,
+        t: u64,
+        ws: usize,
+    ) -> Result<WarpNext, GpuError> {
         let overlaps = instr.independent && self.mlp_limit > 1;
-        Ok(match self.execute(t, sm, instr, 0)? {
+        Ok(match self.execute(t, warp.sm, instr, 0)? {
             Executed::Deferred { at, line } => {
                 // Its compute instructions already issued; only the access replays. (A
                 // copy: faults are rare, and taking the instruction by value made every
