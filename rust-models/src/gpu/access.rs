@@ -97,47 +97,56 @@ impl Gpu<'_> {
             queue_stall: 0,
             token: None,
         };
-        let mut i = first_line;
-        let result = loop {
-            if i >= lines.len() {
-                break Ok(match acc.token {
-                    None => Executed::Done(acc.done),
-                    Some(token) => {
-                        self.pending.issued(token, acc.done);
-                        Executed::Pending { token }
-                    }
-                });
-            }
-            // One translation per 4 KB page of the instruction.
-            let page = (base + lines[i]) >> 12;
-            let mut j = i + 1;
-            while j < lines.len() && (base + lines[j]) >> 12 == page {
-                j += 1;
-            }
-            match self.access_page(&mut acc, instr, &lines[i..j]) {
-                Ok(None) => i = j,
-                Ok(Some(replay_at)) => {
-                    // The memory instruction counts when its replay completes (its
-                    // compute instructions did issue and count now).
-                    self.counters.warp_mem_instrs -= 1;
-                    self.counters.warp_instrs -= 1;
-                    if let Some(token) = acc.token {
-                        self.pending.abandon(token);
-                    }
-                    break Ok(Executed::Deferred {
-                        at: replay_at,
-                        line: i,
-                    });
-                }
-                Err(e) => break Err(e),
-            }
-        };
+        let result = self.access_pages(&mut acc, instr, &lines, first_line);
         self.counters.translation_stall_cycles += acc.translation_stall;
         // Back-pressure: an instruction whose lines waited for MSHRs, or whose translation
         // waited for a TLB port or miss register, holds the warp's issue for as long.
         self.last_issue = t_issue + self.mshr_stall.max(acc.queue_stall);
         self.lines_buf = lines;
         result
+    }
+
+    /// Translate and access the instruction's `lines` (sorted offsets in the allocation)
+    /// page by page from `first_line`, until the end or a deferred fault.
+    #[inline(always)]
+    fn access_pages(
+        &mut self,
+        acc: &mut InstrAccess,
+        instr: &WarpInstr,
+        lines: &[u64],
+        first_line: usize,
+    ) -> Result<Executed, GpuError> {
+        let base = acc.base;
+        let mut i = first_line;
+        while i < lines.len() {
+            // One translation per 4 KB page of the instruction.
+            let page = (base + lines[i]) >> 12;
+            let mut j = i + 1;
+            while j < lines.len() && (base + lines[j]) >> 12 == page {
+                j += 1;
+            }
+            if let Some(replay_at) = self.access_page(acc, instr, &lines[i..j])? {
+                // The memory instruction counts when its replay completes (its compute
+                // instructions did issue and count now).
+                self.counters.warp_mem_instrs -= 1;
+                self.counters.warp_instrs -= 1;
+                if let Some(token) = acc.token {
+                    self.pending.abandon(token);
+                }
+                return Ok(Executed::Deferred {
+                    at: replay_at,
+                    line: i,
+                });
+            }
+            i = j;
+        }
+        Ok(match acc.token {
+            None => Executed::Done(acc.done),
+            Some(token) => {
+                self.pending.issued(token, acc.done);
+                Executed::Pending { token }
+            }
+        })
     }
 
     /// Translate one 4 KB page of the instruction and access its `lines` (offsets in the
