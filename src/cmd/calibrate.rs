@@ -107,10 +107,38 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         args.scale,
         args.seed,
     )?;
+    let runs = run_jobs(&plan, design)?;
+    let by_point: Vec<_> = runs.iter().map(|(j, r)| (j.point, r.clone())).collect();
+    let results = plan.evaluate(&by_point);
+    if args.robustness {
+        let ranges = robustness::ranges(&plan, &results);
+        let table = robustness::text(&ranges, plan.points.len());
+        print!("{table}");
+        write_outputs(&args.out, &plan, design, &results, &runs)?;
+        let path = args.out.join("robustness.txt");
+        std::fs::write(&path, table)
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+        println!("wrote {}", path.display());
+        return Ok(0);
+    }
+    print!("{}", report::text(&plan, &results)?);
+    write_outputs(&args.out, &plan, design, &results, &runs)?;
+    let best = fit::best(&results).context("no point has a residual (a run is missing)")?;
+    if args.write {
+        write_config(&args.config, &text, &plan, best)?;
+    }
+    Ok(0)
+}
+
+/// Print what the calibration runs, then run every job in parallel with a progress bar.
+fn run_jobs(
+    plan: &Plan,
+    design: Design,
+) -> anyhow::Result<Vec<(fit::PlanJob, mcmvm_models::gpu::sweep::RunSummary)>> {
     let jobs = plan.jobs();
     println!(
         "config: {}  design: {}  points: {}  workloads: {}  policies: {}  scale: {}  seed: {}  runs: {}",
-        config.display(),
+        plan.config.display(),
         match design {
             Design::Small => "grid small".to_string(),
             Design::Full => "grid full".to_string(),
@@ -142,27 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         })
         .collect();
     bar.finish_and_clear();
-    let runs = runs?;
-    let by_point: Vec<_> = runs.iter().map(|(j, r)| (j.point, r.clone())).collect();
-    let results = plan.evaluate(&by_point);
-    if args.robustness {
-        let ranges = robustness::ranges(&plan, &results);
-        let table = robustness::text(&ranges, plan.points.len());
-        print!("{table}");
-        write_outputs(&args.out, &plan, design, &results, &runs)?;
-        let path = args.out.join("robustness.txt");
-        std::fs::write(&path, table)
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-        println!("wrote {}", path.display());
-        return Ok(0);
-    }
-    print!("{}", report::text(&plan, &results)?);
-    write_outputs(&args.out, &plan, design, &results, &runs)?;
-    let best = fit::best(&results).context("no point has a residual (a run is missing)")?;
-    if args.write {
-        write_config(&args.config, &text, &plan, best)?;
-    }
-    Ok(0)
+    runs
 }
 
 fn write_outputs(
