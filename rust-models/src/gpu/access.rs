@@ -265,8 +265,11 @@ impl Gpu<'_> {
         }
         // Counted without a branch: local and remote pages alternate at random.
         let n = lines as u64;
-        let remote = n * (self.mem.home(pa) != chiplet) as u64;
+        let home = self.mem.home(pa);
+        let remote = n * (home != chiplet) as u64;
+        let offset = va.wrapping_sub(self.alloc_base[instr.alloc as usize]);
         let ac = &mut self.per_alloc[instr.alloc as usize];
+        ac.pages.record(offset, chiplet, home, n);
         ac.lines += n;
         ac.remote_lines += remote;
         self.counters.remote_lines += remote;

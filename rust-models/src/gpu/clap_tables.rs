@@ -30,6 +30,10 @@ pub struct Table2Row {
     pub l2_tlb_mpki: [Option<f64>; 3],
     /// Remote-access ratio of line accesses.
     pub remote_ratio: [Option<f64>; 3],
+    /// Under s64k: the Remote Tracker's similarity to the true remote ratio and the
+    /// chiplet locality of the structures (CLAP §4.3 and §3.4; not in the paper's Table 2).
+    pub rt_similarity: Option<f64>,
+    pub chiplet_locality: Option<f64>,
 }
 
 fn find<'a>(runs: &'a [RunSummary], w: &str, p: &str) -> Option<&'a RunSummary> {
@@ -62,6 +66,8 @@ pub fn table2(runs: &[RunSummary]) -> Vec<Table2Row> {
                 l2_cache_mpki: per(&|r| per_kilo(r.l2_cache_misses, r.warp_instrs)),
                 l2_tlb_mpki: per(&|r| per_kilo(r.l2_tlb_misses, r.warp_instrs)),
                 remote_ratio: per(&|r| Some(r.remote_ratio)),
+                rt_similarity: find(runs, &w, "s64k").and_then(|r| r.rt_similarity),
+                chiplet_locality: find(runs, &w, "s64k").and_then(|r| r.chiplet_locality),
                 workload: w,
             }
         })
@@ -75,6 +81,11 @@ fn cells(xs: &[Option<f64>; 3], f: impl Fn(f64) -> String) -> String {
         .join(" / ")
 }
 
+/// A percentage with one decimal, `-` when not measured.
+fn one(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{:.1}", 100.0 * x))
+}
+
 /// Table 2 as text.
 pub fn table2_text(rows: &[Table2Row]) -> String {
     let mut s = String::new();
@@ -84,13 +95,15 @@ pub fn table2_text(rows: &[Table2Row]) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<15} {:>10} {:>24} {:>26} {:>26} {:>22}",
+        "{:<15} {:>10} {:>24} {:>26} {:>26} {:>22} {:>9} {:>10}",
         "workload",
         "footprint",
         "dominant kernel (TBs)",
         "L2 cache MPKI",
         "L2 TLB MPKI",
-        "remote %"
+        "remote %",
+        "RT sim %",
+        "locality %"
     );
     for r in rows {
         let kernel = r
@@ -99,13 +112,15 @@ pub fn table2_text(rows: &[Table2Row]) -> String {
             .map_or("-".into(), |(k, tbs)| format!("{k} ({tbs})"));
         let _ = writeln!(
             s,
-            "{:<15} {:>7.1} MB {:>24} {:>26} {:>26} {:>22}",
+            "{:<15} {:>7.1} MB {:>24} {:>26} {:>26} {:>22} {:>9} {:>10}",
             r.workload,
             r.footprint_bytes as f64 / 1048576.0,
             kernel,
             cells(&r.l2_cache_mpki, |x| format!("{x:.2}")),
             cells(&r.l2_tlb_mpki, |x| format!("{x:.2}")),
             cells(&r.remote_ratio, |x| format!("{:.1}", 100.0 * x)),
+            one(r.rt_similarity),
+            one(r.chiplet_locality),
         );
     }
     s
@@ -119,7 +134,7 @@ pub fn table2_csv(rows: &[Table2Row]) -> String {
             let _ = write!(s, ",{what}_{}", &p[1..]);
         }
     }
-    s.push('\n');
+    s.push_str(",rt_similarity_64k,chiplet_locality_64k\n");
     let num = |x: &Option<f64>| x.map_or(String::new(), |x| format!("{x:.6}"));
     for r in rows {
         let (k, tbs) = r
@@ -134,6 +149,7 @@ pub fn table2_csv(rows: &[Table2Row]) -> String {
                 let _ = write!(s, ",{}", num(x));
             }
         }
+        let _ = write!(s, ",{},{}", num(&r.rt_similarity), num(&r.chiplet_locality));
         s.push('\n');
     }
     s
@@ -312,7 +328,27 @@ pub fn paper_figures(
             chiplets8.and_then(|c| c.clap_over_s2m),
         ),
         fig("PMM 30 % vs 20 %", -0.013, pmm30),
+        fig(
+            "RT similarity to true ratio (s64k)",
+            0.953,
+            s64k_mean(runs, |r| r.rt_similarity),
+        ),
+        fig(
+            "chiplet locality (s64k)",
+            0.935,
+            s64k_mean(runs, |r| r.chiplet_locality),
+        ),
     ]
+}
+
+/// The mean over workloads of a figure of their s64k runs (CLAP measures RT accuracy
+/// and chiplet locality with every structure in 64 KB pages).
+fn s64k_mean(runs: &[RunSummary], f: fn(&RunSummary) -> Option<f64>) -> Option<f64> {
+    let xs: Vec<f64> = workloads(runs)
+        .iter()
+        .filter_map(|w| f(find(runs, w, "s64k")?))
+        .collect();
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
 /// The paper comparison as text.
@@ -402,16 +438,37 @@ mod ideal_check_tests {
             workload: w.into(),
             policy: p.into(),
             cycles,
-            remote_ratio: 0.0,
-            speed: 0.0,
-            allocs: Vec::new(),
-            warp_instrs: 0,
-            l2_cache_misses: 0,
-            l2_tlb_misses: 0,
-            dominant_kernel: None,
-            csv_row: String::new(),
-            structure_rows: Vec::new(),
+            ..Default::default()
         }
+    }
+
+    #[test]
+    fn rt_similarity_and_locality_are_means_of_the_s64k_runs_only() {
+        let with = |w: &str, p: &str, sim: Option<f64>, loc: Option<f64>| RunSummary {
+            rt_similarity: sim,
+            chiplet_locality: loc,
+            ..run(w, p, 100)
+        };
+        let runs = vec![
+            with("a", "s64k", Some(0.9), Some(1.0)),
+            with("a", "clap", Some(0.1), Some(0.1)),
+            with("b", "s64k", Some(0.7), None),
+            with("c", "s2m", Some(0.5), Some(0.5)),
+        ];
+        let figs = paper_figures(&runs, None, None);
+        let sim = figs.iter().find(|f| f.figure.starts_with("RT similarity"));
+        let loc = figs
+            .iter()
+            .find(|f| f.figure.starts_with("chiplet locality"));
+        assert_eq!(sim.and_then(|f| f.ours), Some((0.9 + 0.7) / 2.0));
+        assert_eq!(loc.and_then(|f| f.ours), Some(1.0));
+        assert_eq!(loc.map(|f| f.paper), Some(0.935));
+        let t2 = table2(&runs);
+        assert_eq!(
+            (t2[0].rt_similarity, t2[0].chiplet_locality),
+            (Some(0.9), Some(1.0))
+        );
+        assert_eq!(t2[2].rt_similarity, None, "c has no s64k run");
     }
 
     #[test]

@@ -163,7 +163,13 @@ impl<'w> Gpu<'w> {
             alloc_base,
             alloc_bytes: allocs.iter().map(|a| a.bytes).collect(),
             counters: Counters::default(),
-            per_alloc: vec![AllocCounters::default(); allocs.len()],
+            per_alloc: allocs
+                .iter()
+                .map(|a| AllocCounters {
+                    pages: super::locality::PageLocality::new(a.bytes, cfg.gpu.chiplets),
+                    ..AllocCounters::default()
+                })
+                .collect(),
             lines_buf: Vec::with_capacity(64),
             shootdowns: Vec::new(),
             issue_cost_per_instr: 1.0 / cfg.gpu.issue_width as f64,

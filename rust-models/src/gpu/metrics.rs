@@ -80,6 +80,8 @@ pub struct AllocCounters {
     /// Remote Tracker counters drained by the driver plus those drained at the end.
     pub rt_access: u64,
     pub rt_remote: u64,
+    /// Per-chiplet accesses of each 64 KB page.
+    pub pages: super::locality::PageLocality,
 }
 
 /// TLB behaviour of one page-size class.
@@ -115,6 +117,9 @@ pub struct AllocReport {
     pub rt_remote_ratio: Option<f64>,
     pub rt_access: u64,
     pub rt_remote: u64,
+    /// Which chiplets access its pages, where they live, and the remote ratio a placement
+    /// by busiest chiplet would leave (`gpu/locality.rs`).
+    pub locality: super::locality::LocalitySummary,
 }
 
 /// Everything one run reports.
@@ -194,6 +199,11 @@ pub struct RunReport {
     pub pmm_end_pct: Option<f64>,
     /// Remote Tracker estimate over all structures vs the true remote ratio above.
     pub rt_remote_ratio: Option<f64>,
+    /// Mean over structures of at least 2 MB the RT saw of 1 - |RT estimate - true remote
+    /// ratio| (CLAP §4.3's similarity, 95.3 % in the paper).
+    pub rt_similarity: Option<f64>,
+    /// Mean over structures of at least 2 MB of their chiplet locality (CLAP §3.4, 93.5 %).
+    pub chiplet_locality: Option<f64>,
     pub allocs: Vec<AllocReport>,
     /// Wall-clock seconds of the simulation and warp memory instructions per second.
     pub sim_seconds: f64,
@@ -318,6 +328,12 @@ rt_remote_ratio,sim_seconds,speed";
         );
         let _ = writeln!(
             s,
+            "chiplet locality       {}  (64 KB pages one chiplet mainly accesses; RT similarity {}; structures of 2 MB or more)",
+            self.chiplet_locality.map(pct).unwrap_or_else(|| "-".into()),
+            self.rt_similarity.map(pct).unwrap_or_else(|| "-".into())
+        );
+        let _ = writeln!(
+            s,
             "L1 / L2 cache hit rate {} / {}",
             pct(self.l1_cache_hit_rate),
             pct(self.l2_cache_hit_rate)
@@ -384,19 +400,21 @@ rt_remote_ratio,sim_seconds,speed";
         );
         let _ = writeln!(
             s,
-            "structure            bytes        page size  remote   RT est.  walks"
+            "structure            bytes        page size  remote   RT est.  floor    misplaced  walks"
         );
         let mut allocs: Vec<&AllocReport> = self.allocs.iter().collect();
         allocs.sort_by_key(|a| std::cmp::Reverse(a.bytes));
         for a in allocs {
             let _ = writeln!(
                 s,
-                "{:<20} {:<12} {:<10} {:<8} {:<8} {}",
+                "{:<20} {:<12} {:<10} {:<8} {:<8} {:<8} {:<10} {}",
                 a.name,
                 a.bytes,
                 a.page_size,
                 pct(a.remote_ratio),
                 a.rt_remote_ratio.map(pct).unwrap_or_else(|| "-".into()),
+                pct(a.locality.floor_region),
+                pct(a.locality.misplaced_line_share),
                 a.walks
             );
         }

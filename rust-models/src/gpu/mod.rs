@@ -57,6 +57,7 @@ pub mod host_clock;
 pub mod in_flight;
 mod kernel_state;
 mod lanes;
+pub mod locality;
 mod mapping;
 pub mod memory;
 pub mod metrics;

@@ -2,6 +2,7 @@
 //! every kernel, and turn the counters into a [`RunReport`].
 
 use super::engine::Gpu;
+use super::locality::MIN_STRUCTURE_BYTES;
 use super::metrics::{class_stats, ratio, AllocReport, KernelReport, RunReport};
 use super::rt_bank::RtBank;
 use super::service::{FirstTouchService, MemoryService};
@@ -125,38 +126,7 @@ impl Gpu<'_> {
         };
         let c = &self.counters;
         let stats = self.mm.stats();
-        let allocs: Vec<AllocReport> = self
-            .workload
-            .allocations()
-            .iter()
-            .zip(&self.per_alloc)
-            .enumerate()
-            .map(|(i, (a, pc))| AllocReport {
-                name: a.name.clone(),
-                bytes: a.bytes,
-                page_size: stats
-                    .allocs
-                    .get(i)
-                    .map_or_else(|| "-".to_string(), |s| s.placement.clone()),
-                table4: stats
-                    .allocs
-                    .get(i)
-                    .map_or_else(|| "-".to_string(), |s| s.table4.clone()),
-                mma_fallback: stats
-                    .allocs
-                    .get(i)
-                    .and_then(|s| s.mma.as_ref()?.fallback)
-                    .map(|f| f.to_string()),
-                lines: pc.lines,
-                remote_lines: pc.remote_lines,
-                remote_ratio: ratio(pc.remote_lines, pc.lines),
-                walks: pc.walks,
-                faults: pc.faults,
-                rt_remote_ratio: (pc.rt_access > 0).then(|| ratio(pc.rt_remote, pc.rt_access)),
-                rt_access: pc.rt_access,
-                rt_remote: pc.rt_remote,
-            })
-            .collect();
+        let allocs = self.alloc_reports(&stats);
         let (rt_a, rt_r) = self
             .per_alloc
             .iter()
@@ -247,6 +217,8 @@ impl Gpu<'_> {
             pf_blocks_used: stats.pf_blocks_used,
             pmm_end_pct: c.pmm_end_instr.map(|i| 100.0 * ratio(i, c.warp_mem_instrs)),
             rt_remote_ratio: (rt_a > 0).then(|| ratio(rt_r, rt_a)),
+            rt_similarity: rt_similarity(&allocs),
+            chiplet_locality: chiplet_locality(&allocs),
             allocs,
             sim_seconds,
             speed: if sim_seconds > 0.0 {
@@ -259,4 +231,65 @@ impl Gpu<'_> {
             hardware,
         })
     }
+}
+
+impl Gpu<'_> {
+    /// Per data structure: what the driver did with it and what its accesses measured.
+    fn alloc_reports(&self, stats: &crate::driver::DriverStats) -> Vec<AllocReport> {
+        self.workload
+            .allocations()
+            .iter()
+            .zip(&self.per_alloc)
+            .enumerate()
+            .map(|(i, (a, pc))| {
+                let st = stats.allocs.get(i);
+                let label = |f: fn(&crate::driver::AllocStats) -> &String| {
+                    st.map_or_else(|| "-".to_string(), |s| f(s).clone())
+                };
+                AllocReport {
+                    name: a.name.clone(),
+                    bytes: a.bytes,
+                    page_size: label(|s| &s.placement),
+                    table4: label(|s| &s.table4),
+                    mma_fallback: st
+                        .and_then(|s| s.mma.as_ref()?.fallback)
+                        .map(|f| f.to_string()),
+                    lines: pc.lines,
+                    remote_lines: pc.remote_lines,
+                    remote_ratio: ratio(pc.remote_lines, pc.lines),
+                    walks: pc.walks,
+                    faults: pc.faults,
+                    rt_remote_ratio: (pc.rt_access > 0).then(|| ratio(pc.rt_remote, pc.rt_access)),
+                    rt_access: pc.rt_access,
+                    rt_remote: pc.rt_remote,
+                    locality: pc
+                        .pages
+                        .summary(st.map_or(crate::addr::PAGE_64K, |s| s.page_bytes)),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Structures of at least [`MIN_STRUCTURE_BYTES`] that were accessed.
+fn measured(allocs: &[AllocReport]) -> impl Iterator<Item = &AllocReport> {
+    allocs
+        .iter()
+        .filter(|a| a.bytes >= MIN_STRUCTURE_BYTES && a.lines > 0)
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    let (n, sum) = xs.fold((0u32, 0.0), |(n, s), x| (n + 1, s + x));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// CLAP §4.3's similarity of the Remote Tracker's estimate to the true remote ratio, per
+/// structure the RT saw, averaged.
+fn rt_similarity(allocs: &[AllocReport]) -> Option<f64> {
+    mean(measured(allocs).filter_map(|a| Some(1.0 - (a.rt_remote_ratio? - a.remote_ratio).abs())))
+}
+
+/// CLAP §3.4's chiplet locality, per structure, averaged.
+fn chiplet_locality(allocs: &[AllocReport]) -> Option<f64> {
+    mean(measured(allocs).map(|a| a.locality.chiplet_locality))
 }

@@ -70,7 +70,7 @@ pub fn run_job(cfg: &GpuConfig, job: &Job, scale: f64, seed: u64) -> Result<RunR
 /// What the tables of the study need from one run: Figure 18, Table 4 and the two CSVs,
 /// without the rest of the report. A sweep run as separate jobs (`--task-id`) stores it
 /// next to the full report, and the merge builds the tables from it alone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
     pub workload: String,
     pub policy: String,
@@ -91,6 +91,12 @@ pub struct RunSummary {
     pub l2_tlb_misses: u64,
     #[serde(default)]
     pub dominant_kernel: Option<(String, u32)>,
+    /// The RT's similarity to the true remote ratio and the chiplet locality of the run's
+    /// structures of 2 MB or more (CLAP §4.3, §3.4).
+    #[serde(default, with = "exact_opt_f64")]
+    pub rt_similarity: Option<f64>,
+    #[serde(default, with = "exact_opt_f64")]
+    pub chiplet_locality: Option<f64>,
     /// The run's row of `clap.csv`.
     pub csv_row: String,
     /// The run's rows of `clap_structures.csv`.
@@ -132,6 +138,8 @@ impl RunSummary {
             l2_tlb_misses: r.l2_tlb.iter().map(|c| c.misses).sum(),
             dominant_kernel: super::metrics::dominant_kernel(&r.kernels)
                 .map(|k| (k.name.clone(), k.thread_blocks)),
+            rt_similarity: r.rt_similarity,
+            chiplet_locality: r.chiplet_locality,
             csv_row: r.csv_row(),
             structure_rows: structure_rows(r),
         }
@@ -141,6 +149,27 @@ impl RunSummary {
 /// Summaries of runs, in order.
 pub fn summaries(runs: &[RunReport]) -> Vec<RunSummary> {
     runs.iter().map(RunSummary::of).collect()
+}
+
+/// [`exact_f64`] for an optional number (`null` when absent).
+pub mod exact_opt_f64 {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        match x {
+            Some(x) => super::exact_f64::serialize(x, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|s| {
+                s.parse()
+                    .map_err(|_| serde::de::Error::custom(format!("`{s}` is not a number")))
+            })
+            .transpose()
+    }
 }
 
 /// Serde for `f64` fields that must survive a JSON round trip bit for bit: written as a
@@ -364,7 +393,7 @@ pub fn alloc_csv(runs: &[RunReport]) -> String {
 pub fn alloc_csv_of(runs: &[RunSummary]) -> String {
     let mut s = String::from(
         "workload,policy,structure,bytes,page_size,lines,remote_ratio,rt_remote_ratio,walks,\
-         table4\n",
+         floor_64k,floor_page,misplaced_share,chiplet_locality,table4\n",
     );
     for r in runs {
         for row in &r.structure_rows {
@@ -381,7 +410,7 @@ fn structure_rows(r: &RunReport) -> Vec<String> {
         .iter()
         .map(|a| {
             format!(
-                "{},{},{},{},{},{},{:.6},{},{},{}",
+                "{},{},{},{},{},{},{:.6},{},{},{:.6},{:.6},{:.6},{:.6},{}",
                 r.workload,
                 r.policy,
                 a.name,
@@ -393,6 +422,10 @@ fn structure_rows(r: &RunReport) -> Vec<String> {
                     .map(|x| format!("{x:.6}"))
                     .unwrap_or_default(),
                 a.walks,
+                a.locality.floor_64k,
+                a.locality.floor_region,
+                a.locality.misplaced_line_share,
+                a.locality.chiplet_locality,
                 a.table4
             )
         })
@@ -471,15 +504,7 @@ mod tests {
             workload: w.into(),
             policy: p.into(),
             cycles,
-            remote_ratio: 0.0,
-            speed: 0.0,
-            allocs: Vec::new(),
-            warp_instrs: 0,
-            l2_cache_misses: 0,
-            l2_tlb_misses: 0,
-            dominant_kernel: None,
-            csv_row: String::new(),
-            structure_rows: Vec::new(),
+            ..Default::default()
         };
         // clap over s64k: a 2x, b 1x, c 8x (the outlier); without c: sqrt(2 x 1).
         let runs = vec![

@@ -52,15 +52,7 @@ fn summary(workload: &str, policy: &str, cycles: u64) -> RunSummary {
         workload: workload.into(),
         policy: policy.into(),
         cycles,
-        remote_ratio: 0.0,
-        speed: 0.0,
-        allocs: Vec::new(),
-        warp_instrs: 0,
-        l2_cache_misses: 0,
-        l2_tlb_misses: 0,
-        dominant_kernel: None,
-        csv_row: String::new(),
-        structure_rows: Vec::new(),
+        ..Default::default()
     }
 }
 

@@ -185,11 +185,25 @@ fn sensitivity_8_chiplet_and_paper_tables_have_their_shapes_and_columns() {
             "CLAP below ideal (1 - clap/ideal)",
             "8 chiplets: CLAP over s64k",
             "8 chiplets: CLAP over s2m",
-            "PMM 30 % vs 20 %"
+            "PMM 30 % vs 20 %",
+            "RT similarity to true ratio (s64k)",
+            "chiplet locality (s64k)"
         ]
     );
     let papers: Vec<f64> = figs.iter().map(|f| f.paper).collect();
-    assert_eq!(papers, [0.175, 0.192, 0.0578, 0.133, 0.215, -0.013]);
+    assert_eq!(
+        papers,
+        [0.175, 0.192, 0.0578, 0.133, 0.215, -0.013, 0.953, 0.935]
+    );
+    // The mean over workloads of their s64k runs' own figures.
+    let s64k: Vec<f64> = main
+        .iter()
+        .filter(|r| r.policy == "s64k")
+        .filter_map(|r| r.chiplet_locality)
+        .collect();
+    // (None at this tiny scale, where no structure reaches 2 MB.)
+    let expected = (!s64k.is_empty()).then(|| s64k.iter().sum::<f64>() / s64k.len() as f64);
+    assert_eq!(figs[7].ours, expected);
     assert_eq!(
         figs[0].ours, c8.clap_over_s64k,
         "these runs are the 8-chiplet ones"
@@ -200,7 +214,7 @@ fn sensitivity_8_chiplet_and_paper_tables_have_their_shapes_and_columns() {
     }
     let csv = tables::paper_csv(&figs);
     assert_eq!(csv.lines().next(), Some("figure,paper,mcmvm,difference"));
-    assert_eq!(csv.lines().count(), 7);
+    assert_eq!(csv.lines().count(), 9);
     let none = tables::paper_figures(&main, None, None);
     assert_eq!(none[3].ours, None);
     assert_eq!(none[5].ours, None);
@@ -214,12 +228,13 @@ fn table2_and_structure_csv_columns() {
         "workload,footprint_bytes,dominant_kernel,dominant_kernel_tbs,\
          l2_cache_mpki_4k,l2_cache_mpki_64k,l2_cache_mpki_2m,\
          l2_tlb_mpki_4k,l2_tlb_mpki_64k,l2_tlb_mpki_2m,\
-         remote_ratio_4k,remote_ratio_64k,remote_ratio_2m\n"
+         remote_ratio_4k,remote_ratio_64k,remote_ratio_2m,\
+         rt_similarity_64k,chiplet_locality_64k\n"
     );
     assert_eq!(
         sweep::alloc_csv_of(&[]),
         "workload,policy,structure,bytes,page_size,lines,remote_ratio,rt_remote_ratio,walks,\
-         table4\n"
+         floor_64k,floor_page,misplaced_share,chiplet_locality,table4\n"
     );
 }
 

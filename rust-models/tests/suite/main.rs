@@ -10,6 +10,7 @@ mod gpu_baselines;
 mod gpu_clap_extras;
 mod gpu_config;
 mod gpu_latency;
+mod gpu_locality;
 mod gpu_mapping_time;
 mod gpu_policies;
 mod gpu_replay;
