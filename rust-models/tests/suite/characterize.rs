@@ -58,7 +58,7 @@ fn points(ms: &[Measured]) -> Vec<(String, f64, u64, bool)> {
 fn check_staircase(cfg: &GpuConfig, section: Section, reaches: &[u64]) {
     let ms = measure_section(cfg, section);
     for (name, got, want, walk) in points(&ms) {
-        println!("{section:?} {name}: {got:.1} cycles/load, configured {want}");
+        println!("{section:?} {name}: {got:.4} cycles/load, configured {want}");
         if walk {
             let err = (got - want as f64).abs() / want as f64;
             assert!(err <= 0.10, "{name}: walk {got:.1} vs {want}");
