@@ -107,6 +107,12 @@ pub struct Path {
     pub remote: bool,
     /// The sum of the configured latencies along the path, in cycles.
     pub cycles: u64,
+    /// Share of the chase's pages whose L2 TLB set holds every page of the chase that maps
+    /// to it (1 without a walk). Between 0 and 1, those pages hit and the rest walk.
+    pub l2_tlb_hit_share: f64,
+    /// Expected cycles per load: `cycles` for the walking pages, the same path without
+    /// the walk for the share that hits.
+    pub mean_cycles: f64,
     /// The same sum written out (`10 + 80 + ...`).
     pub terms: String,
 }
@@ -119,8 +125,16 @@ impl Path {
         } else if self.l2_tlb_hit {
             format!("L2 TLB hit ({})", class.label())
         } else {
+            let fit = if self.l2_tlb_hit_share > 0.0 {
+                format!(
+                    ", {:.0}% of pages fit their L2 TLB set",
+                    100.0 * self.l2_tlb_hit_share
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "walk {} ({} PWC hit{}, {} read{})",
+                "walk {} ({} PWC hit{}, {} read{}{fit})",
                 class.label(),
                 self.pwc_hits,
                 if self.pwc_hits == 1 { "" } else { "s" },
@@ -221,11 +235,58 @@ fn walk_cycles(cfg: &GpuConfig, class: PageClass, pwc_hits: u32, remote: bool) -
 
 /// The path of every load of a cyclic dependent chase of shape `s`, after a warm-up
 /// round. A cyclic chase over LRU structures hits iff its distinct items fit (each item is
-/// evicted just before its reuse otherwise); consecutive pages and lines spread evenly over
-/// the sets, so the capacity is entries (lines), whatever the associativity.
+/// evicted just before its reuse otherwise). Consecutive lines spread evenly over a
+/// cache's sets, so its capacity is its lines whatever the associativity; a TLB's sets
+/// are picked by 16-page group, so past its reach some sets may still hold all their
+/// pages ([`set_fit_share`]).
 pub fn chase_path(cfg: &GpuConfig, s: &ChaseShape) -> Path {
     let l1_tlb_hit = s.pages <= s.class.entries(&cfg.l1_tlb);
-    let l2_tlb_hit = l1_tlb_hit || s.pages <= s.class.entries(&cfg.l2_tlb);
+    let share = if l1_tlb_hit {
+        1.0
+    } else {
+        // The 64 KB TLB keeps a 1 MB group in one set (CLAP's coalescing); the others
+        // index by page.
+        let group = if s.class == PageClass::K64 { 16 } else { 1 };
+        set_fit_share(
+            s.pages,
+            s.class.entries(&cfg.l2_tlb),
+            cfg.l2_tlb.ways,
+            group,
+        )
+    };
+    if share >= 1.0 || share <= 0.0 {
+        return path_of(cfg, s, l1_tlb_hit, share >= 1.0);
+    }
+    let hit = path_of(cfg, s, false, true);
+    let mut walk = path_of(cfg, s, false, false);
+    walk.l2_tlb_hit_share = share;
+    walk.mean_cycles = share * hit.cycles as f64 + (1.0 - share) * walk.cycles as f64;
+    walk
+}
+
+/// Share of a cyclic chase's `pages` consecutive pages that stay in a TLB of `entries`
+/// entries and `ways` ways (0: fully associative), whose set is picked by the page's
+/// aligned group of `group` pages: 16 in the 64 KB TLB, so that CLAP's merged entries of
+/// one group meet in one set (`gpu/tlb.rs`), which loads the sets unevenly. Under LRU a
+/// cyclic chase hits in a set iff the set's pages fit its ways.
+pub fn set_fit_share(pages: u64, entries: u64, ways: u32, group: u64) -> f64 {
+    let ways = if ways == 0 { entries } else { ways as u64 }.max(1);
+    let sets = (entries / ways).max(1);
+    if pages == 0 {
+        return 1.0;
+    }
+    let mut per_set = vec![0u64; sets as usize];
+    let group = group.max(1);
+    for g in 0..pages.div_ceil(group) {
+        per_set[(g % sets) as usize] += (pages - g * group).min(group);
+    }
+    let fit: u64 = per_set.iter().filter(|&&n| n <= ways).sum();
+    fit as f64 / pages as f64
+}
+
+/// [`chase_path`] with the TLB outcome given.
+fn path_of(cfg: &GpuConfig, s: &ChaseShape, l1_tlb_hit: bool, l2_hit: bool) -> Path {
+    let l2_tlb_hit = l1_tlb_hit || l2_hit;
     // PDB2 is one entry, PDB1 one per GB, PDB0 one per 2 MB region (2 MB translations end
     // at PDB0, which is read, not cached). The upper entries are reused by every walk and
     // stay; PDB0 entries hit iff all directory entries fit.
@@ -273,10 +334,28 @@ pub fn chase_path(cfg: &GpuConfig, s: &ChaseShape) -> Path {
         remote: s.remote,
         cycles,
         terms,
+        l2_tlb_hit_share: 1.0 - walked as u8 as f64,
+        mean_cycles: cycles as f64,
     }
 }
 
 /// Distinct PDB1 entries (1 GB regions) of a span of `bytes`.
 pub fn gigs(bytes: u64) -> u64 {
     bytes.div_ceil(PAGE_1G).max(1)
+}
+
+#[cfg(test)]
+mod set_tests {
+    use super::set_fit_share;
+
+    #[test]
+    fn whole_groups_load_the_sets_unevenly_single_pages_evenly() {
+        // 32 entries, 16 ways: 2 sets. 48 pages in groups of 16: sets get 32 and 16.
+        assert_eq!(set_fit_share(48, 32, 16, 16), 1.0 / 3.0);
+        // Page-indexed: 24 pages in each set, none fits.
+        assert_eq!(set_fit_share(48, 32, 16, 1), 0.0);
+        assert_eq!(set_fit_share(32, 32, 16, 1), 1.0);
+        // Fully associative: fits iff the pages fit the entries.
+        assert_eq!(set_fit_share(33, 32, 0, 16), 0.0);
+    }
 }

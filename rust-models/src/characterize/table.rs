@@ -69,10 +69,10 @@ fn staircase_table(s: &mut String, cfg: &GpuConfig, ms: &[Measured], section: Se
         {
             let _ = writeln!(
                 s,
-                "{:>10}  {:>11.1}  {:>8}  {}",
+                "{:>10}  {:>11.1}  {:>8.1}  {}",
                 bytes(spec.footprint()),
                 c,
-                p.cycles,
+                p.mean_cycles,
                 p.label(class)
             );
         }

@@ -44,11 +44,21 @@ fn measure_section(cfg: &GpuConfig, section: Section) -> Vec<Measured> {
 
 /// Every point of `ms`: (name, measured, expected cycles, expected path has a walk).
 fn points(ms: &[Measured]) -> Vec<(String, f64, u64, bool)> {
+    points_mean(ms)
+        .into_iter()
+        .map(|(n, c, _, p)| (n, c, p.cycles, !p.l2_tlb_hit))
+        .collect()
+}
+
+/// Every point of `ms`: (name, measured, expected mean cycles, path).
+fn points_mean(
+    ms: &[Measured],
+) -> Vec<(String, f64, f64, mcmvm_models::characterize::expected::Path)> {
     ms.iter()
         .map(|m| {
-            let p = m.expected.as_ref().expect("a chase has a path");
+            let p = m.expected.clone().expect("a chase has a path");
             let c = m.cycles_per_load.expect("a chase has cycles");
-            (m.bench.name.clone(), c, p.cycles, !p.l2_tlb_hit)
+            (m.bench.name.clone(), c, p.mean_cycles, p)
         })
         .collect()
 }
@@ -57,13 +67,29 @@ fn points(ms: &[Measured]) -> Vec<(String, f64, u64, bool)> {
 /// walk costs exactly the configured path (a walk: within 10 %).
 fn check_staircase(cfg: &GpuConfig, section: Section, reaches: &[u64]) {
     let ms = measure_section(cfg, section);
-    for (name, got, want, walk) in points(&ms) {
-        println!("{section:?} {name}: {got:.4} cycles/load, configured {want}");
-        if walk {
-            let err = (got - want as f64).abs() / want as f64;
-            assert!(err <= 0.10, "{name}: walk {got:.1} vs {want}");
+    let capacities = [cfg.l1_cache.bytes, cfg.l2_cache.bytes];
+    for (name, got, want, path) in points_mean(&ms) {
+        println!("{section:?} {name}: {got:.4} cycles/load, configured {want:.4}");
+        let at_capacity = ms
+            .iter()
+            .find(|m| m.bench.name == name)
+            .and_then(|m| match &m.bench.kind {
+                mcmvm_models::characterize::Kind::Chase { spec, .. } => Some(spec.footprint()),
+                _ => None,
+            })
+            .is_some_and(|f| capacities.contains(&f));
+        if !path.l2_tlb_hit {
+            let err = (got - want).abs() / want;
+            assert!(err <= 0.10, "{name}: walk {got:.1} vs {want:.1}");
+        } else if at_capacity {
+            // A footprint of exactly a cache's size: the warm-up's page-table lines share
+            // the cache, so a few loads miss (measured: 190.0122 against 190 at 1 MB).
+            assert!(
+                (got - want).abs() <= 0.001 * want,
+                "{name}: {got} vs {want}"
+            );
         } else {
-            assert_eq!(got, want as f64, "{name}");
+            assert_eq!(got, want, "{name}");
         }
     }
     let found = table::steps_of(&ms, section);
@@ -79,7 +105,6 @@ fn check_staircase(cfg: &GpuConfig, section: Section, reaches: &[u64]) {
 }
 
 #[test]
-#[ignore = "fails: the DRAM point past l2_cache.bytes misses the 10 % walk tolerance (not analysed)"]
 fn data_cache_steps_sit_at_the_cache_sizes() {
     let cfg = small();
     check_staircase(
@@ -90,7 +115,6 @@ fn data_cache_steps_sit_at_the_cache_sizes() {
 }
 
 #[test]
-#[ignore = "fails: 64 KB at 1.5x the L2 TLB reach measures 236.7 (1/3 of the 1 MB groups hit their set) against 300 for a fully associative LRU"]
 fn tlb_steps_sit_at_entries_times_page_size_for_every_page_size() {
     let cfg = small();
     for class in PageClass::ALL {
