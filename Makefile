@@ -96,7 +96,7 @@ test-exhaustive: deps
 	MCMVM_EXHAUSTIVE=1 $(CARGO) test --release --workspace -- --include-ignored
 
 # Opt-in long check: `--hw check` over every CLAP workload (clap policy) and every Forest
-# workload (forest, replay engine) at the default scale; prints the block cycles compared
+# workload (forest, the Forest paper's GPU) at the default scale; prints the block cycles compared
 # and mismatches, and fails on a mismatch or below 10^8 cycles (docs/verification.md, "Soak").
 soak: build
 	$(MCMVM) soak --min-cycles 100000000
@@ -191,7 +191,7 @@ $(MCMVM_FAST): $(SOURCES) | deps
 # under SpecForest and blk under Forest on the MCM model — the UVM runs nearest the speed
 # target; blk's fault path of replays is like no other run's — bfs and a GEMM under placement
 # policies), then every built-in workload of both studies at a small size so no generator,
-# policy or engine is left cold.
+# policy or model is left cold.
 PGO_TRAIN := \
 	run --config configs/mcm-4chiplet.toml --workload bfs --policy s64k --uvm forest, \
 	run --config configs/mcm-4chiplet.toml --workload sssp --policy s64k --uvm specforest, \

@@ -96,7 +96,15 @@ fn a_bad_gpu_key_or_value_is_a_usage_error_naming_it() {
 #[test]
 fn uvm_without_a_policy_runs_on_the_papers_gpu_and_gpu_set_reaches_it() {
     let run = |extra: &[&str]| {
-        let mut a = vec!["run", "--workload", "ls", "--uvm", "forest", "--scale", "0.02"];
+        let mut a = vec![
+            "run",
+            "--workload",
+            "ls",
+            "--uvm",
+            "forest",
+            "--scale",
+            "0.02",
+        ];
         a.extend(extra);
         mcmvm(&a)
     };

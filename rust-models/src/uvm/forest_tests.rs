@@ -7,8 +7,8 @@ use std::path::Path;
 use crate::workload::{by_name, Allocation};
 
 use super::forest::ForestState;
-use super::layout::Layout;
 use super::gpu_tests::small_turing;
+use super::layout::Layout;
 use super::{UvmConfig, UvmPolicy};
 
 fn cfg(sets: &[&str]) -> UvmConfig {

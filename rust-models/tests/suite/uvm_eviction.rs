@@ -39,7 +39,9 @@ fn config() -> UvmConfig {
 
 #[test]
 fn fault_order_lru_evicts_the_hot_object_and_it_thrashes() {
-    let m = run_small(&scenario(), &config(), UvmPolicy::Tbnp, 1.0).unwrap().uvm;
+    let m = run_small(&scenario(), &config(), UvmPolicy::Tbnp, 1.0)
+        .unwrap()
+        .uvm;
     assert_eq!(m.capacity_pages, 32);
     assert_eq!(m.far_faults, 4, "A, B, C, then A again");
     assert_eq!(m.thrashed_pages, 16, "A's big page comes back");

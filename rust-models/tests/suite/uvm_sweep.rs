@@ -31,6 +31,10 @@ fn the_papers_gpu_is_one_turing_chiplet_with_the_papers_uvm() {
     assert_eq!(gpu.gpu.sms_per_chiplet, 68);
     assert_eq!(gpu.gpu.warps_per_sm, 32);
     assert_eq!(gpu.gpu.clock_mhz, 1365.0);
+    assert_eq!(
+        ucfg.gpu.clock_mhz, gpu.gpu.clock_mhz,
+        "the µs of both configs agree"
+    );
     assert_eq!(ucfg.memory.page_kb, 4);
     assert_eq!(ucfg.memory.oversubscription, 1.5);
     assert_eq!(ucfg.fault.far_fault_latency_us, 45.0);
@@ -89,7 +93,10 @@ fn the_sweep_has_the_table_the_curve_and_both_ablations() {
     assert!(table.contains("223 -> 10"), "{table}");
     let csv = std::fs::read_to_string(dir.join("forest.csv")).unwrap();
     let mut lines = csv.lines();
-    assert!(lines.next().unwrap().ends_with(",profiling_steps_forest_lru,classes"));
+    assert!(lines
+        .next()
+        .unwrap()
+        .ends_with(",profiling_steps_forest_lru,classes"));
     assert_eq!(lines.count(), 4, "{csv}");
     let json = std::fs::read_to_string(dir.join("forest.json")).unwrap();
     assert!(json.starts_with("{\n  \"seed\": 1,"), "{json}");
