@@ -33,11 +33,11 @@ pub struct GpuUvmReport {
     /// dequeue, the fresh faults' discovery and the completed replays' re-issue),
     /// estimated from a sample.
     pub fault_path_s: f64,
-    /// Three parts of `fault_path_s`, each estimated from engine events sampled at their
-    /// start, with how many were timed: the fresh faults' discovery (their attempts' TLB
-    /// probes and page-table lookup before the walk that found no mapping), taking the
-    /// replays that faulted again off the engine's ready queue, and the completed replays'
-    /// dequeue and re-issue up to their translation.
+    /// Three parts of `fault_path_s`, each estimated from the GPU event loop's events
+    /// sampled at their start, with how many were timed: the fresh faults' discovery (their
+    /// attempts' TLB probes and page-table lookup before the walk that found no mapping),
+    /// taking the replays that faulted again off the event loop's ready queue, and the
+    /// completed replays' dequeue and re-issue up to their translation.
     pub fault_discovery_s: f64,
     pub fault_discoveries_timed: u64,
     pub replay_dequeue_s: f64,
