@@ -50,7 +50,8 @@ paper: build
 	$(MCMVM) sweep merge $(PAPER_OUT)/forest
 	$(MCMVM) report --out $(PAPER_OUT)
 
-# Forest's thresholds one at a time (~190 runs; minutes on 2 cores), not part of `make run`.
+# Forest's thresholds one at a time on the Forest paper's GPU at scale 0.05 (650 runs; 6 min
+# on 2 shared cores), not part of `make run`.
 sensitivity: deps build
 	$(MCMVM) sweep --suite forest-sensitivity --out out/forest-sensitivity
 
