@@ -50,7 +50,8 @@ paper: build
 	$(MCMVM) sweep merge $(PAPER_OUT)/forest
 	$(MCMVM) report --out $(PAPER_OUT)
 
-# Forest's thresholds one at a time (~190 runs; minutes on 2 cores), not part of `make run`.
+# Forest's thresholds one at a time on the Forest paper's GPU at scale 0.05 (650 runs; 6 min
+# on 2 shared cores), not part of `make run`.
 sensitivity: deps build
 	$(MCMVM) sweep --suite forest-sensitivity --out out/forest-sensitivity
 
@@ -96,7 +97,7 @@ test-exhaustive: deps
 	MCMVM_EXHAUSTIVE=1 $(CARGO) test --release --workspace -- --include-ignored
 
 # Opt-in long check: `--hw check` over every CLAP workload (clap policy) and every Forest
-# workload (forest, replay engine) at the default scale; prints the block cycles compared
+# workload (forest, the Forest paper's GPU) at the default scale; prints the block cycles compared
 # and mismatches, and fails on a mismatch or below 10^8 cycles (docs/verification.md, "Soak").
 soak: build
 	$(MCMVM) soak --min-cycles 100000000
@@ -191,7 +192,7 @@ $(MCMVM_FAST): $(SOURCES) | deps
 # under SpecForest and blk under Forest on the MCM model — the UVM runs nearest the speed
 # target; blk's fault path of replays is like no other run's — bfs and a GEMM under placement
 # policies), then every built-in workload of both studies at a small size so no generator,
-# policy or engine is left cold.
+# policy or model is left cold.
 PGO_TRAIN := \
 	run --config configs/mcm-4chiplet.toml --workload bfs --policy s64k --uvm forest, \
 	run --config configs/mcm-4chiplet.toml --workload sssp --policy s64k --uvm specforest, \

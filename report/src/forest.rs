@@ -26,9 +26,6 @@ pub struct Row {
     pub steps_forest: f64,
     pub steps_specforest: f64,
     pub classes: String,
-    /// The engine's label (`GPU timing model`, `replay engine (fast approximate)`); None:
-    /// a CSV written before the column.
-    pub engine: Option<String>,
 }
 
 pub fn rows(t: &Table) -> Result<Vec<Row>, ReportError> {
@@ -52,7 +49,6 @@ pub fn rows(t: &Table) -> Result<Vec<Row>, ReportError> {
         col("profiling_steps_specforest")?,
     );
     let cl = col("classes")?;
-    let engine = t.column("engine").ok();
     let abl = [
         t.column("forest_lru_speedup").ok(),
         t.column("tbnp_aae_speedup").ok(),
@@ -79,7 +75,6 @@ pub fn rows(t: &Table) -> Result<Vec<Row>, ReportError> {
                 steps_forest: t.num(r, pf)?,
                 steps_specforest: t.num(r, ps)?,
                 classes: t.text(r, cl).to_string(),
-                engine: engine.map(|c| t.text(r, c).to_string()),
             })
         })
         .collect()
@@ -121,14 +116,6 @@ impl Row {
             v.extend(self.ablations.iter().map(|a| a.unwrap_or(f64::NAN)));
         }
         v
-    }
-}
-
-/// A figure title with the sweep's engine (from its first row), as every output names it.
-pub fn with_engine(title: &str, rs: &[Row]) -> String {
-    match rs.first().and_then(|r| r.engine.as_deref()) {
-        Some(e) if !e.is_empty() => format!("{title} — {e}"),
-        _ => title.to_string(),
     }
 }
 
@@ -281,8 +268,7 @@ fn panels(
         rel,
         (width, height),
         |root| {
-            let title = with_engine(kind.title(), rs);
-            let mut rest = chart::title_and_legend(root, &title, &series)?;
+            let mut rest = chart::title_and_legend(root, kind.title(), &series)?;
             for o in &os {
                 let (panel, below) = rest.split_vertically(panel_h);
                 rest = below;
@@ -373,11 +359,9 @@ fn table(rs: &[Row]) -> HtmlTable {
         "classes (Forest)",
     ];
     HtmlTable {
-        caption: with_engine(
-            "Speed-up over TBNp, far faults, unused prefetches, thrashing and profiling \
-             steps (T = TBNp, F = Forest, S = SpecForest)",
-            rs,
-        ),
+        caption: "Speed-up over TBNp, far faults, unused prefetches, thrashing and profiling \
+                  steps (T = TBNp, F = Forest, S = SpecForest)"
+            .to_string(),
         header: header.map(String::from).to_vec(),
         rows,
         folded: false,

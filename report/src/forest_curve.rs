@@ -4,7 +4,7 @@
 //! `mcmvm sweep --suite forest` prints it.
 
 use crate::chart::{self, Bars};
-use crate::forest::{geomean, has_ablations, oversubs, speedup_series, with_engine, Row};
+use crate::forest::{geomean, has_ablations, oversubs, speedup_series, Row};
 use crate::{Figure, Outcome, ReportError};
 use std::path::Path;
 
@@ -56,8 +56,8 @@ pub fn figure(
         &rel,
         (width, 60 + 2 * panel_h),
         |root| {
-            let title = with_engine("Forest study: speed-up over TBNp by oversubscription", rs);
-            let mut rest = chart::title_and_legend(root, &title, &series)?;
+            let title = "Forest study: speed-up over TBNp by oversubscription";
+            let mut rest = chart::title_and_legend(root, title, &series)?;
             for (title, vals) in titles.iter().zip(&values) {
                 let (panel, below) = rest.split_vertically(panel_h);
                 rest = below;

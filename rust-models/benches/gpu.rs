@@ -1,16 +1,15 @@
 //! Throughput of the GPU timing model: warp memory instructions simulated per second,
 //! single-threaded, on bfs and a GEMM at the default scale (the target is >= 5 M/s).
 //! Peak memory is measured on the CLI instead (see the report), since criterion cannot.
-//! `uvm_run`: the UVM replay engine on `configs/uvm-turing.toml`, timed without the fault
-//! service (the driver's own work), as `mcmvm run` prints it; `uvm_on_gpu`: the same
-//! service on the 4-chiplet GPU model (`--uvm tbnp`, and `forest` on bfs), timed as
+//! `uvm_on_gpu`: the UVM driver as the memory service of the 4-chiplet GPU model
+//! (`--uvm tbnp`, and `forest` on bfs), timed as
 //! `mcmvm run` prints it there: without the driver's work and the GPU side of fault
 //! handling (faulting walks, shootdowns, replays that fault again).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, GpuConfig, RunSpec};
-use mcmvm_models::uvm::{run_on_gpu, run_workload, UvmConfig, UvmPolicy};
+use mcmvm_models::uvm::{run_on_gpu, UvmConfig, UvmPolicy};
 use std::path::Path;
 use std::time::Duration;
 
@@ -33,31 +32,6 @@ fn throughput(c: &mut Criterion) {
             g.throughput(Throughput::Elements(instrs));
             g.bench_function(format!("{name}/{policy}"), |b| {
                 b.iter(|| simulate(&cfg, w.as_ref(), spec).expect("runs").cycles)
-            });
-        }
-    }
-    g.finish();
-}
-
-fn uvm_throughput(c: &mut Criterion) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/uvm-turing.toml");
-    let cfg = UvmConfig::load(&path, &[]).expect("config loads");
-    let mut g = c.benchmark_group("uvm_run");
-    g.sample_size(10);
-    for name in ["bfs", "gemm-resnet50"] {
-        let w = mcmvm_models::workload::by_name(name, 1.0, 1).expect("workload builds");
-        for policy in [UvmPolicy::Tbnp, UvmPolicy::Forest] {
-            let run = || run_workload(w.as_ref(), &cfg, policy, false).expect("runs");
-            g.throughput(Throughput::Elements(run().warp_mem_instrs));
-            g.bench_function(format!("{name}/{}", policy.name()), |b| {
-                b.iter_custom(|iters| {
-                    (0..iters)
-                        .map(|_| {
-                            let m = run();
-                            Duration::from_secs_f64((m.wall_s - m.service_wall_s).max(0.0))
-                        })
-                        .sum()
-                })
             });
         }
     }
@@ -98,5 +72,5 @@ fn uvm_on_gpu_throughput(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, throughput, uvm_throughput, uvm_on_gpu_throughput);
+criterion_group!(benches, throughput, uvm_on_gpu_throughput);
 criterion_main!(benches);

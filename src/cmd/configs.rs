@@ -29,7 +29,7 @@ const BUILTIN: [(&str, &str, &str); 5] = [
     ),
     (
         "uvm-turing",
-        "the UVM parameters of Forest's Turing GPU, and its replay engine (default of --uvm runs)",
+        "the UVM parameters of Forest's Turing GPU (default of --uvm runs)",
         include_str!("../../configs/uvm-turing.toml"),
     ),
     (

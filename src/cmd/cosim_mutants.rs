@@ -8,7 +8,7 @@
 //!     narrow one;
 //! (b) a short system run with `--hw check`, the mutated Verilog under Verilator beside the
 //!     twin and the README monitor (RT and coalescer: bfs under clap on the 4-chiplet MCM
-//!     GPU; ATT: ls under forest on the UVM replay engine).
+//!     GPU; ATT: ls under forest on the Forest study's GPU, `configs/gpu-turing.toml`).
 //!
 //! Each mutant must be caught by at least one; the command exits 1 if one escapes both.
 
@@ -21,7 +21,7 @@ use mcmvm_models::config::HwConfig;
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, GpuError, RunSpec};
 use mcmvm_models::protocol::{BlockKind, Ports};
-use mcmvm_models::uvm::{self, UvmError, UvmPolicy};
+use mcmvm_models::uvm::{UvmError, UvmPolicy};
 use mcmvm_models::workload;
 use mcmvm_protocol::system::BlockFault;
 use std::path::PathBuf;
@@ -196,8 +196,10 @@ fn system_check(m: &'static RtlMutant, plan: &MutantPlan) -> anyhow::Result<Opti
             let mut cfg =
                 super::configs::uvm(std::path::Path::new("configs/uvm-turing.toml"), &[])?;
             cfg.engines = engines;
+            let gpu =
+                super::sweep_forest::uvm_gpu(std::path::Path::new("configs/gpu-turing.toml"))?;
             let w = workload::by_name("ls", scale, plan.seed)?;
-            match uvm::run_workload(w.as_ref(), &cfg, UvmPolicy::Forest, false) {
+            match gpu.run(w.as_ref(), &cfg, UvmPolicy::Forest, scale, plan.seed) {
                 Ok(_) => None,
                 Err(UvmError::Block(f)) => Some(f),
                 Err(e) => return Err(e).context("ls under forest"),

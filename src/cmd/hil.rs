@@ -1,6 +1,6 @@
 //! `mcmvm hil`: the hardware-in-the-loop section of `make run`. One CLAP run (bfs under
-//! clap on the 4-chiplet MCM GPU) and one Forest run (ls under Forest on the UVM replay
-//! engine) with the blocks served by the twins, by the emitted Verilog under Verilator and
+//! clap on the 4-chiplet MCM GPU) and one Forest run (ls under Forest on the Forest study's
+//! GPU, `configs/gpu-turing.toml` with 4 KB pages) with the blocks served by the twins, by the emitted Verilog under Verilator and
 //! by both in `check` mode; prints block cycles compared, mismatches, and each engine's
 //! wall time as a ratio to the twins' measured in alternating rounds in this one process
 //! (the host is noisy: ratios, not absolute seconds, are the figure).
@@ -9,7 +9,7 @@ use anyhow::Context;
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, RunSpec};
-use mcmvm_models::uvm::{self, UvmPolicy};
+use mcmvm_models::uvm::UvmPolicy;
 use mcmvm_models::workload;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -19,6 +19,9 @@ pub struct Args {
     /// GPU configuration of the CLAP run.
     #[arg(long, default_value = "configs/mcm-4chiplet.toml")]
     pub config: PathBuf,
+    /// GPU configuration of the Forest run (placement s4k, as the Forest sweep).
+    #[arg(long, default_value = "configs/gpu-turing.toml")]
+    pub gpu_config: PathBuf,
     /// UVM configuration of the Forest run.
     #[arg(long, default_value = "configs/uvm-turing.toml")]
     pub uvm_config: PathBuf,
@@ -62,6 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let gpu = super::configs::gpu(&args.config)?;
     let ucfg = super::configs::uvm(&args.uvm_config, &[])?;
+    let uvm_gpu = super::sweep_forest::uvm_gpu(&args.gpu_config)?;
     let bfs = workload::by_name("bfs", args.scale, args.seed)?;
     let ls = workload::by_name("ls", args.scale, args.seed)?;
     let clap_run = |(mode, predict): (HwMode, bool)| -> anyhow::Result<Outcome> {
@@ -86,7 +90,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         let mut cfg = ucfg.clone();
         cfg.engines = engines(mode, predict);
         let t = Instant::now();
-        let m = uvm::run_workload(ls.as_ref(), &cfg, UvmPolicy::Forest, false)
+        let m = uvm_gpu
+            .run(ls.as_ref(), &cfg, UvmPolicy::Forest, args.scale, args.seed)
             .context("ls under forest")?;
         let seconds = t.elapsed().as_secs_f64();
         Ok(Outcome {

@@ -1,9 +1,9 @@
 //! `mcmvm run`: simulate one workload (built-in or trace) under one placement policy and
 //! print what the model measured, the seed and the simulation speed.
 //!
-//! With `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae` the UVM path runs: on the one-GPU replay engine when
-//! `--config` is a UVM config (`configs/uvm-turing.toml`, also the default without
-//! `--policy`), else on the MCM GPU model with the UVM driver as its memory service.
+//! With `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae` the UVM path runs: the GPU
+//! model with the UVM driver as its memory service; without `--policy` on the Forest
+//! study's GPU (`configs/gpu-turing.toml`, 4 KB pages), as `mcmvm sweep --suite forest`.
 
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
@@ -16,8 +16,8 @@ use std::path::PathBuf;
 #[command(group = clap::ArgGroup::new("source").required(true).args(["workload", "trace"]))]
 pub struct Args {
     /// GPU configuration (TOML). Default: configs/mcm-4chiplet.toml; with
-    /// `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae` and no `--policy`, configs/uvm-turing.toml (the
-    /// monolithic Turing GPU of the replay engine).
+    /// `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae` and no `--policy`,
+    /// configs/gpu-turing.toml (the Forest study's one-chiplet Turing GPU).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// UVM parameters (fault path, host link, TBNp, Forest) for `--uvm` on an MCM config.
@@ -30,8 +30,9 @@ pub struct Args {
     /// Trace file instead of a built-in workload.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Placement policy (required unless --uvm runs): s64k, s2m, clap and ideal are the
-    /// paper's; s64k-coal is S-64KB with CLAP's coalescer; the rest are extended.
+    /// Placement policy (required unless --uvm runs; with --uvm the default is s4k, the
+    /// Forest paper's 4 KB pages): s64k, s2m, clap and ideal are the paper's; s64k-coal is
+    /// S-64KB with CLAP's coalescer; the rest are extended.
     #[arg(long, value_parser = super::common::policy_parser())]
     pub policy: Option<PolicyKind>,
     /// UVM management under oversubscription: forest-lru is Forest's trees with the
@@ -65,33 +66,19 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let uvm = args.uvm;
-    // Whether `--config` names a UVM config (the replay engine's) rather than a GPU one.
-    let uvm_config = args
-        .config
-        .as_deref()
-        .map(super::configs::is_uvm)
-        .transpose()?;
-    if uvm != UvmPolicy::None {
-        return if uvm_config.unwrap_or(args.policy.is_none()) {
-            if !args.gpu_set.is_empty() {
-                anyhow::bail!(
-                    "--gpu-set {}: this --uvm run uses the replay engine, which reads no GPU \
-                     configuration (give --policy to run UVM on the GPU model)",
-                    args.gpu_set[0]
-                );
-            }
-            run_uvm(&args, uvm)
-        } else {
-            run_uvm_gpu(&args, uvm)
-        };
+    if let Some(path) = &args.config {
+        if super::configs::is_uvm(path)? {
+            // Read as a GPU config, it would fail on its first key (`chiplets`).
+            anyhow::bail!(
+                "{} is a UVM configuration: give it as --uvm-config with --uvm \
+                 tbnp|forest|specforest|forest-lru|tbnp-aae, and --config a GPU configuration \
+                 such as configs/gpu-turing.toml",
+                path.display()
+            );
+        }
     }
-    if let (Some(true), Some(path)) = (uvm_config, &args.config) {
-        // Read as a GPU config, it would fail on its first key (`sms`).
-        anyhow::bail!(
-            "{} is a UVM configuration: add --uvm tbnp|forest|specforest|forest-lru|tbnp-aae, or give a GPU \
-             configuration such as configs/mcm-4chiplet.toml",
-            path.display()
-        );
+    if uvm != UvmPolicy::None {
+        return run_uvm_gpu(&args, uvm);
     }
     let (config, cfg, policy) = gpu_config_and_policy(&args, &args.set)?;
     let source = Source::open(&args)?;
@@ -121,45 +108,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     );
     print_host_pages();
     write_json(args.json.as_deref(), &report)?;
-    Ok(0)
-}
-
-/// `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae`: the UVM path (far faults, prefetch, eviction) replays the
-/// workload on the one-GPU UVM engine of `mcmvm_models::uvm`.
-fn run_uvm(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
-    let config = args
-        .config
-        .clone()
-        .or_else(|| args.uvm_config.clone())
-        .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
-    let mut ucfg = super::configs::uvm(&config, &uvm_overrides(args)?)?;
-    ucfg.engines = args.hw.hardware()?;
-    let name = args
-        .workload
-        .as_deref()
-        .context("--uvm runs need --workload NAME")?;
-    let w = workload::by_name(name, args.scale.factor(name), args.seed)?;
-    println!(
-        "seed: {}  config: {}  workload: {}  uvm: {}",
-        args.seed,
-        config.display(),
-        w.name(),
-        policy.name()
-    );
-    let spin = super::progress::spinner(format!("simulating {} under {}", w.name(), policy.name()));
-    let m = uvm::run_workload(w.as_ref(), &ucfg, policy, false);
-    spin.finish_and_clear();
-    let m = m.with_context(|| format!("workload {}, uvm {}", w.name(), policy.name()))?;
-    print!("{}", m.table());
-    print!("{}", m.hardware.table());
-    println!(
-        "speed: {:.0} warp mem-instr/s over the whole run ({:.2} s; fault service {:.2} s of it)",
-        m.warp_mem_instrs as f64 / m.wall_s.max(1e-9),
-        m.wall_s,
-        m.service_wall_s
-    );
-    print_host_pages();
-    write_json(args.json.as_deref(), &m)?;
     Ok(0)
 }
 
@@ -201,7 +149,7 @@ fn default_uvm_config(gpu_config: &std::path::Path) -> PathBuf {
     }
 }
 
-/// `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae` on an MCM config: the GPU model runs the workload under
+/// `--uvm tbnp|forest|specforest|forest-lru|tbnp-aae`: the GPU model runs the workload under
 /// the placement policy, and the UVM driver services its faults (batches, prefetch,
 /// eviction over the host link). The speed excludes the host time of fault handling: the
 /// driver's service and the GPU's fault path (faulting walks, shootdowns, replays that
@@ -259,22 +207,29 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// The MCM GPU config (`--config`, default the 4-chiplet one) with the `--gpu-set` and
-/// `extra` overrides applied, and the placement policy.
+/// The GPU config (`--config`; default the 4-chiplet MCM one, or for `--uvm` without
+/// `--policy` the Forest study's `gpu-turing.toml`) with the `--gpu-set` and `extra`
+/// overrides applied, and the placement policy (`--policy`; with `--uvm` default s4k).
 fn gpu_config_and_policy(
     args: &Args,
     extra: &[String],
 ) -> anyhow::Result<(PathBuf, GpuConfig, PolicyKind)> {
-    let config = args
-        .config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
+    let uvm = args.uvm != UvmPolicy::None;
+    let config = args.config.clone().unwrap_or_else(|| {
+        PathBuf::from(if uvm && args.policy.is_none() {
+            "configs/gpu-turing.toml"
+        } else {
+            "configs/mcm-4chiplet.toml"
+        })
+    });
     let overrides: Vec<String> = args.gpu_set.iter().chain(extra).cloned().collect();
     let mut cfg = super::configs::gpu_with(&config, &overrides)?;
     cfg.engines = args.hw.hardware()?;
-    let policy = args
-        .policy
-        .with_context(|| format!("--policy is required ({})", PolicyKind::NAMES))?;
+    let policy = match args.policy {
+        Some(p) => p,
+        None if uvm => PolicyKind::S4k,
+        None => anyhow::bail!("--policy is required ({})", PolicyKind::NAMES),
+    };
     Ok((config, cfg, policy))
 }
 

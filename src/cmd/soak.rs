@@ -5,14 +5,14 @@
 //! `--min-cycles` were compared (a soak that compared little proves little).
 //!
 //! CLAP workloads run under the `clap` policy on the 4-chiplet MCM GPU (each chiplet's
-//! Remote Tracker and TLB coalescer); Forest workloads under `forest` on the UVM replay
-//! engine (the driver's Access Time Tracker), as `mcmvm run --workload W --uvm forest` does.
+//! Remote Tracker and TLB coalescer); Forest workloads under `forest` on the Forest study's
+//! GPU (the driver's Access Time Tracker), as `mcmvm run --workload W --uvm forest` does.
 
 use anyhow::Context;
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, RunSpec};
-use mcmvm_models::uvm::{self, UvmPolicy};
+use mcmvm_models::uvm::UvmPolicy;
 use mcmvm_models::workload::{self, clap_suite, forest_suite};
 use mcmvm_protocol::system::HardwareReport;
 use std::path::PathBuf;
@@ -23,7 +23,10 @@ pub struct Args {
     /// GPU configuration of the CLAP runs.
     #[arg(long, default_value = "configs/mcm-4chiplet.toml")]
     pub config: PathBuf,
-    /// UVM configuration of the Forest runs (the replay engine).
+    /// GPU configuration of the Forest runs (placement s4k, as the Forest sweep).
+    #[arg(long, default_value = "configs/gpu-turing.toml")]
+    pub gpu_config: PathBuf,
+    /// UVM configuration of the Forest runs.
     #[arg(long, default_value = "configs/uvm-turing.toml")]
     pub uvm_config: PathBuf,
     /// Workload size multiplier of every run (1 = the default size).
@@ -58,15 +61,17 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let keep = selected(args.workloads.as_deref())?;
     let gpu = super::configs::gpu(&args.config)?;
     let ucfg = super::configs::uvm(&args.uvm_config, &[])?;
+    let uvm_gpu = super::sweep_forest::uvm_gpu(&args.gpu_config)?;
     let mut opts = HwOptions::new(HwMode::Check);
     opts.mismatch_dir = args.hw_check_dir.clone();
     let engines = hardware(opts);
     println!(
         "soak: --hw check, scale {}, seed {}; CLAP workloads under clap ({}), Forest workloads \
-         under forest ({}, replay engine)",
+         under forest ({}, {})",
         args.scale,
         args.seed,
         args.config.display(),
+        args.gpu_config.display(),
         args.uvm_config.display()
     );
     println!(
@@ -99,7 +104,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             let mut cfg = ucfg.clone();
             cfg.engines = engines.clone();
             outcome(
-                uvm::run_workload(w.as_ref(), &cfg, UvmPolicy::Forest, false).map(|m| m.hardware),
+                uvm_gpu
+                    .run(w.as_ref(), &cfg, UvmPolicy::Forest, args.scale, args.seed)
+                    .map(|m| m.hardware),
                 &format!("{name} under forest"),
             )?
         };

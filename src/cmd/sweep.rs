@@ -27,21 +27,18 @@ const DEFAULT_CLAP_POLICIES: &str = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal";
 /// The oversubscription curve of the default Forest sweep (issue #21: 110-200 %).
 pub const CURVE_OVERSUBS: [f64; 5] = [1.1, 1.25, 1.5, 1.75, 2.0];
 
-/// Its default scale on the replay engine (the per-workload table runs at `--scale`, 1 by
-/// default).
-pub const DEFAULT_CURVE_SCALE: f64 = 0.1;
-
-/// The Forest sweep's default scale on the GPU timing model, and its curve's: a thrashing
-/// gather's far faults replay whole warp instructions there, so `hchi` at scale 1 takes
-/// ~8 minutes a run on this 2-core host (tbnp; 25-45 s at 0.1, 17-33 s at 0.05). These keep the default
-/// sweep (`make run`) within minutes; `make paper` runs the curve larger, sharded.
+/// The Forest studies' default scale (the sweep's table and the sensitivity study), and the
+/// sweep's curve's: a thrashing gather's far faults replay whole warp instructions on the
+/// GPU timing model, so `hchi` at scale 1 takes ~8 minutes a run on this 2-core host
+/// (tbnp; 25-45 s at 0.1, 17-33 s at 0.05). These keep the default sweep (`make run`)
+/// within minutes; `make paper` runs the curve larger, sharded.
 pub const FOREST_TIMING_SCALE: f64 = 0.05;
 pub const TIMING_CURVE_SCALE: f64 = 0.02;
 
 impl Args {
-    /// `--scale`, else the suite's and engine's default.
+    /// `--scale`, else the suite's default.
     pub fn scale_spec(&self) -> Scale {
-        self.scale.unwrap_or(Scale::Factor(if self.forest_timing() {
+        self.scale.unwrap_or(Scale::Factor(if self.forest() {
             FOREST_TIMING_SCALE
         } else {
             1.0
@@ -56,17 +53,18 @@ impl Args {
             .unwrap_or(1.0)
     }
 
-    /// `--curve-scale`, else the engine's default.
+    /// `--curve-scale`, else [`TIMING_CURVE_SCALE`].
     pub fn curve_scale(&self) -> f64 {
-        self.curve_scale.unwrap_or(if self.forest_timing() {
-            TIMING_CURVE_SCALE
-        } else {
-            DEFAULT_CURVE_SCALE
-        })
+        self.curve_scale.unwrap_or(TIMING_CURVE_SCALE)
     }
 
-    fn forest_timing(&self) -> bool {
-        self.suite.as_deref() == Some("forest") && self.engine == "timing"
+    /// A Forest study (the sweep or its sensitivity study): both run on the GPU timing
+    /// model of `--gpu-config`.
+    fn forest(&self) -> bool {
+        matches!(
+            self.suite.as_deref(),
+            Some("forest") | Some("forest-sensitivity")
+        )
     }
 }
 
@@ -89,8 +87,8 @@ pub struct Args {
     pub config: Option<PathBuf>,
     /// Workload size: a multiplier (1 = the quick default) or `paper`, each CLAP
     /// workload at the CLAP paper's input size class (docs/workloads.md; the Forest suite
-    /// has no paper class and runs at 1). Default: 1; forest on the timing model:
-    /// FOREST_TIMING_SCALE (see `Args::scale_spec`).
+    /// has no paper class and runs at 1). Default: 1 for clap, FOREST_TIMING_SCALE for
+    /// forest and forest-sensitivity (see `Args::scale_spec`).
     #[arg(long)]
     pub scale: Option<Scale>,
     /// Seed of the workload generators.
@@ -113,19 +111,15 @@ pub struct Args {
     /// forest without --oversub: the scale of the oversubscription curve (110-200 %, every
     /// policy), run after the per-workload table; smaller than --scale to keep the default
     /// sweep quick.
-    /// Default: DEFAULT_CURVE_SCALE, on the timing model TIMING_CURVE_SCALE.
+    /// Default: TIMING_CURVE_SCALE.
     #[arg(long)]
     pub curve_scale: Option<f64>,
     /// forest: no oversubscription curve after the per-workload table.
     #[arg(long)]
     pub no_curve: bool,
-    /// forest: `timing` (the GPU timing model of --gpu-config: every warp's own timing,
-    /// compute and caches, whole-instruction replays) or `replay` (the UVM replay engine,
-    /// fast and approximate; every output says so).
-    #[arg(long, default_value = "timing", value_parser = ["timing", "replay"])]
-    pub engine: String,
-    /// forest on the timing model: the GPU (default: configs/gpu-turing.toml, the paper's
-    /// one-chiplet Turing GPU); the UVM parameters stay in --config.
+    /// forest, forest-sensitivity: the GPU the runs are timed on (default:
+    /// configs/gpu-turing.toml, the paper's one-chiplet Turing GPU, with 4 KB pages); the
+    /// UVM parameters stay in --config.
     #[arg(long, value_name = "FILE")]
     pub gpu_config: Option<PathBuf>,
     /// clap: skip the extra runs after Table 4 (8 chiplets, PMM-threshold and MMA
@@ -182,8 +176,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if !split && (args.plan.is_some() || args.task_id.is_some() || args.resume) {
         anyhow::bail!("--plan, --task-id and --resume go with --suite clap or forest");
     }
-    if suite != "forest" && (args.engine != "timing" || args.gpu_config.is_some()) {
-        anyhow::bail!("--engine and --gpu-config go with --suite forest");
+    if !args.forest() && args.gpu_config.is_some() {
+        anyhow::bail!("--gpu-config goes with --suite forest or forest-sensitivity");
     }
     match suite.as_str() {
         "clap" | "forest" => {

@@ -1,18 +1,19 @@
 //! `mcmvm sweep --suite forest|forest-sensitivity`: the UVM study's options, its fixed job
-//! list and the oversubscription curve (run by `mcmvm_models::uvm`); the per-workload
-//! table's runs go through `sweep_plan` (run files, `--resume`), beside the CLAP sweep.
+//! list and the oversubscription curve (run by `mcmvm_models::uvm` on the GPU timing model
+//! of `--gpu-config`); the per-workload table's runs go through `sweep_plan` (run files,
+//! `--resume`), beside the CLAP sweep.
 
 use super::sweep::{forest_scale, sweep_figures, workload_filter, Args, CURVE_OVERSUBS};
 use anyhow::Context;
 use mcmvm_models::uvm::sweep::{curve_table, forest_jobs, paper_table, ForestJob};
-use mcmvm_models::uvm::{sweep_forest, SweepEngine, SweepOptions};
-use std::path::PathBuf;
+use mcmvm_models::uvm::{sweep_forest, SweepOptions, UvmGpu};
+use std::path::{Path, PathBuf};
 
 /// A Forest sweep: its options and its fixed job list.
 pub(super) struct ForestSweep {
     pub opts: SweepOptions,
     pub config: PathBuf,
-    /// The GPU of the timing model (unused on the replay engine).
+    /// The GPU the runs are timed on.
     pub gpu_config: PathBuf,
     pub jobs: Vec<ForestJob>,
     pub out: PathBuf,
@@ -25,15 +26,8 @@ pub(super) fn forest_sweep(args: &Args) -> anyhow::Result<ForestSweep> {
         .unwrap_or_else(|| PathBuf::from("configs/uvm-turing.toml"));
     let mut cfg = super::configs::uvm(&config, &[])?;
     cfg.engines = args.hw.hardware()?;
-    let mut opts = SweepOptions::new(cfg);
     let gpu_config = forest_gpu_config(args);
-    if args.engine == "timing" {
-        opts.engine = SweepEngine::timing(super::configs::gpu(&gpu_config)?);
-    } else if args.gpu_config.is_some() {
-        anyhow::bail!(
-            "--gpu-config goes with --engine timing (the replay engine has no GPU model)"
-        );
-    }
+    let mut opts = SweepOptions::new(cfg, uvm_gpu(&gpu_config)?);
     opts.scale = forest_scale(&args.scale_spec())?;
     opts.seed = args.seed;
     if let Some(keep) = workload_filter(args, mcmvm_models::workload::forest_suite())? {
@@ -70,17 +64,19 @@ fn forest_gpu_config(args: &Args) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("configs/gpu-turing.toml"))
 }
 
+/// The GPU of `path` with 4 KB pages, the GPU every UVM run of the CLI is timed on
+/// (`mcmvm sweep`, `hil`, `soak`, `cosim --mutants`, `run --uvm` without `--policy`).
+pub(super) fn uvm_gpu(path: &Path) -> anyhow::Result<UvmGpu> {
+    Ok(UvmGpu::new(super::configs::gpu(path)?))
+}
+
 /// The line that opens a Forest sweep.
 pub(super) fn banner(args: &Args, s: &ForestSweep) {
     let opts = &s.opts;
     println!(
-        "sweep forest on the {}{}: scale {}, seed {}, config {}, policies {}",
-        opts.engine.label(),
-        match &opts.engine {
-            SweepEngine::Timing { placement, .. } =>
-                format!(" ({}, {placement})", s.gpu_config.display()),
-            SweepEngine::Replay => String::new(),
-        },
+        "sweep forest on the GPU timing model ({}, {}): scale {}, seed {}, config {}, policies {}",
+        s.gpu_config.display(),
+        opts.gpu.placement,
         args.scale(),
         args.seed,
         s.config.display(),
@@ -115,8 +111,8 @@ pub(super) fn forest_curve(args: &Args, main: &SweepOptions) -> anyhow::Result<(
     let report = report?;
     print!(
         "{}{}",
-        curve_table(&report.engine, &report.summaries),
-        paper_table(&report.engine, &report.summaries, &report.rows)
+        curve_table(&report.summaries),
+        paper_table(&report.summaries, &report.rows)
     );
     println!("({:.0} s)", t0.elapsed().as_secs_f64());
     if let Some(dir) = &opts.out_dir {
@@ -169,8 +165,12 @@ pub(super) fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out/forest-sensitivity"));
+    let gpu_config = forest_gpu_config(&args);
+    let gpu = uvm_gpu(&gpu_config)?;
     println!(
-        "sweep forest-sensitivity: {} thresholds, scale {}, seed {}, config {}",
+        "sweep forest-sensitivity on the GPU timing model ({}, {}): {} thresholds, scale {}, seed {}, config {}",
+        gpu_config.display(),
+        gpu.placement,
         mcmvm_models::uvm::sensitivity::KNOBS.len(),
         args.scale(),
         args.seed,
@@ -178,7 +178,8 @@ pub(super) fn run_sensitivity(args: Args) -> anyhow::Result<u8> {
     );
     let t0 = std::time::Instant::now();
     let scale = forest_scale(&args.scale_spec())?;
-    let report = mcmvm_models::uvm::sensitivity(&config, &overrides, &workloads, scale, args.seed)?;
+    let report =
+        mcmvm_models::uvm::sensitivity(&gpu, &config, &overrides, &workloads, scale, args.seed)?;
     println!(
         "Forest speed-up over TBNp at oversubscription {} (one threshold changed at a time):",
         report.oversubscription

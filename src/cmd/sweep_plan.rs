@@ -53,14 +53,6 @@ pub struct SweepId {
     pub scale: Scale,
     /// forest: the oversubscriptions of the tables, in order (exact text).
     pub oversubs: Vec<String>,
-    /// forest: the engine (`timing`, `replay`; run files from before it was a choice
-    /// are the replay engine's).
-    #[serde(default = "replay_engine")]
-    pub engine: String,
-}
-
-fn replay_engine() -> String {
-    "replay".into()
 }
 
 /// A run file without its `report` (which follows it, see [`run_file_text`]).
@@ -221,19 +213,16 @@ pub fn run(args: &Args, suite: &str, mode: Mode) -> anyhow::Result<u8> {
     } else {
         let s = forest_sweep(args)?;
         let oversubs: Vec<String> = s.opts.oversubs.iter().map(|o| o.to_string()).collect();
-        let mut lists = vec![
+        let gpu = if s.gpu_config.is_file() {
+            absolute(&s.gpu_config)?
+        } else {
+            s.gpu_config.clone()
+        };
+        let lists = [
             ("--workloads", s.opts.workloads.join(",")),
             ("--oversub", oversubs.join(",")),
-            ("--engine", args.engine.clone()),
+            ("--gpu-config", gpu.display().to_string()),
         ];
-        if args.engine == "timing" {
-            let gpu = if s.gpu_config.is_file() {
-                absolute(&s.gpu_config)?
-            } else {
-                s.gpu_config.clone()
-            };
-            lists.push(("--gpu-config", gpu.display().to_string()));
-        }
         let mut id = sweep_id(
             args,
             suite,
@@ -241,7 +230,6 @@ pub fn run(args: &Args, suite: &str, mode: Mode) -> anyhow::Result<u8> {
             shared_words(args, &s.config, &lists)?,
         );
         id.oversubs = s.opts.oversubs.iter().map(|o| format!("{o:?}")).collect();
-        id.engine = args.engine.clone();
         let split = Split {
             id,
             out: absolute(&s.out)?,
@@ -273,7 +261,6 @@ fn sweep_id(args: &Args, suite: &str, runs: usize, words: String) -> SweepId {
         seed: args.seed,
         scale: args.scale_spec(),
         oversubs: Vec::new(),
-        engine: String::new(),
     }
 }
 

@@ -90,20 +90,36 @@ fn a_bad_gpu_key_or_value_is_a_usage_error_naming_it() {
     }
 }
 
+/// `--uvm` without `--policy` runs on the Forest study's GPU (`configs/gpu-turing.toml`,
+/// s4k), and `--gpu-set` reaches it; a UVM config given as `--config` is refused with the
+/// flag it belongs to.
 #[test]
-fn gpu_set_on_the_replay_engine_is_refused() {
-    let o = mcmvm(&[
-        "run",
-        "--workload",
-        "ls",
-        "--uvm",
-        "forest",
-        "--gpu-set",
-        "gpu.sms_per_chiplet=2",
-    ]);
+fn uvm_without_a_policy_runs_on_the_papers_gpu_and_gpu_set_reaches_it() {
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--workload",
+            "ls",
+            "--uvm",
+            "forest",
+            "--scale",
+            "0.02",
+        ];
+        a.extend(extra);
+        mcmvm(&a)
+    };
+    let base = run(&[]);
+    let out = String::from_utf8_lossy(&base.stdout).to_string();
+    assert!(
+        out.contains("config: configs/gpu-turing.toml") && out.contains("policy: s4k"),
+        "{out}"
+    );
+    let fewer = run(&["--gpu-set", "gpu.sms_per_chiplet=8"]);
+    assert_ne!(cycles(&fewer), cycles(&base), "8 SMs instead of 68");
+    let o = run(&["--config", "configs/uvm-turing.toml"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("--gpu-set") && err.contains("replay"), "{err}");
+    assert!(err.contains("--uvm-config"), "{err}");
 }
 
 #[test]

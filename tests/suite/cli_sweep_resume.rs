@@ -8,15 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::SystemTime;
 
-/// A small Forest sweep on the replay engine: 3 workloads x 5 policies, seconds in all.
-const FOREST: [&str; 12] = [
+/// A small Forest sweep on the Forest study's GPU: 3 workloads x 5 policies, seconds in
+/// all.
+const FOREST: [&str; 10] = [
     "sweep",
     "--suite",
     "forest",
-    "--engine",
-    "replay",
     "--scale",
-    "0.05",
+    "0.02",
     "--workloads",
     "ls,hcli,spmv",
     "--no-curve",

@@ -7,12 +7,12 @@
 
 use crate::hw_support;
 
-use hw_support::{clap_run, gpu_cfg, mode, simulated, uvm_cfg, SEED};
+use hw_support::{clap_run, forest_run, gpu_cfg, mode, simulated, uvm_cfg, SEED};
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
 use mcmvm_models::config::{AttConfig, RtConfig};
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, RunSpec};
-use mcmvm_models::uvm::{self, UvmPolicy};
+use mcmvm_models::uvm::UvmPolicy;
 use mcmvm_models::workload;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,9 +45,8 @@ fn verilator_gives_the_twins_answers_on_every_forest_workload() {
     rtl.engines = hardware(HwOptions::new(HwMode::Verilator));
     for &w in workload::forest_suite() {
         for policy in [UvmPolicy::Forest, UvmPolicy::SpecForest] {
-            let wl = workload::by_name(w, scale, SEED).expect("built-in workload");
-            let a = uvm::run_workload(wl.as_ref(), &twin, policy, false).expect("twin run");
-            let b = uvm::run_workload(wl.as_ref(), &rtl, policy, false).expect("verilator run");
+            let a = forest_run(&twin, w, policy, scale).expect("twin run");
+            let b = forest_run(&rtl, w, policy, scale).expect("verilator run");
             assert!(
                 b.hardware.blocks[0].block_cycles > 0,
                 "{w}: the ATT was clocked"
@@ -116,8 +115,7 @@ fn check_runs_non_default_block_parameters_on_the_emitted_verilog() {
         ..ucfg.att.clone()
     };
     ucfg.engines = hardware(HwOptions::new(HwMode::Check));
-    let wl = workload::by_name("ls", 0.05, SEED).expect("ls");
-    let m = uvm::run_workload(wl.as_ref(), &ucfg, UvmPolicy::Forest, false).expect("ATT check");
+    let m = forest_run(&ucfg, "ls", UvmPolicy::Forest, 0.05).expect("ATT check");
     assert!(m.hardware.compared() > 0);
     let att = &m.hardware.blocks[0];
     assert_eq!(
@@ -141,9 +139,7 @@ fn system_traffic_keeps_the_blocks_state_invariants() {
     clap_run(&cfg, "bfs", PolicyKind::Clap, scale).unwrap_or_else(|e| panic!("{e}"));
     let mut ucfg = uvm_cfg();
     ucfg.engines = hardware(o);
-    let wl = workload::by_name("ls", scale, SEED).expect("ls");
-    let m = uvm::run_workload(wl.as_ref(), &ucfg, UvmPolicy::Forest, false)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let m = forest_run(&ucfg, "ls", UvmPolicy::Forest, scale).unwrap_or_else(|e| panic!("{e}"));
     assert!(m.hardware.compared() > 0);
 }
 

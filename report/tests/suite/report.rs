@@ -5,7 +5,7 @@
 
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{sweep, GpuConfig, RunReport};
-use mcmvm_models::uvm::{sweep_forest, SweepOptions, UvmConfig};
+use mcmvm_models::uvm::{sweep_forest, SweepOptions, UvmConfig, UvmGpu};
 use mcmvm_report::{build, Options};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,16 +43,19 @@ fn clap_runs() -> &'static [RunReport] {
     })
 }
 
-/// `forest.csv` and `forest.json` of a tiny Forest sweep, written once.
+/// `forest.csv` and `forest.json` of a tiny Forest sweep (the Forest study's GPU with 8 of
+/// its SMs), written once.
 fn forest_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let cfg = UvmConfig::load(&repo("configs/uvm-turing.toml"), &[]).expect("config loads");
-        let mut opts = SweepOptions::new(cfg);
+        let mut gpu = GpuConfig::load(&repo("configs/gpu-turing.toml")).expect("config loads");
+        gpu.gpu.sms_per_chiplet = 8;
+        let mut opts = SweepOptions::new(cfg, UvmGpu::new(gpu));
         opts.workloads = FOREST_WORKLOADS.map(String::from).to_vec();
         opts.oversubs = OVERSUBS.to_vec();
-        opts.scale = 0.05;
+        opts.scale = 0.02;
         opts.out_dir = Some(dir.path().to_path_buf());
         sweep_forest(&opts).expect("tiny Forest sweep");
         dir

@@ -1,5 +1,6 @@
-//! UVM configuration (`configs/uvm-turing.toml`): the GPU the replay engine times, the host
-//! link, the fault path, TBNp, Forest's detector thresholds and tree shapes, SpecForest.
+//! UVM configuration (`configs/uvm-turing.toml`): the clock the fault path's µs convert at,
+//! the host link, the fault path, TBNp, Forest's detector thresholds and tree shapes,
+//! SpecForest. The GPU itself is a GPU config (`configs/gpu-turing.toml`).
 //!
 //! Loading goes through `config::parse_toml` after `key=value` overrides are applied to the
 //! TOML tree, so `--set forest.apd.r2=0.8` and the file share one validation path.
@@ -26,28 +27,17 @@ pub struct UvmConfig {
     pub engines: crate::blocks::Hardware,
 }
 
-/// The simple GPU timing of the UVM replay engine (one chiplet, Turing-like).
+/// The GPU clock the driver's µs are converted to cycles at. A run on the GPU model
+/// (`run_on_gpu`) replaces it with its GPU config's clock.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GpuTiming {
-    pub sms: u32,
-    pub warps_per_sm: u32,
     pub clock_mhz: f64,
-    /// Cycles from issue to data for a resident page (average of cache hits and DRAM).
-    pub memory_latency_cycles: u64,
-    /// 128-byte lines one SM's load/store unit issues per cycle.
-    pub lines_per_cycle_per_sm: u32,
 }
 
 impl Default for GpuTiming {
     fn default() -> Self {
-        GpuTiming {
-            sms: 68,
-            warps_per_sm: 32,
-            clock_mhz: 1365.0,
-            memory_latency_cycles: 400,
-            lines_per_cycle_per_sm: 1,
-        }
+        GpuTiming { clock_mhz: 1365.0 }
     }
 }
 
@@ -252,7 +242,8 @@ impl UvmConfig {
     }
 
     /// Whether `path` is a UVM configuration (it has a `[host_link]` or `[tbnp]` table,
-    /// which no MCM GPU config has) rather than an MCM GPU config. `mcmvm run --uvm` picks the replay engine or the GPU model by it.
+    /// which no GPU config has) rather than a GPU config: `mcmvm run` refuses one given as
+    /// `--config`.
     pub fn is_uvm_file(path: &Path) -> Result<bool, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
@@ -286,12 +277,6 @@ impl UvmConfig {
             message,
         };
         let g = &self.gpu;
-        if g.sms == 0 || g.warps_per_sm == 0 || g.lines_per_cycle_per_sm == 0 {
-            return Err(bad(
-                "gpu",
-                "sms, warps_per_sm and lines_per_cycle_per_sm must be ≥ 1".into(),
-            ));
-        }
         if g.clock_mhz.is_nan() || g.clock_mhz <= 0.0 {
             return Err(bad(
                 "gpu.clock_mhz",

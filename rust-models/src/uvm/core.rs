@@ -1,8 +1,6 @@
-//! The driver-side UVM state that both timing models drive: the fault buffer, residency,
-//! the fault-order LRU, Forest's ATT and trees, the layout and the metrics. The one-GPU
-//! replay engine (`engine.rs`) and the MCM GPU model's memory service (`gpu_service.rs`)
-//! each own one `UvmCore` and call the same batch service (`service.rs`), so TBNp,
-//! Forest and eviction exist once.
+//! The driver-side UVM state: the fault buffer, residency, the fault-order LRU, Forest's
+//! ATT and trees, the layout and the metrics. The GPU model's memory service
+//! (`gpu_service.rs`) owns one `UvmCore` and calls the batch service (`service.rs`) on it.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -19,7 +17,7 @@ use super::tbnp::TreeShape;
 use super::UvmPolicy;
 use crate::workload::Workload;
 
-/// Driver state of one UVM run; fields are shared with `service.rs` and the engines.
+/// Driver state of one UVM run; fields are shared with `service.rs` and `gpu_service.rs`.
 pub(super) struct UvmCore {
     pub(super) cfg: UvmConfig,
     pub(super) policy: UvmPolicy,

@@ -163,7 +163,7 @@ impl ForestState {
         let obj = &mut self.tracker.objects[o];
         obj.class = Some((class, source));
         obj.bits = ObjectTreeBits::for_shape(partition, self.root_pages, shape);
-        // The prefetch engine reads the shape back from the bits it programmed.
+        // The prefetcher reads the shape back from the bits it programmed.
         obj.shape = obj.bits.shape();
         obj.settled = true;
     }

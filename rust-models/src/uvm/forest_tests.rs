@@ -7,8 +7,9 @@ use std::path::Path;
 use crate::workload::{by_name, Allocation};
 
 use super::forest::ForestState;
+use super::gpu_tests::small_turing;
 use super::layout::Layout;
-use super::{run_workload, UvmConfig, UvmPolicy};
+use super::{UvmConfig, UvmPolicy};
 
 fn cfg(sets: &[&str]) -> UvmConfig {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
@@ -77,13 +78,13 @@ fn a_kernel_with_more_objects_than_slots_gets_the_capacity() {
     assert_eq!(sorted(f.registered()), [1, 2]);
 }
 
-/// Whole runs of the DL networks, which have 101–158 objects: every page access of every
-/// kernel hits an object registered in the ATT (its record arrives), so every object a
+/// Whole runs of the DL networks, which have 101–158 objects, on a small Turing GPU: every
+/// page access of every kernel hits an object registered in the ATT (its record arrives), so every object a
 /// kernel touches is registered while that kernel runs. Registering objects 0–31 by
 /// allocation index (the old rule) left most of these accesses without a record.
 #[test]
 fn every_object_a_kernel_touches_is_registered_while_it_runs() {
-    let cfg = cfg(&[]);
+    let (cfg, gpu) = (cfg(&[]), small_turing());
     for (name, scale) in [
         ("resnet50", 0.02),
         ("bert", 0.02),
@@ -93,7 +94,7 @@ fn every_object_a_kernel_touches_is_registered_while_it_runs() {
         let wl = by_name(name, scale, 1).expect("builds");
         assert!(name == "mixed" || wl.allocations().len() > cfg.att.objects);
         for policy in [UvmPolicy::Forest, UvmPolicy::SpecForest] {
-            let m = run_workload(wl.as_ref(), &cfg, policy, false).expect("runs");
+            let m = gpu.run(wl.as_ref(), &cfg, policy, scale, 1).expect("runs");
             assert!(m.page_accesses > 0);
             assert_eq!(m.att_records, m.page_accesses, "{name} under {policy:?}");
         }

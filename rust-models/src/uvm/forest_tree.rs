@@ -7,7 +7,7 @@
 //! - a **motion bit**: its whole subtree moves as one basic block, so a fault anywhere
 //!   under it migrates all of it (this grows the leaf).
 //!
-//! The prefetch engine keeps the driver's TBNp walk and threshold; the bits only change
+//! The prefetcher keeps the driver's TBNp walk and threshold; the bits only change
 //! where the walk starts (the motion block) and where it stops (below an isolated node).
 //! Forest configures a whole object at once, so every node of a level holds the same bits;
 //! they are stored once per level, which is the same information, compactly.

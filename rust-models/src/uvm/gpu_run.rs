@@ -1,10 +1,11 @@
 //! One UVM run on the MCM GPU model: the driver's memory manager under a placement policy,
 //! the GPU, and [`UvmGpuService`] as its memory service; the report joins the GPU's
-//! [`RunReport`] and the [`UvmMetrics`].
+//! [`RunReport`] and the [`UvmMetrics`]. [`UvmGpu`] is the GPU every study's UVM run is
+//! timed on (the Forest sweep, its sensitivity study, `mcmvm hil`, `mcmvm run --uvm`).
 
 use serde::Serialize;
 
-use crate::driver::MemoryManager;
+use crate::driver::{MemoryManager, PolicyKind};
 use crate::gpu::host_clock::Stopwatch;
 use crate::gpu::replay::ReplayCounters;
 use crate::gpu::{driver_config, Gpu, GpuConfig, RunReport, RunSpec};
@@ -32,11 +33,11 @@ pub struct GpuUvmReport {
     /// dequeue, the fresh faults' discovery and the completed replays' re-issue),
     /// estimated from a sample.
     pub fault_path_s: f64,
-    /// Three parts of `fault_path_s`, each estimated from engine events sampled at their
-    /// start, with how many were timed: the fresh faults' discovery (their attempts' TLB
-    /// probes and page-table lookup before the walk that found no mapping), taking the
-    /// replays that faulted again off the engine's ready queue, and the completed replays'
-    /// dequeue and re-issue up to their translation.
+    /// Three parts of `fault_path_s`, each estimated from the GPU event loop's events
+    /// sampled at their start, with how many were timed: the fresh faults' discovery (their
+    /// attempts' TLB probes and page-table lookup before the walk that found no mapping),
+    /// taking the replays that faulted again off the event loop's ready queue, and the
+    /// completed replays' dequeue and re-issue up to their translation.
     pub fault_discovery_s: f64,
     pub fault_discoveries_timed: u64,
     pub replay_dequeue_s: f64,
@@ -77,6 +78,60 @@ impl GpuUvmReport {
             self.replays.regressions,
             self.replays.resumed
         )
+    }
+}
+
+/// The GPU a UVM study runs on: a GPU config and the placement policy of its pages. The
+/// Forest study's is the paper's GPU (`configs/gpu-turing.toml`: one Turing chiplet) with
+/// 4 KB pages; tests take the same GPU with fewer SMs.
+#[derive(Debug, Clone)]
+pub struct UvmGpu {
+    pub gpu: Box<GpuConfig>,
+    pub placement: PolicyKind,
+}
+
+impl UvmGpu {
+    /// `gpu` with 4 KB pages (placement `s4k`), as the Forest paper's GPU.
+    pub fn new(gpu: GpuConfig) -> UvmGpu {
+        UvmGpu {
+            gpu: Box::new(gpu),
+            placement: PolicyKind::S4k,
+        }
+    }
+
+    /// Run `wl` (built at `scale`, `seed`) under `policy` with the UVM parameters of `cfg`
+    /// (its oversubscription included). One `--hw` choice, `cfg.engines`, serves the GPU's
+    /// blocks and the driver's ATT; the UVM clock is the GPU's (see [`run_on_gpu`]).
+    pub fn run(
+        &self,
+        wl: &dyn Workload,
+        cfg: &UvmConfig,
+        policy: UvmPolicy,
+        scale: f64,
+        seed: u64,
+    ) -> Result<UvmMetrics, UvmError> {
+        Ok(self.run_report(wl, cfg, policy, scale, seed, false)?.uvm)
+    }
+
+    /// As [`UvmGpu::run`], with the GPU's report and the fault protocol; with `check`,
+    /// residency and page-table invariants are audited (slow; tests).
+    pub fn run_report(
+        &self,
+        wl: &dyn Workload,
+        cfg: &UvmConfig,
+        policy: UvmPolicy,
+        scale: f64,
+        seed: u64,
+        check: bool,
+    ) -> Result<GpuUvmReport, UvmError> {
+        let mut gpu = self.gpu.as_ref().clone();
+        gpu.engines = cfg.engines.clone();
+        let spec = RunSpec {
+            policy: self.placement,
+            scale,
+            seed,
+        };
+        run_on_gpu(&gpu, cfg, wl, spec, policy, check)
     }
 }
 

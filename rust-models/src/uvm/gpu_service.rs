@@ -1,6 +1,5 @@
-//! The UVM path on the MCM GPU model: a [`MemoryService`] that runs the same driver state
-//! and batch service as the replay engine ([`UvmCore`], `service.rs`) behind the GPU
-//! model's fault hook, so TBNp, Forest, SpecForest and their eviction run on any
+//! The UVM path on the MCM GPU model: a [`MemoryService`] that runs the driver state and
+//! batch service ([`UvmCore`], `service.rs`) behind the GPU model's fault hook, so TBNp, Forest, SpecForest and their eviction run on any
 //! `configs/mcm-*.toml` beside a placement policy.
 //!
 //! The GPU model calls the service synchronously, in nearly increasing time order (a
@@ -14,9 +13,8 @@
 //!    eviction and times the host link (→ the batch end); evicted pages are unmapped at
 //!    once and their TLB entries shot down, migrated ones wait for step 1.
 //!
-//! The driver runs one batch at a time, as in the replay engine. A faulting warp waits in
-//! the GPU engine's queue ([`MemoryService::defers_replays`]) so other warps' faults join
-//! the batch; it replays at its batch's end when that batch is closed, else at the batch
+//! The driver runs one batch at a time. A faulting warp waits in the GPU's event-loop
+//! queue ([`MemoryService::defers_replays`]) so other warps' faults join the batch; it replays at its batch's end when that batch is closed, else at the batch
 //! start, re-executing the whole instruction (`gpu::replay`, with its no-progress bound:
 //! after four regressions it resumes at its furthest line, and the hold below makes that
 //! progress). Faulting again then is a replay of the same
@@ -161,9 +159,8 @@ impl UvmGpuService {
     ) -> Result<(), GpuError> {
         let w0 = Instant::now();
         self.next_start = None;
-        // In the replay engine the warps a batch served replay at its end, before the
-        // next batch starts. Here they re-translate first, and the next batch may close in
-        // between (at the first replay's fault); so the pages the last batch brought stay
+        // The warps a batch served re-translate after its end, and the next batch may close
+        // in between (at the first replay's fault); so the pages the last batch brought stay
         // unevictable (the batch's own marker, `ready_at = MAX`) until accessed, for this
         // one batch. Without it, a full memory evicts them unused, and the warps livelock.
         let mut held = std::mem::take(&mut self.last_applied);

@@ -8,7 +8,7 @@ use crate::driver::PolicyKind;
 use crate::gpu::{simulate, GpuConfig, RunSpec};
 use crate::workload::{by_name, Workload};
 
-use super::{run_on_gpu, GpuUvmReport, UvmConfig, UvmError, UvmPolicy};
+use super::{run_on_gpu, GpuUvmReport, UvmConfig, UvmError, UvmGpu, UvmPolicy};
 
 /// The 4-chiplet config with 4 SMs per chiplet, so small workloads keep every chiplet
 /// busy and the tests stay fast.
@@ -17,6 +17,15 @@ fn small_mcm() -> GpuConfig {
     let mut cfg = GpuConfig::load(&path).expect("configs/mcm-4chiplet.toml loads");
     cfg.gpu.sms_per_chiplet = 4;
     cfg
+}
+
+/// The Forest study's GPU (`configs/gpu-turing.toml`, 4 KB pages) with 8 of its 68 SMs:
+/// the same SMs, caches and clock, so small workloads run in seconds.
+pub(super) fn small_turing() -> UvmGpu {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gpu-turing.toml");
+    let mut cfg = GpuConfig::load(&path).expect("configs/gpu-turing.toml loads");
+    cfg.gpu.sms_per_chiplet = 8;
+    UvmGpu::new(cfg)
 }
 
 fn uvm_cfg(sets: &[&str]) -> UvmConfig {

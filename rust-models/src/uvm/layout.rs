@@ -1,4 +1,4 @@
-//! Where the UVM replay engine places a workload's allocations in virtual memory: each at
+//! Where the UVM driver places a workload's allocations in virtual memory: each at
 //! a 2 MB-aligned base (as the driver lays out managed allocations), one after another
 //! from `BASE_VPN`. Pages are numbered globally from 0 so per-page state is a flat array.
 

@@ -2,35 +2,30 @@
 //!
 //! When a GPU program's footprint exceeds GPU memory, what the driver prefetches and what
 //! it evicts decides performance. This module models NVIDIA's driver as the baseline and
-//! Forest / SpecForest (ISCA 2025) on top of it, and replays a [`Workload`] through them:
+//! Forest / SpecForest (ISCA 2025) on top of it, as the memory service of the GPU timing
+//! model ([`gpu_service`]; entry points [`run_on_gpu`] and [`UvmGpu`]):
 //!
-//! 1. warps issue memory instructions ([`engine`]); an access to a page that is not on
-//!    the GPU is a far fault, queued in the fault buffer (duplicates coalesced) and the
-//!    warp stalls;
+//! 1. the GPU's warps issue memory instructions (`crate::gpu`); an access to a page that
+//!    is not on the GPU is a far fault, queued in the fault buffer (duplicates coalesced)
+//!    and the warp waits;
 //! 2. the driver fetches a batch of up to 256 faults ([`service`]), de-duplicates them,
 //!    groups them by prefetch tree (a 2 MB VA block for TBNp, the object's own tree for
 //!    Forest), asks the prefetcher ([`tbnp`]) which neighbours to bring along, evicts to
 //!    make room ([`lru`] fault-order LRU of 2 MB chunks, or Forest's object-then-leaf
 //!    recency order), migrates over the host link and updates the page table
 //!    ([`residency`]); every step's latency is accounted in [`metrics::ServiceTime`];
-//! 3. stalled warps whose pages arrived are replayed at the end of the batch;
+//! 3. waiting warps whose pages arrived replay their whole instruction (`crate::gpu::replay`);
 //! 4. with Forest, every performed access steps the Access Time Tracker through its
 //!    ports ([`att_port`]); its interrupts run the access-pattern detector ([`apd`]),
 //!    which programs the object's isolation / motion bits ([`forest_tree`]).
 //!
-//! `run_workload` is the entry point; `sweep_forest` runs the Forest suite.
-//!
-//! The same driver state ([`core`]) and batch service also run on the MCM GPU model as
-//! its memory service ([`gpu_service`], entry point [`run_on_gpu`]): there the GPU
-//! model's own timing, TLBs and page table replace the replay engine's warps.
+//! `sweep_forest` runs the Forest suite, `sensitivity` its thresholds one at a time.
 
 pub mod apd;
 pub mod att_port;
 pub mod att_ref;
 pub mod config;
 mod core;
-pub mod engine;
-mod event_queue;
 pub mod forest;
 #[cfg(test)]
 mod forest_tests;
@@ -47,19 +42,16 @@ pub mod residency;
 pub mod sensitivity;
 pub mod service;
 pub mod sweep;
-pub mod sweep_engine;
 pub mod sweep_out;
 pub mod sweep_parts;
 pub mod tbnp;
 
 pub use config::UvmConfig;
-pub use engine::run_workload;
-pub use gpu_run::{run_on_gpu, GpuUvmReport};
+pub use gpu_run::{run_on_gpu, GpuUvmReport, UvmGpu};
 pub use gpu_service::{GpuUvmStats, UvmGpuService};
 pub use metrics::UvmMetrics;
 pub use sensitivity::{sensitivity, SensitivityReport};
 pub use sweep::{sweep_forest, SweepOptions, SweepReport};
-pub use sweep_engine::SweepEngine;
 
 /// Which UVM management runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

@@ -1,5 +1,5 @@
 //! `mcmvm sweep --suite forest-sensitivity`: how Forest's results move with each of its
-//! thresholds. One knob at a time is set to each of a few values around its default (every
+//! thresholds, on the GPU timing model ([`UvmGpu`], the Forest sweep's GPU). One knob at a time is set to each of a few values around its default (every
 //! other key keeps the config's value); Forest runs the whole suite at each point and is
 //! compared with one TBNp baseline per workload (TBNp reads none of these keys).
 //!
@@ -10,8 +10,9 @@
 use serde::Serialize;
 
 use super::config::UvmConfig;
+use super::gpu_run::UvmGpu;
 use super::sweep::{geomean_speedup, run_parallel};
-use super::{run_workload, UvmError, UvmMetrics, UvmPolicy};
+use super::{UvmError, UvmMetrics, UvmPolicy};
 
 /// The thresholds swept and the values tried (the default is among them).
 pub const KNOBS: [(&str, &[&str]); 8] = [
@@ -51,9 +52,10 @@ pub struct SensitivityReport {
     pub points: Vec<SensitivityPoint>,
 }
 
-/// Run every knob of [`KNOBS`] over `workloads`. `base` names the config file the
-/// overrides apply to; `overrides` are the user's `--set`-style changes on top of it.
+/// Run every knob of [`KNOBS`] over `workloads` on `gpu`. `base` names the UVM config file
+/// the overrides apply to; `overrides` are the user's `--set`-style changes on top of it.
 pub fn sensitivity(
+    gpu: &UvmGpu,
     base: &std::path::Path,
     overrides: &[String],
     workloads: &[String],
@@ -69,7 +71,7 @@ pub fn sensitivity(
     let run = |w: &String, cfg: &UvmConfig, p: UvmPolicy| -> Result<UvmMetrics, UvmError> {
         let wl = crate::workload::by_name(w, scale, seed)
             .map_err(|e| UvmError::Workload(e.to_string()))?;
-        run_workload(wl.as_ref(), cfg, p, false)
+        gpu.run(wl.as_ref(), cfg, p, scale, seed)
     };
     let baselines = run_parallel(workloads, |w| run(w, &base_cfg, UvmPolicy::Tbnp))?;
 

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::config::UvmConfig;
+use super::gpu_run::UvmGpu;
 use super::metrics::UvmMetrics;
-pub use super::sweep_engine::SweepEngine;
 pub use super::sweep_out::{curve_table, paper_table, SweepTables};
 use super::sweep_parts::row_of;
 pub use super::sweep_parts::{rows_of, PartsError, RunPart};
@@ -36,8 +36,8 @@ pub struct SweepOptions {
     pub out_dir: Option<PathBuf>,
     /// Called after each run (the CLI's progress bar).
     pub progress: Progress,
-    /// The GPU timing model or the replay engine ([`SweepEngine`]).
-    pub engine: SweepEngine,
+    /// The GPU every run is timed on (the paper's: `configs/gpu-turing.toml`, s4k).
+    pub gpu: UvmGpu,
 }
 
 /// A callback per finished run, with the job and its wall seconds; none by default.
@@ -58,9 +58,8 @@ impl std::fmt::Debug for Progress {
 }
 
 impl SweepOptions {
-    /// The Forest suite at the config's oversubscription, scale 1, seed 1, on the replay
-    /// engine (set `engine` for the timing model, as `mcmvm sweep` does by default).
-    pub fn new(config: UvmConfig) -> SweepOptions {
+    /// The Forest suite at the config's oversubscription, scale 1, seed 1, on `gpu`.
+    pub fn new(config: UvmConfig, gpu: UvmGpu) -> SweepOptions {
         SweepOptions {
             oversubs: vec![config.memory.oversubscription],
             config,
@@ -72,7 +71,7 @@ impl SweepOptions {
             seed: 1,
             out_dir: None,
             progress: Progress::default(),
-            engine: SweepEngine::Replay,
+            gpu,
         }
     }
 }
@@ -153,8 +152,6 @@ impl SweepSummary {
 /// The whole sweep.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepReport {
-    /// The engine's label ([`SweepEngine::label`]).
-    pub engine: String,
     pub seed: u64,
     pub scale: f64,
     pub rows: Vec<SweepRow>,
@@ -217,7 +214,7 @@ pub fn run_forest_job(opts: &SweepOptions, job: &ForestJob) -> Result<UvmMetrics
         .map_err(|e| UvmError::Workload(e.to_string()))?;
     let mut cfg = opts.config.clone();
     cfg.memory.oversubscription = job.oversubscription;
-    opts.engine
+    opts.gpu
         .run(wl.as_ref(), &cfg, job.policy, opts.scale, opts.seed)
 }
 
@@ -289,7 +286,6 @@ pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
         .collect();
     let summaries = summaries_of(&opts.oversubs, &rows);
     let report = SweepReport {
-        engine: opts.engine.label().to_string(),
         seed: opts.seed,
         scale: opts.scale,
         rows,
@@ -382,7 +378,6 @@ mod tests {
         let summaries = summaries_of(&[1.5], &rows);
         let runs = vec![UvmMetrics::default(); 5];
         let report = SweepReport {
-            engine: super::super::sweep_engine::TIMING_LABEL.into(),
             seed: 7,
             scale: 0.02,
             rows,

@@ -10,8 +10,6 @@ use serde::Serialize;
 /// rebuilds from their [`RunPart`]s.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepTables {
-    /// The engine's label: every output names it ([`super::sweep_engine`]).
-    pub engine: String,
     pub seed: u64,
     pub scale: f64,
     pub rows: Vec<SweepRow>,
@@ -22,7 +20,6 @@ impl SweepReport {
     /// The report's tables (a copy, without the runs).
     pub fn tables(&self) -> SweepTables {
         SweepTables {
-            engine: self.engine.clone(),
             seed: self.seed,
             scale: self.scale,
             rows: self.rows.clone(),
@@ -76,13 +73,13 @@ impl SweepTables {
 far_faults_tbnp,far_faults_forest,far_faults_specforest,unused_pct_tbnp,unused_pct_forest,unused_pct_specforest,\
 thrash_x_tbnp,thrash_x_forest,thrash_x_specforest,profiling_steps_forest,profiling_steps_specforest,\
 forest_lru_cycles,tbnp_aae_cycles,forest_lru_speedup,tbnp_aae_speedup,far_faults_forest_lru,far_faults_tbnp_aae,\
-unused_pct_forest_lru,unused_pct_tbnp_aae,thrash_x_forest_lru,thrash_x_tbnp_aae,profiling_steps_forest_lru,classes,engine\n",
+unused_pct_forest_lru,unused_pct_tbnp_aae,thrash_x_forest_lru,thrash_x_tbnp_aae,profiling_steps_forest_lru,classes\n",
         );
         for r in &self.rows {
             let (f, u, t) = (&r.far_faults, &r.unused_prefetch_pct, &r.thrash_multiple);
             csv.push_str(&format!(
                 "{},{},{},{},{},{:.4},{:.4},{},{},{},{:.2},{:.2},{:.2},{:.4},{:.4},{:.4},{},{},\
-{},{},{:.4},{:.4},{},{},{:.2},{:.2},{:.4},{:.4},{},{},{}\n",
+{},{},{:.4},{:.4},{},{},{:.2},{:.2},{:.4},{:.4},{},{}\n",
                 r.workload,
                 r.oversubscription,
                 r.tbnp_cycles,
@@ -113,7 +110,6 @@ unused_pct_forest_lru,unused_pct_tbnp_aae,thrash_x_forest_lru,thrash_x_tbnp_aae,
                 t[4],
                 r.profiling_steps_forest_lru,
                 r.classes,
-                csv_field(&self.engine)
             ));
         }
         csv
@@ -121,8 +117,7 @@ unused_pct_forest_lru,unused_pct_tbnp_aae,thrash_x_forest_lru,thrash_x_tbnp_aae,
 
     /// The terminal tables: one row per workload × oversubscription, then the curve.
     pub fn table(&self) -> String {
-        let mut s = format!("engine: {}\n", self.engine);
-        s += &format!(
+        let mut s = format!(
             "{:<10} {:>6} {:>8} {:>8} {:>8} {:>8} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>6} {:>6} {:>6} {:>6} {:>6} | {:>6} {:>5}  classes (forest)\n",
             "workload", "oversub", "forest", "spec", "f-lru", "t-aae", "faults:T", "F", "S", "L", "A",
             "thr×T", "F", "S", "L", "A", "steps", "specS"
@@ -141,8 +136,8 @@ unused_pct_forest_lru,unused_pct_tbnp_aae,thrash_x_forest_lru,thrash_x_tbnp_aae,
             "(L = forest-lru: Forest's trees, the baseline's fault-order LRU; A = tbnp-aae: \
 TBNp's trees, Forest's access-aware eviction)\n",
         );
-        s.push_str(&curve_table(&self.engine, &self.summaries));
-        s.push_str(&paper_table(&self.engine, &self.summaries, &self.rows));
+        s.push_str(&curve_table(&self.summaries));
+        s.push_str(&paper_table(&self.summaries, &self.rows));
         s
     }
 }
@@ -150,7 +145,7 @@ TBNp's trees, Forest's access-aware eviction)\n",
 /// Geometric means over TBNp per oversubscription × policy, over every workload and
 /// without each policy's largest outlier (the speed-up farthest from 1, named), then the
 /// mean profiling steps.
-pub fn curve_table(engine: &str, summaries: &[SweepSummary]) -> String {
+pub fn curve_table(summaries: &[SweepSummary]) -> String {
     let mut s = format!("{:<8}", "oversub");
     for p in COMPARED {
         s.push_str(&format!(" {:>11}", p.name()));
@@ -177,7 +172,7 @@ pub fn curve_table(engine: &str, summaries: &[SweepSummary]) -> String {
     }
     for m in summaries {
         s.push_str(&format!(
-            "geomean at oversub {:.2} ({engine}): forest {:.3}x, specforest {:.3}x, forest-lru {:.3}x, tbnp-aae {:.3}x over tbnp; mean profiling steps forest {:.1}, specforest {:.1}, forest-lru {:.1}\n",
+            "geomean at oversub {:.2}: forest {:.3}x, specforest {:.3}x, forest-lru {:.3}x, tbnp-aae {:.3}x over tbnp; mean profiling steps forest {:.1}, specforest {:.1}, forest-lru {:.1}\n",
             m.oversubscription, m.forest_geomean_speedup, m.specforest_geomean_speedup,
             m.forest_lru_geomean_speedup, m.tbnp_aae_geomean_speedup,
             m.mean_profiling_steps_forest, m.mean_profiling_steps_specforest,
@@ -199,7 +194,7 @@ const PAPER: [(f64, &str, f64); 4] = [
 
 /// The paper's figures beside ours, for the oversubscriptions `summaries` has (none: an
 /// empty string). The ablations have no figure in the paper.
-pub fn paper_table(engine: &str, summaries: &[SweepSummary], rows: &[SweepRow]) -> String {
+pub fn paper_table(summaries: &[SweepSummary], rows: &[SweepRow]) -> String {
     let at = |o: f64| summaries.iter().find(|m| m.oversubscription == o);
     let mut s = String::new();
     for (o, policy, paper) in PAPER {
@@ -248,18 +243,9 @@ pub fn paper_table(engine: &str, summaries: &[SweepSummary], rows: &[SweepRow]) 
         return s;
     }
     format!(
-        "the paper's figures beside ours ({engine}):\n{:<44} {:>10} {:>14}\n{s}",
+        "the paper's figures beside ours:\n{:<44} {:>10} {:>14}\n{s}",
         "figure", "paper", "mcmvm"
     )
-}
-
-/// A CSV field: quoted when it holds a comma or a quote (the replay engine's label does).
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 /// The classes column of the terminal table: every classified object, and only a count of

@@ -27,7 +27,7 @@ mod uvm_common;
 mod uvm_eviction;
 mod uvm_invariants;
 mod uvm_smoke;
-mod uvm_sweep_engines;
+mod uvm_sweep;
 mod uvm_tbnp;
 mod uvm_timing_model;
 mod workload_generators;

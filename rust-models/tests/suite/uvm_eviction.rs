@@ -1,12 +1,12 @@
 //! Eviction order: the baseline evicts by fault (migration) order, Forest by the ATT's
 //! access recency — so an object that is hot on the GPU but faulted long ago survives
-//! under Forest and thrashes under TBNp.
+//! under Forest and thrashes under TBNp (on a small Turing GPU, one warp).
 
 use crate::uvm_common;
 
-use mcmvm_models::uvm::{run_workload, UvmConfig, UvmPolicy};
+use mcmvm_models::uvm::{UvmConfig, UvmPolicy};
 use mcmvm_models::workload::Allocation;
-use uvm_common::{single_warp, touch};
+use uvm_common::{run_small, single_warp, touch};
 
 /// Three 64 KB objects (one big page each), GPU memory for two of them.
 fn scenario() -> uvm_common::ListWorkload {
@@ -15,7 +15,10 @@ fn scenario() -> uvm_common::ListWorkload {
         Allocation::new("B", 64 << 10),
         Allocation::new("C", 64 << 10),
     ];
-    let mut instrs = vec![touch(0, 0, false), touch(1, 0, false)];
+    // B is read whole: the GPU's UVM service holds the pages a batch brought from the next
+    // batch's eviction until they are accessed, and this scenario is about recency.
+    let mut instrs = vec![touch(0, 0, false)];
+    instrs.extend((0..16).map(|i| touch(1, i, false)));
     // A is hot on the GPU: these hits never reach the driver.
     for i in 0..50 {
         instrs.push(touch(0, i % 16, false));
@@ -36,7 +39,9 @@ fn config() -> UvmConfig {
 
 #[test]
 fn fault_order_lru_evicts_the_hot_object_and_it_thrashes() {
-    let m = run_workload(&scenario(), &config(), UvmPolicy::Tbnp, true).unwrap();
+    let m = run_small(&scenario(), &config(), UvmPolicy::Tbnp, 1.0)
+        .unwrap()
+        .uvm;
     assert_eq!(m.capacity_pages, 32);
     assert_eq!(m.far_faults, 4, "A, B, C, then A again");
     assert_eq!(m.thrashed_pages, 16, "A's big page comes back");
@@ -46,7 +51,7 @@ fn fault_order_lru_evicts_the_hot_object_and_it_thrashes() {
 #[test]
 fn access_aware_eviction_keeps_the_recently_accessed_object() {
     for policy in [UvmPolicy::Forest, UvmPolicy::SpecForest] {
-        let m = run_workload(&scenario(), &config(), policy, true).unwrap();
+        let m = run_small(&scenario(), &config(), policy, 1.0).unwrap().uvm;
         assert_eq!(m.far_faults, 3, "{policy:?}: A stays resident");
         assert_eq!(m.thrashed_pages, 0, "{policy:?}");
         assert_eq!(m.pages_evicted, 16, "{policy:?}: B's leaf only");

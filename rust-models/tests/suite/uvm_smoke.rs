@@ -1,23 +1,29 @@
-//! Prints one UVM run per Forest-suite workload and policy (manual look: `--ignored`).
+//! Prints one UVM run per Forest-suite workload and policy on the Forest study's GPU
+//! (`configs/gpu-turing.toml`, 4 KB pages), and a Forest sweep (manual look: `--ignored`).
 
-use mcmvm_models::uvm::{run_workload, UvmConfig, UvmPolicy};
+use mcmvm_models::gpu::GpuConfig;
+use mcmvm_models::uvm::{UvmConfig, UvmGpu, UvmPolicy};
 use std::path::Path;
+
+fn scale() -> f64 {
+    std::env::var("UVM_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.05)
+}
 
 #[test]
 #[ignore]
 fn print_forest_suite_runs() {
-    let scale: f64 = std::env::var("UVM_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0.1);
+    let scale = scale();
     let names = std::env::var("UVM_WL").unwrap_or_else(|_| "ls,hchi,hcli,lc,mixed".into());
-    let cfg = turing();
+    let (gpu, cfg) = (turing_gpu(), turing());
     for name in names.split(',') {
         let wl = mcmvm_models::workload::by_name(name, scale, 1).unwrap();
         let policies =
             std::env::var("UVM_POLICY").unwrap_or_else(|_| "tbnp,forest,specforest".into());
         for p in policies.split(',').map(|p| p.parse::<UvmPolicy>().unwrap()) {
-            let m = run_workload(wl.as_ref(), &cfg, p, false).unwrap();
+            let m = gpu.run(wl.as_ref(), &cfg, p, scale, 1).unwrap();
             println!("{}", m.table());
             println!(
                 "  speed {:.2} M warp mem-instr/s (wall {:.2}s, service {:.2}s)\n",
@@ -33,13 +39,8 @@ fn print_forest_suite_runs() {
 #[ignore]
 fn print_forest_sweep() {
     use mcmvm_models::uvm::{sweep_forest, SweepOptions};
-    let scale: f64 = std::env::var("UVM_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0.1);
-    let cfg = turing();
-    let mut opts = SweepOptions::new(cfg);
-    opts.scale = scale;
+    let mut opts = SweepOptions::new(turing(), turing_gpu());
+    opts.scale = scale();
     if let Ok(o) = std::env::var("UVM_OVERSUB") {
         opts.oversubs = o.split(',').map(|x| x.parse().unwrap()).collect();
     }
@@ -51,11 +52,17 @@ fn print_forest_sweep() {
     print!("{}", r.table());
 }
 
+fn configs() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs")
+}
+
 /// The repository's UVM config.
 fn turing() -> UvmConfig {
-    let path = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../configs/uvm-turing.toml"
-    ));
-    UvmConfig::load(path, &[]).expect("configs/uvm-turing.toml loads")
+    UvmConfig::load(&configs().join("uvm-turing.toml"), &[]).expect("uvm-turing.toml loads")
+}
+
+/// The Forest study's GPU.
+fn turing_gpu() -> UvmGpu {
+    let gpu = GpuConfig::load(&configs().join("gpu-turing.toml")).expect("gpu-turing.toml loads");
+    UvmGpu::new(gpu)
 }

@@ -4,9 +4,9 @@ use crate::uvm_common;
 
 use bitvec::prelude::*;
 use mcmvm_models::uvm::tbnp::{compute_prefetch, PrefetchRegion, TreeShape};
-use mcmvm_models::uvm::{run_workload, UvmConfig, UvmPolicy};
+use mcmvm_models::uvm::{UvmConfig, UvmPolicy};
 use mcmvm_models::workload::Allocation;
-use uvm_common::{single_warp, touch};
+use uvm_common::{run_small, single_warp, touch};
 
 fn mask(pages: impl IntoIterator<Item = usize>) -> BitVec<u64, Lsb0> {
     let mut m = bitvec![u64, Lsb0; 0; 512];
@@ -131,7 +131,7 @@ fn first_touch_with_preferred_location_populates_the_block() {
         vec![preferred, plain],
         vec![touch(0, 3, false), touch(1, 3, false)],
     );
-    let m = run_workload(&wl, &config(), UvmPolicy::Tbnp, true).unwrap();
+    let m = run_small(&wl, &config(), UvmPolicy::Tbnp, 1.0).unwrap().uvm;
     assert_eq!(m.far_faults, 2);
     assert_eq!(
         m.objects[0].pages_migrated, 512,

@@ -1,9 +1,10 @@
 //! The fifteen general-purpose workloads of the Forest study (UVMBench's PolyBench-GPU and
 //! Rodinia kernels, Tango's RNNs): instruction counts from their loop bounds, footprints,
 //! accesses inside their allocations, the kernel objects they declare, the thread-to-data
-//! mappings that make their patterns, and runs on the UVM replay engine.
+//! mappings that make their patterns, and runs on a small Turing GPU under UVM.
 
-use mcmvm_models::uvm::{run_workload, UvmConfig, UvmPolicy};
+use crate::uvm_common::run_small;
+use mcmvm_models::uvm::{UvmConfig, UvmPolicy};
 use mcmvm_models::workload::{by_name, footprint_bytes, forest_suite, Lanes, Workload};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -271,7 +272,7 @@ fn turing() -> UvmConfig {
     UvmConfig::load(path, &["memory.oversubscription=1.5".into()]).expect("config loads")
 }
 
-/// Each runs to completion on the replay engine under TBNp and Forest at 150 %
+/// Each runs to completion on a small Turing GPU under TBNp and Forest at 150 %
 /// oversubscription, every access served, with the invariants checked.
 #[test]
 fn each_runs_under_tbnp_and_forest_at_a_tiny_scale() {
@@ -279,8 +280,10 @@ fn each_runs_under_tbnp_and_forest_at_a_tiny_scale() {
     for name in FIFTEEN {
         let w = build(name, 0.01);
         for policy in [UvmPolicy::Tbnp, UvmPolicy::Forest] {
-            let m = run_workload(w.as_ref(), &cfg, policy, true)
+            let r = run_small(w.as_ref(), &cfg, policy, 0.01)
                 .unwrap_or_else(|e| panic!("{name} / {policy:?}: {e}"));
+            assert_eq!(r.protocol.accesses_not_resident, 0, "{name} / {policy:?}");
+            let m = r.uvm;
             assert_eq!(m.warp_mem_instrs, w.instr_count(), "{name} / {policy:?}");
             assert_eq!(m.out_of_range_accesses, 0, "{name}");
             assert!(m.cycles > 0 && m.far_faults > 0, "{name} / {policy:?}");

@@ -100,7 +100,6 @@ pub(super) fn forest_outputs(
     let (parts, reports): (Vec<RunPart>, Vec<String>) = runs.into_iter().unzip();
     let rows = rows_of(&parts).with_context(|| format!("{}", runs_dir.display()))?;
     let tables = SweepTables {
-        engine: mcmvm_models::uvm::sweep_engine::label_of(&id.engine).to_string(),
         seed: id.seed,
         scale: super::super::sweep::forest_scale(&id.scale)?,
         summaries: summaries_of(&oversubs, &rows),

@@ -5,7 +5,7 @@ use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
 use mcmvm_models::blocks::Hardware;
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, GpuConfig, GpuError, RunSpec};
-use mcmvm_models::uvm::UvmConfig;
+use mcmvm_models::uvm::{UvmConfig, UvmError, UvmGpu, UvmMetrics, UvmPolicy};
 use mcmvm_models::workload;
 use std::path::Path;
 
@@ -21,6 +21,25 @@ pub fn gpu_cfg(name: &str) -> GpuConfig {
 
 pub fn uvm_cfg() -> UvmConfig {
     UvmConfig::load(&root().join("configs/uvm-turing.toml"), &[]).expect("UVM config loads")
+}
+
+/// The Forest study's GPU (`configs/gpu-turing.toml`, 4 KB pages) with 8 of its 68 SMs,
+/// so the UVM runs of these tests take seconds.
+pub fn small_turing() -> UvmGpu {
+    let mut gpu = gpu_cfg("gpu-turing.toml");
+    gpu.gpu.sms_per_chiplet = 8;
+    UvmGpu::new(gpu)
+}
+
+/// `w` under `policy` on [`small_turing`], its blocks (the ATT) served by `ucfg.engines`.
+pub fn forest_run(
+    ucfg: &UvmConfig,
+    w: &str,
+    policy: UvmPolicy,
+    scale: f64,
+) -> Result<UvmMetrics, UvmError> {
+    let wl = workload::by_name(w, scale, SEED).expect("built-in workload");
+    small_turing().run(wl.as_ref(), ucfg, policy, scale, SEED)
 }
 
 pub fn mode(m: HwMode) -> Hardware {

@@ -1,8 +1,34 @@
-//! A hand-written workload for the UVM tests: explicit per-warp instruction lists.
+//! For the UVM tests: a hand-written workload (explicit per-warp instruction lists) and a
+//! small GPU to run it on.
 
 #![allow(dead_code)]
 
+use std::path::Path;
+
+use mcmvm_models::gpu::GpuConfig;
+use mcmvm_models::uvm::{GpuUvmReport, UvmConfig, UvmError, UvmGpu, UvmPolicy};
 use mcmvm_models::workload::{Allocation, Kernel, Lanes, WarpInstr, WarpStream, Workload};
+
+/// The Forest study's GPU (`configs/gpu-turing.toml`, 4 KB pages) with 8 of its 68 SMs:
+/// the same SMs, caches and clock, so small workloads run in seconds.
+pub fn small_turing() -> UvmGpu {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gpu-turing.toml");
+    let mut cfg = GpuConfig::load(&path).expect("configs/gpu-turing.toml loads");
+    cfg.gpu.sms_per_chiplet = 8;
+    UvmGpu::new(cfg)
+}
+
+/// `wl` under `policy` on [`small_turing`], residency and page-table invariants checked
+/// after every batch (`scale` and `seed` are those `wl` was built with; the report records
+/// them).
+pub fn run_small(
+    wl: &dyn Workload,
+    cfg: &UvmConfig,
+    policy: UvmPolicy,
+    scale: f64,
+) -> Result<GpuUvmReport, UvmError> {
+    small_turing().run_report(wl, cfg, policy, scale, 1, true)
+}
 
 /// Allocations, kernels and the instruction list of every (kernel, tb, warp).
 pub struct ListWorkload {
