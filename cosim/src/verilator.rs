@@ -25,6 +25,7 @@ pub use crate::verilator_cache::{cache_root, CACHE_ENV};
 pub(crate) struct Loaded {
     new: unsafe extern "C" fn() -> *mut c_void,
     step: unsafe extern "C" fn(*mut c_void, *const u64, *mut u64),
+    step_many: StepMany,
     free: unsafe extern "C" fn(*mut c_void),
     /// The state invariants its harness checks, in bit order (empty: an unchecked model).
     invariants: Vec<LoadedInvariant>,
@@ -33,6 +34,9 @@ pub(crate) struct Loaded {
     /// Kept so the entry points stay valid; never unloaded (see [`load`]).
     _library: libloading::Library,
 }
+
+/// The shim's `void step_many(void*, uint64_t n, const uint64_t* in, uint64_t* out)`.
+type StepMany = unsafe extern "C" fn(*mut c_void, u64, *const u64, *mut u64);
 
 /// A state invariant of a loaded model: its name and whether only a system run's driver
 /// guarantees it.
@@ -154,10 +158,11 @@ fn open(block: &BlockPorts, cached: &Cached) -> Result<&'static Loaded, CosimErr
             .into();
     let m = block.module;
     // SAFETY: the types are those of the shim's definitions (verilator_shim::cpp_shim):
-    // `void* new()`, `void step(void*, const uint64_t*, uint64_t*)`, `void free(void*)`.
-    // The pointers are copied out of the symbols; they stay valid because the library is
-    // never unloaded (it is leaked below).
-    let (new, step, free) = unsafe {
+    // `void* new()`, `void step(void*, const uint64_t*, uint64_t*)`, `void step_many(void*,
+    // uint64_t, const uint64_t*, uint64_t*)`, `void free(void*)`. The pointers are copied
+    // out of the symbols; they stay valid because the library is never unloaded (it is
+    // leaked below).
+    let (new, step, step_many, free) = unsafe {
         (
             *library
                 .get::<unsafe extern "C" fn() -> *mut c_void>(format!("mcmvm_{m}_new").as_bytes())
@@ -168,6 +173,9 @@ fn open(block: &BlockPorts, cached: &Cached) -> Result<&'static Loaded, CosimErr
                 )
                 .map_err(err)?,
             *library
+                .get::<StepMany>(format!("mcmvm_{m}_step_many").as_bytes())
+                .map_err(err)?,
+            *library
                 .get::<unsafe extern "C" fn(*mut c_void)>(format!("mcmvm_{m}_free").as_bytes())
                 .map_err(err)?,
         )
@@ -175,6 +183,7 @@ fn open(block: &BlockPorts, cached: &Cached) -> Result<&'static Loaded, CosimErr
     Ok(Box::leak(Box::new(Loaded {
         new,
         step,
+        step_many,
         free,
         invariants,
         path: path.clone(),
@@ -189,6 +198,10 @@ pub struct VerilatorModel<I: Ports, O: Ports> {
     in_words: Vec<u64>,
     /// The outputs, then (a checked model) the word of broken invariants.
     out_words: Vec<u64>,
+    /// A batch's inputs and outputs, `in_words.len()` / `out_words.len()` words a cycle
+    /// (`step_batch`; kept to reuse their memory).
+    batch_in: Vec<u64>,
+    batch_out: Vec<u64>,
     /// Invariant bits that count here (a lockstep on random stimulus leaves out those only
     /// a system's driver guarantees).
     invariant_mask: u64,
@@ -284,6 +297,8 @@ impl<I: Ports, O: Ports> VerilatorModel<I, O> {
             loaded,
             in_words: vec![0; I::PORTS.len()],
             out_words: vec![0; O::PORTS.len() + extra],
+            batch_in: Vec::new(),
+            batch_out: Vec::new(),
             invariant_mask,
             _ports: PhantomData,
         }
@@ -315,7 +330,47 @@ impl<I: Ports, O: Ports> CycleModel for VerilatorModel<I, O> {
     }
 
     fn state_violation(&self) -> Option<String> {
-        let failed = self.out_words.get(O::PORTS.len())? & self.invariant_mask;
+        self.violation(&self.out_words)
+    }
+
+    /// The whole batch in one call of the shim's `step_many`.
+    fn step_batch(&mut self, inputs: &[I], outputs: &mut Vec<O>) -> Option<(usize, String)> {
+        let (iw, ow) = (self.in_words.len(), self.out_words.len());
+        self.batch_in.resize(inputs.len() * iw, 0);
+        self.batch_out.resize(inputs.len() * ow, 0);
+        for (input, words) in inputs.iter().zip(self.batch_in.chunks_exact_mut(iw)) {
+            input.write_words(words);
+        }
+        // SAFETY: the handle is live (freed only in Drop); the shim was generated from
+        // `I::PORTS` and `O::PORTS` (plus the invariant word when checked, as `out_words`),
+        // so `step_many` reads exactly `inputs.len() * iw` words and writes exactly
+        // `inputs.len() * ow`: the lengths both buffers were just given.
+        unsafe {
+            (self.loaded.step_many)(
+                self.handle,
+                inputs.len() as u64,
+                self.batch_in.as_ptr(),
+                self.batch_out.as_mut_ptr(),
+            )
+        };
+        outputs.extend(self.batch_out.chunks_exact(ow).map(O::read_words));
+        // `state_violation` after the batch reads its last cycle, as after a `step`.
+        if let Some(last) = self.batch_out.rchunks_exact(ow).next() {
+            self.out_words.copy_from_slice(last);
+        }
+        let broken = self
+            .batch_out
+            .chunks_exact(ow)
+            .enumerate()
+            .find_map(|(k, words)| self.violation(words).map(|v| (k, v)));
+        broken
+    }
+}
+
+impl<I: Ports, O: Ports> VerilatorModel<I, O> {
+    /// The broken invariant one cycle's output words (`out_words`' layout) report, if any.
+    fn violation(&self, words: &[u64]) -> Option<String> {
+        let failed = words.get(O::PORTS.len())? & self.invariant_mask;
         (failed != 0).then(|| {
             let bit = failed.trailing_zeros() as usize;
             self.loaded

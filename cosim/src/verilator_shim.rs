@@ -137,7 +137,8 @@ pub(crate) fn harness_verilog(block: &BlockPorts, invariants: &[Invariant]) -> S
 
 /// The C++ shim of one block, driving its [`harness_verilog`]. `step` follows the protocol's
 /// cycle convention: cycle k's outputs are a function of cycle k's inputs and of the state
-/// after k rising edges, and the edge after them updates the state from both.
+/// after k rising edges, and the edge after them updates the state from both. `step_many`
+/// runs `n` such cycles in one call (a batch crosses the FFI boundary once).
 ///
 /// With `checked` (the number of invariants the harness checks), the word after the outputs
 /// is the harness's `mcmvm_invariant_failed` (0 when it checks none).
@@ -169,11 +170,50 @@ pub(crate) fn cpp_shim(block: &BlockPorts, checked: Option<usize>) -> String {
         "    top->{CAPTURE_CLOCK} = 0;\n    top->{BLOCK_CLOCK} = 0;\n    top->eval();"
     );
     let _ = writeln!(s, "    return new Handle{{ctx, top, false}};\n}}\n");
+    step_one(&mut s, block, checked);
     let _ = writeln!(
         s,
         "extern \"C\" void mcmvm_{m}_step(void* handle, const uint64_t* in, uint64_t* out) {{"
     );
+    let _ = writeln!(
+        s,
+        "    step_one(static_cast<Handle*>(handle), in, out);\n}}\n"
+    );
+    // A batch of cycles in one call: `in` holds `n` cycles of inputs back to back, `out`
+    // receives `n` cycles of outputs (each with its invariant word, when checked).
+    let (in_words, out_words) = (
+        block.inputs.len(),
+        block.outputs.len() + usize::from(checked.is_some()),
+    );
+    let _ = writeln!(
+        s,
+        "extern \"C\" void mcmvm_{m}_step_many(void* handle, uint64_t n, const uint64_t* in, \
+         uint64_t* out) {{"
+    );
+    let _ = writeln!(
+        s,
+        "    Handle* h = static_cast<Handle*>(handle);\n    \
+         for (uint64_t k = 0; k < n; ++k) {{\n        \
+         step_one(h, in + k * {in_words}, out + k * {out_words});\n    }}\n}}\n"
+    );
+    let _ = writeln!(s, "extern \"C\" void mcmvm_{m}_free(void* handle) {{");
     let _ = writeln!(s, "    Handle* h = static_cast<Handle*>(handle);");
+    let _ = writeln!(
+        s,
+        "    h->top->final();\n    delete h->top;\n    delete h->ctx;\n    delete h;\n}}"
+    );
+    s
+}
+
+/// The shim's one cycle (`static inline`, so both entry points inline it): the inputs
+/// written, the rising edges evaluated, the outputs (and the invariant word) read, the
+/// falling edges evaluated.
+fn step_one(s: &mut String, block: &BlockPorts, checked: Option<usize>) {
+    let class = format!("V{}", block.module);
+    let _ = writeln!(
+        s,
+        "static inline void step_one(Handle* h, const uint64_t* in, uint64_t* out) {{"
+    );
     let _ = writeln!(s, "    {class}* top = h->top;");
     for (i, (name, width)) in block.inputs.iter().enumerate() {
         let _ = writeln!(
@@ -210,13 +250,6 @@ pub(crate) fn cpp_shim(block: &BlockPorts, checked: Option<usize>) -> String {
         s,
         "    top->{CAPTURE_CLOCK} = 0;\n    top->{BLOCK_CLOCK} = 0;\n    top->eval();\n}}\n"
     );
-    let _ = writeln!(s, "extern \"C\" void mcmvm_{m}_free(void* handle) {{");
-    let _ = writeln!(s, "    Handle* h = static_cast<Handle*>(handle);");
-    let _ = writeln!(
-        s,
-        "    h->top->final();\n    delete h->top;\n    delete h->ctx;\n    delete h;\n}}"
-    );
-    s
 }
 
 /// Verilator's C++ type for a port of `width` bits (wider ports would be word arrays;

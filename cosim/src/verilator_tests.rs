@@ -158,6 +158,54 @@ fn a_16_object_access_time_tracker_builds_and_agrees_with_the_twin() {
     assert_agrees_with_twin::<Att>(&att16(), att_stimulus(12));
 }
 
+/// The same stimulus through `step` one cycle at a time and through `step_batch` in
+/// batches of 1, 7 and 1,024 cycles (and what is left): identical outputs every cycle, and
+/// `state_violation` after a batch reads its last cycle.
+fn assert_batches_step_as_single_cycles<I: Ports, O: Ports>(
+    kind: BlockKind,
+    cfg: &HwConfig,
+    stimulus: impl Iterator<Item = I>,
+) {
+    let inputs: Vec<I> = stimulus.take(CYCLES as usize).collect();
+    let mut single = VerilatorModel::<I, O>::checked(kind, cfg, false).expect("model");
+    let mut batched = VerilatorModel::<I, O>::checked(kind, cfg, false).expect("model");
+    let want: Vec<O> = inputs.iter().map(|i| single.step(i)).collect();
+    let mut got = Vec::new();
+    let mut rest = &inputs[..];
+    for size in [1, 7, 1024].into_iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let (batch, after) = rest.split_at(size.min(rest.len()));
+        assert_eq!(
+            batched.step_batch(batch, &mut got),
+            None,
+            "no broken invariant"
+        );
+        rest = after;
+    }
+    assert_eq!(got.len(), want.len());
+    if let Some(k) = (0..want.len()).find(|&k| got[k] != want[k]) {
+        panic!("cycle {k}: step {:?}, step_batch {:?}", want[k], got[k]);
+    }
+    assert_eq!(batched.state_violation(), single.state_violation());
+}
+
+#[test]
+fn a_batch_steps_the_same_cycles_as_one_at_a_time() {
+    println!("seeds 21 (att), 22 (rt); {CYCLES} cycles each");
+    assert_batches_step_as_single_cycles::<AttIn, AttOut>(
+        BlockKind::AccessTimeTracker,
+        &att16(),
+        att_stimulus(21),
+    );
+    assert_batches_step_as_single_cycles::<RtIn, RtOut>(
+        BlockKind::RemoteTracker,
+        &small_rt(),
+        rt_stimulus(22),
+    );
+}
+
 #[test]
 fn a_16_entry_remote_tracker_with_4_bit_counters_saturates_and_agrees_with_the_twin() {
     let mut cfg = HwConfig::default();

@@ -65,6 +65,26 @@ pub trait CycleModel {
     fn state_violation(&self) -> Option<String> {
         None
     }
+
+    /// `inputs` stepped in order, each cycle's outputs appended to `outputs`; the first
+    /// cycle (index into `inputs`) after which [`CycleModel::state_violation`] named a
+    /// broken check, with its name. Same cycles as `step` one at a time (the default); an
+    /// engine behind a foreign-function boundary (the Verilator models) crosses it once
+    /// per batch.
+    fn step_batch(
+        &mut self,
+        inputs: &[Self::In],
+        outputs: &mut Vec<Self::Out>,
+    ) -> Option<(usize, String)> {
+        let mut broken = None;
+        for (k, input) in inputs.iter().enumerate() {
+            outputs.push(self.step(input));
+            if broken.is_none() {
+                broken = self.state_violation().map(|v| (k, v));
+            }
+        }
+        broken
+    }
 }
 
 /// A boxed model (a trait object) is a model.
@@ -78,6 +98,14 @@ impl<M: CycleModel + ?Sized> CycleModel for Box<M> {
     #[inline]
     fn state_violation(&self) -> Option<String> {
         (**self).state_violation()
+    }
+    #[inline]
+    fn step_batch(
+        &mut self,
+        inputs: &[Self::In],
+        outputs: &mut Vec<Self::Out>,
+    ) -> Option<(usize, String)> {
+        (**self).step_batch(inputs, outputs)
     }
 }
 

@@ -33,6 +33,13 @@ pub struct Args {
     pub rounds: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Every CLAP and Forest workload, twin against `--hw verilator` only, with the ratio
+    /// per workload and whether it meets issue #41's goal (`hil_all.rs`).
+    #[arg(long)]
+    pub all: bool,
+    /// With --all: only these workloads (comma-separated).
+    #[arg(long, value_delimiter = ',', requires = "all")]
+    pub workloads: Vec<String>,
 }
 
 /// (label, mode, the twin predicts the RTL): `verilator` runs the Verilog on a thread of
@@ -62,6 +69,9 @@ struct Outcome {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.rounds == 0 {
         anyhow::bail!("--rounds 0: expected at least 1");
+    }
+    if args.all {
+        return super::hil_all::run(&args, &args.workloads);
     }
     let gpu = super::configs::gpu(&args.config)?;
     let ucfg = super::configs::uvm(&args.uvm_config, &[])?;

@@ -8,6 +8,7 @@ pub mod configs;
 pub mod cosim;
 pub mod cosim_mutants;
 pub mod hil;
+mod hil_all;
 pub mod hw;
 pub mod lint;
 pub mod pagetable;

@@ -1,8 +1,10 @@
 //! The second engine of a `--hw check` pair on a thread of its own: the system's thread
 //! steps the first engine (which serves) and hands each cycle's input and outputs over in
 //! batches; this thread steps the second engine on the same inputs and compares. Batches
-//! keep the hand-over cost far below a block cycle's; the bounded channel keeps the lag,
-//! and the memory it holds, to a few batches. A `--hw check` fault is parked on the run's
+//! keep the hand-over cost far below a block cycle's (the second engine steps a whole batch
+//! in one call: a Verilator model crosses the FFI boundary once per batch), and the
+//! emptied batches go back to the system's thread to be filled again; the bounded channel
+//! keeps the lag, and the memory it holds, to a few batches. A `--hw check` fault is parked on the run's
 //! [`Seat`] (`board.rs` decides which one the run reports); a misprediction (no seat) is
 //! returned by the next `push` or `sync`.
 
@@ -22,17 +24,40 @@ const BATCH: usize = 1024;
 /// Batches in flight before the system's thread waits for the checker.
 const IN_FLIGHT: usize = 8;
 
-/// One block cycle as the first engine saw it.
-struct Cycle<I, O> {
-    system_cycle: u64,
-    input: I,
-    first: O,
-    /// The first engine's broken state invariant after the cycle, if any.
-    violation: Option<String>,
+/// Block cycles as the first engine saw them, in order (one hand-over).
+struct Batch<I, O> {
+    system_cycles: Vec<u64>,
+    inputs: Vec<I>,
+    firsts: Vec<O>,
+    /// The first engine's broken state invariants after a cycle (index into the batch,
+    /// name); rare.
+    violations: Vec<(usize, String)>,
+}
+
+impl<I, O> Batch<I, O> {
+    fn new() -> Batch<I, O> {
+        Batch {
+            system_cycles: Vec::with_capacity(BATCH),
+            inputs: Vec::with_capacity(BATCH),
+            firsts: Vec::with_capacity(BATCH),
+            violations: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.system_cycles.len()
+    }
+
+    fn clear(&mut self) {
+        self.system_cycles.clear();
+        self.inputs.clear();
+        self.firsts.clear();
+        self.violations.clear();
+    }
 }
 
 enum Message<I, O> {
-    Cycles(Vec<Cycle<I, O>>),
+    Cycles(Batch<I, O>),
     /// Answer once every cycle sent before has been compared.
     Sync(SyncSender<()>),
 }
@@ -48,7 +73,9 @@ struct Shared {
 /// The handle the system's thread holds.
 pub(super) struct Worker<I: Ports, O: Ports> {
     tx: Option<SyncSender<Message<I, O>>>,
-    batch: Vec<Cycle<I, O>>,
+    batch: Batch<I, O>,
+    /// Batches the checker has emptied, to fill again.
+    emptied: Receiver<Batch<I, O>>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
     /// Faults go to the run's board, not back through `push`.
@@ -62,16 +89,18 @@ impl<I: Ports + Send + 'static, O: Ports + Send + 'static> Worker<I, O> {
         seat: Option<Arc<Seat>>,
     ) -> Worker<I, O> {
         let (tx, rx) = sync_channel(IN_FLIGHT);
+        let (back, emptied) = sync_channel(IN_FLIGHT + 1);
         let shared = Arc::new(Shared::default());
         let s = shared.clone();
         let seated = seat.is_some();
         let thread = std::thread::Builder::new()
             .name("mcmvm-hw-check".into())
-            .spawn(move || check_loop(engine, compare, rx, &s, seat.as_deref()))
+            .spawn(move || check_loop(engine, compare, rx, back, &s, seat.as_deref()))
             .ok();
         let mut w = Worker {
             tx: Some(tx),
-            batch: Vec::with_capacity(BATCH),
+            batch: Batch::new(),
+            emptied,
             shared,
             thread,
             seated,
@@ -124,13 +153,14 @@ impl<I: Ports, O: Ports> Worker<I, O> {
         first: O,
         violation: Option<String>,
     ) -> Result<(), BlockFault> {
-        self.batch.push(Cycle {
-            system_cycle,
-            input: *input,
-            first,
-            violation,
-        });
-        if self.batch.len() == BATCH {
+        let b = &mut self.batch;
+        if let Some(v) = violation {
+            b.violations.push((b.system_cycles.len(), v));
+        }
+        b.system_cycles.push(system_cycle);
+        b.inputs.push(*input);
+        b.firsts.push(first);
+        if b.len() == BATCH {
             self.send();
             self.found()?;
         }
@@ -138,10 +168,11 @@ impl<I: Ports, O: Ports> Worker<I, O> {
     }
 
     fn send(&mut self) {
-        if self.batch.is_empty() {
+        if self.batch.len() == 0 {
             return;
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        let next = self.emptied.try_recv().unwrap_or_else(|_| Batch::new());
+        let batch = std::mem::replace(&mut self.batch, next);
         if let Some(tx) = &self.tx {
             if tx.send(Message::Cycles(batch)).is_err() {
                 self.lost();
@@ -183,44 +214,75 @@ impl<I: Ports, O: Ports> Drop for Worker<I, O> {
     }
 }
 
-/// The checker thread: the second engine stepped on every cycle, compared with the first.
-/// After the first fault it only answers syncs.
+/// The checker thread: the second engine stepped on every cycle, compared with the first;
+/// each batch emptied goes `back`. After the first fault it only answers syncs.
 fn check_loop<I: Ports, O: Ports>(
     mut engine: SendModel<I, O>,
     mut compare: Compare<I, O>,
     rx: Receiver<Message<I, O>>,
+    back: SyncSender<Batch<I, O>>,
     shared: &Shared,
     seat: Option<&Seat>,
 ) {
     let mut failed = false;
+    let mut seconds = Vec::with_capacity(BATCH);
     while let Ok(msg) = rx.recv() {
         match msg {
-            Message::Cycles(batch) if !failed => {
-                for c in &batch {
-                    let second = engine.step(&c.input);
-                    let violation = c
-                        .violation
-                        .clone()
-                        .map(|v| (0, v))
-                        .or_else(|| engine.state_violation().map(|v| (1, v)));
-                    if let Err(f) =
-                        compare.cycle(c.system_cycle, &c.input, [c.first, second], violation)
+            Message::Cycles(mut batch) => {
+                if !failed {
+                    seconds.clear();
+                    let broken = engine.step_batch(&batch.inputs, &mut seconds);
+                    if let Some((cycle, f)) = compare_batch(&mut compare, &batch, &seconds, broken)
                     {
                         if let Some(seat) = seat {
-                            seat.park(c.system_cycle, f.clone());
+                            seat.park(cycle, f.clone());
                         }
                         *shared.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
                         shared.failed.store(true, Ordering::Release);
                         failed = true;
-                        break;
                     }
+                    shared.compared.store(compare.compared, Ordering::Release);
                 }
-                shared.compared.store(compare.compared, Ordering::Release);
+                batch.clear();
+                // The system's thread may have enough batches already: then this one goes.
+                let _ = back.try_send(batch);
             }
-            Message::Cycles(_) => {}
             Message::Sync(ack) => {
                 let _ = ack.send(());
             }
         }
     }
+}
+
+/// One batch compared cycle by cycle, as if each were stepped and compared in turn: the
+/// first fault and its system cycle. `broken`: the second engine's first broken state
+/// invariant (index into the batch); the first engine's comes first in its cycle.
+fn compare_batch<I: Ports, O: Ports>(
+    compare: &mut Compare<I, O>,
+    batch: &Batch<I, O>,
+    seconds: &[O],
+    broken: Option<(usize, String)>,
+) -> Option<(u64, BlockFault)> {
+    let mut firsts_broken = batch.violations.iter().peekable();
+    for (k, &second) in seconds.iter().enumerate() {
+        let violation = firsts_broken
+            .next_if(|(j, _)| *j == k)
+            .map(|(_, v)| (0, v.clone()))
+            .or_else(|| {
+                broken
+                    .as_ref()
+                    .filter(|(j, _)| *j == k)
+                    .map(|(_, v)| (1, v.clone()))
+            });
+        let cycle = batch.system_cycles[k];
+        if let Err(f) = compare.cycle(
+            cycle,
+            &batch.inputs[k],
+            [batch.firsts[k], second],
+            violation,
+        ) {
+            return Some((cycle, f));
+        }
+    }
+    None
 }

@@ -1,0 +1,153 @@
+//! `mcmvm hil --all`: issue #41's speed goal, workload by workload. Every CLAP workload
+//! under clap on the 4-chiplet MCM GPU and every Forest workload under forest on the UVM
+//! replay engine, each with the twins serving and with the emitted Verilog serving
+//! (`--hw verilator`: the twin predicts, the Verilator model confirms every block cycle on
+//! a thread of its own). The two runs of a workload alternate in this one process, round
+//! after round; the ratio is of their medians (the host is shared: never compare seconds
+//! across processes). A workload passes when the ratio is at most [`GOAL`] and the
+//! simulated figures are the twin's.
+
+use anyhow::Context;
+use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
+use mcmvm_models::driver::PolicyKind;
+use mcmvm_models::gpu::{simulate, RunSpec};
+use mcmvm_models::uvm::{self, UvmPolicy};
+use mcmvm_models::workload;
+use mcmvm_protocol::system::HardwareReport;
+use std::time::Instant;
+
+/// Issue #41: `--hw verilator` at most this many times the twin's wall time.
+pub const GOAL: f64 = 1.5;
+
+/// One run: wall seconds, simulated figures (host timing removed), hardware report.
+struct Outcome {
+    seconds: f64,
+    figures: String,
+    hardware: HardwareReport,
+}
+
+/// The suite a workload belongs to, which decides how it runs.
+#[derive(Clone, Copy)]
+enum Suite {
+    Clap,
+    Forest,
+}
+
+/// `names`: only these workloads (empty: both suites whole).
+pub fn run(args: &super::hil::Args, names: &[String]) -> anyhow::Result<u8> {
+    let gpu = super::configs::gpu(&args.config)?;
+    let ucfg = super::configs::uvm(&args.uvm_config, &[])?;
+    let mut list: Vec<(&str, Suite)> = workload::clap_suite()
+        .iter()
+        .map(|w| (*w, Suite::Clap))
+        .chain(workload::forest_suite().iter().map(|w| (*w, Suite::Forest)))
+        .collect();
+    if let Some(bad) = names.iter().find(|n| !list.iter().any(|(w, _)| w == n)) {
+        anyhow::bail!("--workloads: unknown workload `{bad}` (see `mcmvm workloads`)");
+    }
+    if !names.is_empty() {
+        list.retain(|(w, _)| names.iter().any(|n| n == w));
+    }
+    let one = |name: &str, suite: Suite, mode: HwMode| -> anyhow::Result<Outcome> {
+        let w = workload::by_name(name, args.scale, args.seed)?;
+        let engines = hardware(HwOptions::new(mode));
+        let t = Instant::now();
+        let (figures, hardware) = match suite {
+            Suite::Clap => {
+                let mut cfg = gpu.clone();
+                cfg.engines = engines;
+                let spec = RunSpec {
+                    policy: PolicyKind::Clap,
+                    scale: args.scale,
+                    seed: args.seed,
+                };
+                let r = simulate(&cfg, w.as_ref(), spec)
+                    .with_context(|| format!("{name} under clap"))?;
+                (figures(&r), r.hardware)
+            }
+            Suite::Forest => {
+                let mut cfg = ucfg.clone();
+                cfg.engines = engines;
+                let m = uvm::run_workload(w.as_ref(), &cfg, UvmPolicy::Forest, false)
+                    .with_context(|| format!("{name} under forest"))?;
+                (figures(&m), m.hardware)
+            }
+        };
+        Ok(Outcome {
+            seconds: t.elapsed().as_secs_f64(),
+            figures,
+            hardware,
+        })
+    };
+    println!(
+        "hardware in the loop, every workload: scale {}, seed {}, {} alternating rounds of twin / verilator",
+        args.scale, args.seed, args.rounds
+    );
+    super::progress::note("hil --all: loading (or building) the Verilator models");
+    one("bfs", Suite::Clap, HwMode::Verilator)?;
+    one("ls", Suite::Forest, HwMode::Verilator)?;
+    println!(
+        "{:<14} {:<7} {:>8} {:>8} {:>8} {:>6} {:>12} {:>9}",
+        "workload", "policy", "twin s", "rtl s", "÷ twin", "≤ 1.5", "block cyc", "figures"
+    );
+    let (mut within, mut same) = (0, true);
+    for &(name, suite) in &list {
+        let (mut twin, mut rtl) = (Vec::new(), Vec::new());
+        let (mut t_last, mut r_last) = (None, None);
+        for _ in 0..args.rounds {
+            let t = one(name, suite, HwMode::Twin)?;
+            twin.push(t.seconds);
+            t_last = Some(t);
+            let r = one(name, suite, HwMode::Verilator)?;
+            rtl.push(r.seconds);
+            r_last = Some(r);
+        }
+        let (Some(t), Some(r)) = (t_last, r_last) else {
+            continue;
+        };
+        let ratio = median(&rtl) / median(&twin);
+        let identical = t.figures == r.figures;
+        same &= identical;
+        within += usize::from(ratio <= GOAL);
+        let stepped: u64 = r.hardware.blocks.iter().map(|b| b.block_cycles).sum();
+        println!(
+            "{:<14} {:<7} {:>8.2} {:>8.2} {:>8.2} {:>6} {:>12} {:>9}{}",
+            name,
+            match suite {
+                Suite::Clap => "clap",
+                Suite::Forest => "forest",
+            },
+            median(&twin),
+            median(&rtl),
+            ratio,
+            if ratio <= GOAL { "yes" } else { "NO" },
+            stepped,
+            if identical { "= twin" } else { "DIFFER" },
+            r.hardware
+                .repeated_after
+                .as_deref()
+                .map(|why| format!("  (repeated unpredicted: {why})"))
+                .unwrap_or_default()
+        );
+    }
+    println!(
+        "{within} of {} workloads within {GOAL}x of the twin's wall time",
+        list.len()
+    );
+    if !same {
+        println!("simulated figures differ between engines");
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The simulated figures of a report (host timing and engine names removed).
+fn figures(v: &impl serde::Serialize) -> String {
+    mcmvm_models::figures::simulated_figures(v).to_string()
+}
