@@ -1,6 +1,6 @@
 //! `mcmvm hil --all`: issue #41's speed goal, workload by workload. Every CLAP workload
-//! under clap on the 4-chiplet MCM GPU and every Forest workload under forest on the UVM
-//! replay engine, each with the twins serving and with the emitted Verilog serving
+//! under clap on the 4-chiplet MCM GPU and every Forest workload under forest on the
+//! Forest sweep's GPU (`--gpu-config`), each with the twins serving and with the emitted Verilog serving
 //! (`--hw verilator`: the twin predicts, the Verilator model confirms every block cycle on
 //! a thread of its own). The two runs of a workload alternate in this one process, round
 //! after round; the ratio is of their medians (the host is shared: never compare seconds
@@ -11,7 +11,7 @@ use anyhow::Context;
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
 use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::{simulate, RunSpec};
-use mcmvm_models::uvm::{self, UvmPolicy};
+use mcmvm_models::uvm::UvmPolicy;
 use mcmvm_models::workload;
 use mcmvm_protocol::system::HardwareReport;
 use std::time::Instant;
@@ -37,6 +37,7 @@ enum Suite {
 pub fn run(args: &super::hil::Args, names: &[String]) -> anyhow::Result<u8> {
     let gpu = super::configs::gpu(&args.config)?;
     let ucfg = super::configs::uvm(&args.uvm_config, &[])?;
+    let uvm_gpu = super::sweep_forest::uvm_gpu(&args.gpu_config)?;
     let mut list: Vec<(&str, Suite)> = workload::clap_suite()
         .iter()
         .map(|w| (*w, Suite::Clap))
@@ -68,7 +69,8 @@ pub fn run(args: &super::hil::Args, names: &[String]) -> anyhow::Result<u8> {
             Suite::Forest => {
                 let mut cfg = ucfg.clone();
                 cfg.engines = engines;
-                let m = uvm::run_workload(w.as_ref(), &cfg, UvmPolicy::Forest, false)
+                let m = uvm_gpu
+                    .run(w.as_ref(), &cfg, UvmPolicy::Forest, args.scale, args.seed)
                     .with_context(|| format!("{name} under forest"))?;
                 (figures(&m), m.hardware)
             }
