@@ -46,6 +46,8 @@ pub mod metrics;
 pub mod residency;
 pub mod sensitivity;
 pub mod service;
+#[cfg(test)]
+mod service_tests;
 pub mod sweep;
 pub mod sweep_engine;
 pub mod sweep_out;
