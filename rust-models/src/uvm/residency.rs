@@ -237,6 +237,20 @@ mod tests {
         r.check_invariants().unwrap();
     }
 
+    /// "Accessed since it was last migrated in": clear on arrival, set by a touch, clear
+    /// again after an eviction and a new migration.
+    #[test]
+    fn accessed_flag_is_per_migration() {
+        let mut r = Residency::new(16, 2);
+        assert!(r.migrate_in(3, true, 0));
+        assert!(!r.was_accessed(3));
+        assert!(r.touch(3, false), "first use of a prefetch");
+        assert!(r.was_accessed(3));
+        r.evict(3, 0);
+        assert!(r.migrate_in(3, false, 0));
+        assert!(!r.was_accessed(3));
+    }
+
     #[test]
     fn reusing_a_frame_before_its_write_back_is_caught() {
         let mut r = Residency::new(16, 1);
