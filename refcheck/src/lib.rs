@@ -160,4 +160,22 @@ mod tests {
         assert!(monitor_for::<AttIn, AttOut>(BlockKind::AccessTimeTracker, &cfg).is_some());
         assert!(monitor_for::<RtIn, RtOut>(BlockKind::AccessTimeTracker, &cfg).is_none());
     }
+
+    /// The one line a failing check prints: block, cycle, port, both values in hex, rule.
+    #[test]
+    fn violation_reads_as_block_cycle_port_expected_got_rule() {
+        let v = Violation {
+            block: "rt",
+            cycle: 42,
+            signal: "drain_access",
+            expected: 1,
+            got: 0x1f,
+            rule: "drain returns the walks since the last drain".into(),
+        };
+        assert_eq!(
+            v.to_string(),
+            "rt cycle 42: drain_access expected 0x1, got 0x1f: \
+             drain returns the walks since the last drain"
+        );
+    }
 }

@@ -3,6 +3,7 @@
 mod access_time_tracker;
 mod common;
 mod coverage;
+mod coverage_bins;
 mod readme_corners;
 mod remote_tracker;
 mod tlb_coalescer;

@@ -503,4 +503,37 @@ mod tests {
         att.step(&both);
         assert_eq!(att.recency_order(), Some(vec![2, 0, 5, 7]));
     }
+
+    /// Under the exact orders a remove unlinks the slot: the next oldest is shown, and a
+    /// slot registered again later enters as the newest.
+    #[test]
+    fn a_removed_slot_leaves_the_exact_recency_order() {
+        for recency in [AttRecency::Ranks, AttRecency::AgeMatrix] {
+            let exact = AttConfig {
+                recency,
+                ..cfg(8, 32, 256)
+            };
+            let mut att = AccessTimeTracker::new(&exact);
+            for (obj, base) in [(4u64, 0u64), (1, 100), (6, 200)] {
+                att.step(&register(obj, base, base + 9));
+            }
+            let remove = |obj| AttIn {
+                rm_valid: 1,
+                rm_obj: obj,
+                ..AttIn::default()
+            };
+            let out = att.step(&remove(4));
+            assert_eq!((out.oldest_valid, out.oldest_obj), (1, 4), "{recency:?}");
+            assert_eq!(att.recency_order(), Some(vec![1, 6]), "{recency:?}");
+            let out = att.step(&AttIn::default());
+            assert_eq!((out.oldest_valid, out.oldest_obj), (1, 1), "{recency:?}");
+            att.step(&register(4, 300, 309));
+            assert_eq!(att.recency_order(), Some(vec![1, 6, 4]), "{recency:?}");
+            att.step(&remove(1));
+            att.step(&remove(6));
+            att.step(&remove(4));
+            assert_eq!(att.recency_order(), Some(vec![]), "{recency:?}");
+            assert_eq!(att.step(&AttIn::default()).oldest_valid, 0, "{recency:?}");
+        }
+    }
 }

@@ -41,6 +41,8 @@ pub mod metrics;
 pub mod residency;
 pub mod sensitivity;
 pub mod service;
+#[cfg(test)]
+mod service_tests;
 pub mod sweep;
 pub mod sweep_out;
 pub mod sweep_parts;

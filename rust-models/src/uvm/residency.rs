@@ -218,6 +218,39 @@ mod tests {
         r.check_invariants().unwrap();
     }
 
+    /// The per-2 MB-block resident count (the LRU's "block emptied" test) follows every
+    /// migration and eviction.
+    #[test]
+    fn block_resident_counts_follow_migrations_and_evictions() {
+        let mut r = Residency::new(2 * PAGES_PER_BLOCK, 8);
+        for p in [0, 1, 2, PAGES_PER_BLOCK + 5] {
+            assert!(r.migrate_in(p, false, 0));
+        }
+        assert_eq!((r.block_resident(0), r.block_resident(1)), (3, 1));
+        r.evict(1, 0);
+        assert_eq!((r.block_resident(0), r.block_resident(1)), (2, 1));
+        r.evict(0, 0);
+        r.evict(2, 0);
+        r.evict(PAGES_PER_BLOCK + 5, 0);
+        assert_eq!((r.block_resident(0), r.block_resident(1)), (0, 0));
+        assert_eq!(r.resident_pages(), 0);
+        r.check_invariants().unwrap();
+    }
+
+    /// "Accessed since it was last migrated in": clear on arrival, set by a touch, clear
+    /// again after an eviction and a new migration.
+    #[test]
+    fn accessed_flag_is_per_migration() {
+        let mut r = Residency::new(16, 2);
+        assert!(r.migrate_in(3, true, 0));
+        assert!(!r.was_accessed(3));
+        assert!(r.touch(3, false), "first use of a prefetch");
+        assert!(r.was_accessed(3));
+        r.evict(3, 0);
+        assert!(r.migrate_in(3, false, 0));
+        assert!(!r.was_accessed(3));
+    }
+
     #[test]
     fn reusing_a_frame_before_its_write_back_is_caught() {
         let mut r = Residency::new(16, 1);

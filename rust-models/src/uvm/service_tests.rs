@@ -1,0 +1,207 @@
+//! The batch service's timing and eviction rules (`service.rs`), driven directly on a
+//! `UvmCore` with hand-placed faults: the batch time is the far-fault latency plus one
+//! page-table update per 2 MB block plus one host-link transfer per contiguous run; a
+//! contiguous dirty run is written back in one transfer; the fault-order LRU never picks a
+//! block whose resident pages all arrived in the batch being serviced.
+
+use std::path::Path;
+
+use super::core::UvmCore;
+use super::mask::PAGES_PER_BLOCK;
+use super::{UvmConfig, UvmPolicy};
+use crate::workload::{Allocation, Kernel, WarpStream, Workload};
+
+/// Allocations only: the batch service never asks for a warp's instructions.
+struct Objects(Vec<Allocation>);
+
+impl Workload for Objects {
+    fn name(&self) -> &str {
+        "objects"
+    }
+    fn allocations(&self) -> &[Allocation] {
+        &self.0
+    }
+    fn kernels(&self) -> &[Kernel] {
+        &[]
+    }
+    fn warp_stream(&self, _kernel: usize, _tb: u32, _warp: u32) -> WarpStream<'_> {
+        Box::new(std::iter::empty())
+    }
+}
+
+const BIG_PAGE: usize = 16; // 64 KB in 4 KB pages: TBNp widens a fault to it.
+
+/// `n` objects of one 64 KB big page each (each in its own 2 MB block), TBNp, invariants
+/// checked after every batch.
+fn core(n: usize, sets: &[&str]) -> UvmCore {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let cfg = UvmConfig::from_text("", Path::new("test"), &sets).expect("valid overrides");
+    let wl = Objects(
+        (0..n)
+            .map(|i| Allocation::new(format!("o{i}"), (BIG_PAGE * 4096) as u64))
+            .collect(),
+    );
+    UvmCore::new(&wl, &cfg, UvmPolicy::Tbnp, true).expect("no ATT under TBNp")
+}
+
+fn first_page(c: &UvmCore, o: usize) -> usize {
+    c.layout.objects[o].first_page
+}
+
+/// One fault in each of two fresh objects: each becomes one block update and one 64 KB
+/// transfer (the fault widened to its big page), after the fixed far-fault latency. GPU
+/// memory holds both (no oversubscription).
+#[test]
+fn a_batch_takes_the_latency_one_update_per_block_and_one_transfer_per_run() {
+    let mut c = core(2, &["memory.oversubscription=1"]);
+    let (a, b) = (first_page(&c, 0), first_page(&c, 1));
+    assert_ne!(
+        a / PAGES_PER_BLOCK,
+        b / PAGES_PER_BLOCK,
+        "2 MB-aligned objects"
+    );
+    c.queue_fault(a + 3, 0);
+    c.queue_fault(b, 0);
+    let start = 1000;
+    let end = c.service_batch(start).unwrap();
+
+    let run = c.cfg.transfer_us((BIG_PAGE * 4096) as u64);
+    let (latency, update) = (
+        c.cfg.fault.far_fault_latency_us,
+        c.cfg.fault.block_update_us,
+    );
+    assert_eq!((latency, update), (45.0, 2.0), "configs' defaults");
+    assert_eq!(
+        end,
+        start + c.cfg.us_to_cycles(latency + update + run + update + run)
+    );
+    let s = &c.metrics.service;
+    assert_eq!(s.fault_handling_us, latency);
+    assert_eq!(s.block_update_us, 2.0 * update);
+    assert_eq!(s.migration_us, 2.0 * run);
+    assert_eq!(c.metrics.pages_migrated, 2 * BIG_PAGE as u64);
+    assert_eq!(c.metrics.pages_prefetched, 2 * (BIG_PAGE as u64 - 1));
+    assert_eq!(c.metrics.host_to_gpu_bytes, 2 * (BIG_PAGE * 4096) as u64);
+    for p in (a..a + BIG_PAGE).chain(b..b + BIG_PAGE) {
+        assert_eq!(
+            c.ready_at[p], end,
+            "page {p} usable at the end of the batch"
+        );
+    }
+}
+
+/// Object 0 resident with pages `written` dirty, then a fault in object 1 that needs its
+/// frames (GPU memory holds one big page). Returns the core after the second batch and
+/// that batch's start and end.
+fn evict_written(written: &[usize]) -> (UvmCore, u64, u64) {
+    let mut c = core(2, &["memory.oversubscription=2"]);
+    assert_eq!(c.res.capacity(), BIG_PAGE);
+    let (a, b) = (first_page(&c, 0), first_page(&c, 1));
+    c.queue_fault(a, 0);
+    let first_end = c.service_batch(0).unwrap();
+    for &p in written {
+        c.access_page(first_end, a + p, true);
+    }
+    c.queue_fault(b, first_end);
+    let start = first_end + 10;
+    let end = c.service_batch(start).unwrap();
+    assert_eq!(c.metrics.pages_evicted, BIG_PAGE as u64);
+    assert_eq!(c.res.resident_pages(), BIG_PAGE);
+    assert!((b..b + BIG_PAGE).all(|p| c.res.is_resident(p)));
+    (c, start, end)
+}
+
+#[test]
+fn a_contiguous_dirty_run_is_written_back_in_one_transfer() {
+    let all: Vec<usize> = (0..BIG_PAGE).collect();
+    let (c, start, end) = evict_written(&all);
+    let whole = c.cfg.transfer_us((BIG_PAGE * 4096) as u64);
+    assert_eq!(c.metrics.service.writeback_us, whole);
+    assert_eq!(c.metrics.gpu_to_host_bytes, (BIG_PAGE * 4096) as u64);
+    assert_eq!(c.metrics.dirty_writebacks, BIG_PAGE as u64);
+    let (latency, update) = (
+        c.cfg.fault.far_fault_latency_us,
+        c.cfg.fault.block_update_us,
+    );
+    // The write-back precedes the migration into the freed frames.
+    assert_eq!(
+        end,
+        start + c.cfg.us_to_cycles(latency + whole + update + whole)
+    );
+}
+
+#[test]
+fn dirty_runs_split_by_clean_pages_are_one_transfer_each() {
+    let (c, _, _) = evict_written(&[0, 1, 2, 3, 8, 9, 10, 11]);
+    let run = c.cfg.transfer_us(4 * 4096);
+    assert_eq!(c.metrics.service.writeback_us, 2.0 * run);
+    assert_eq!(c.metrics.gpu_to_host_bytes, 8 * 4096);
+    assert_eq!(c.metrics.dirty_writebacks, 8);
+}
+
+/// GPU memory for two of three big pages. Before the batch, half of object 1 is resident.
+/// The batch faults objects 0, 1 and 2 in that order: 0 and 1 fit (both blocks then hold
+/// pages of this batch, 0 the least recently migrated), 2 needs room. Block 0 holds only
+/// this batch's pages, so the LRU passes over it to object 1's older half; once that is
+/// gone nothing is evictable and only object 2's faulted page comes in.
+#[test]
+fn lru_passes_over_a_block_holding_only_this_batchs_pages() {
+    let mut c = core(3, &[]);
+    assert_eq!(c.res.capacity(), 2 * BIG_PAGE);
+    let (a, b, d) = (first_page(&c, 0), first_page(&c, 1), first_page(&c, 2));
+    let half = BIG_PAGE / 2;
+    for p in b..b + half {
+        assert!(c.res.migrate_in(p, false, 0));
+    }
+    c.lru.touch_block(b / PAGES_PER_BLOCK);
+    c.block_populated.set(b / PAGES_PER_BLOCK, true);
+
+    for p in [a, b + half, d] {
+        c.queue_fault(p, 0);
+    }
+    c.service_batch(0).unwrap();
+    assert_eq!(c.metrics.evictions, 1);
+    assert_eq!(
+        c.metrics.pages_evicted, half as u64,
+        "object 1's older half"
+    );
+    assert!((a..a + BIG_PAGE).all(|p| c.res.is_resident(p)));
+    assert!((b..b + half).all(|p| !c.res.is_resident(p)));
+    assert!((b + half..b + BIG_PAGE).all(|p| c.res.is_resident(p)));
+    assert!(
+        c.res.is_resident(d),
+        "the faulted page fits in the freed frames"
+    );
+    assert!(
+        (d + 1..d + BIG_PAGE).all(|p| !c.res.is_resident(p)),
+        "no prefetch"
+    );
+    assert!(c.buffer.is_empty());
+    assert_eq!(c.metrics.pages_migrated, (BIG_PAGE + half + 1) as u64);
+}
+
+/// GPU memory full: object 0's first half (migrated first), object 1, object 2's first
+/// half. A fault in object 0's second half needs 8 frames: the LRU's oldest block is
+/// object 0's, but the batch touches it, so the driver evicts the oldest block it does not
+/// touch (object 1) and object 0 ends whole.
+#[test]
+fn lru_evicts_the_oldest_block_the_batch_does_not_touch() {
+    let mut c = core(3, &[]);
+    let (a, b, d) = (first_page(&c, 0), first_page(&c, 1), first_page(&c, 2));
+    let half = BIG_PAGE / 2;
+    for (first, pages) in [(a, half), (b, BIG_PAGE), (d, half)] {
+        for p in first..first + pages {
+            assert!(c.res.migrate_in(p, false, 0));
+        }
+        c.lru.touch_block(first / PAGES_PER_BLOCK);
+        c.block_populated.set(first / PAGES_PER_BLOCK, true);
+    }
+    assert_eq!(c.res.free_frames(), 0);
+    c.queue_fault(a + half, 0);
+    c.service_batch(0).unwrap();
+    assert_eq!(c.metrics.evictions, 1);
+    assert_eq!(c.metrics.pages_evicted, BIG_PAGE as u64, "all of object 1");
+    assert!((a..a + BIG_PAGE).all(|p| c.res.is_resident(p)));
+    assert!((b..b + BIG_PAGE).all(|p| !c.res.is_resident(p)));
+    assert!((d..d + half).all(|p| c.res.is_resident(p)));
+}
