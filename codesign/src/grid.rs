@@ -250,6 +250,25 @@ pub fn parse_grid(
     Ok(points)
 }
 
+/// `base` with `keys` set in section `sec`, deserialised as `hw.toml`; the error is
+/// serde's message.
+fn with_keys(
+    base: &HwConfig,
+    sec: &str,
+    keys: &[(String, toml::Value)],
+) -> Result<HwConfig, String> {
+    let mut tree = toml::Table::try_from(base).map_err(|e| e.to_string())?;
+    let Some(toml::Value::Table(t)) = tree.get_mut(sec) else {
+        return Err(format!("no section `{sec}` in the base configuration"));
+    };
+    for (k, v) in keys {
+        t.insert(k.clone(), v.clone());
+    }
+    toml::Value::Table(tree)
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().trim().to_string())
+}
+
 /// Every combination of the axes' values, the first axis varying slowest.
 fn combinations(axes: &[(String, Vec<toml::Value>)]) -> Vec<Vec<(String, toml::Value)>> {
     let mut out: Vec<Vec<(String, toml::Value)>> = vec![Vec::new()];
@@ -276,34 +295,19 @@ fn apply(
     path: &Path,
 ) -> Result<HwConfig, CodesignError> {
     let sec = section(block);
-    let mut tree = toml::Table::try_from(base).map_err(|e| CodesignError::Grid {
+    let bad = |key: String, message: String| CodesignError::Grid {
         path: path.to_path_buf(),
-        key: sec.into(),
-        message: e.to_string(),
-    })?;
-    let Some(toml::Value::Table(t)) = tree.get_mut(sec) else {
-        return Err(CodesignError::Grid {
-            path: path.to_path_buf(),
-            key: sec.into(),
-            message: "no such section in the base configuration".into(),
-        });
+        key,
+        message,
     };
-    for (k, v) in combo {
-        t.insert(k.clone(), v.clone());
-    }
-    let hw: HwConfig = toml::Value::Table(tree)
-        .try_into()
-        .map_err(|e: toml::de::Error| {
-            let key = combo
-                .iter()
-                .find(|(k, _)| e.message().contains(k.as_str()))
-                .map_or_else(|| sec.to_string(), |(k, _)| k.clone());
-            CodesignError::Grid {
-                path: path.to_path_buf(),
-                key,
-                message: e.message().trim().to_string(),
-            }
-        })?;
+    let hw = with_keys(base, sec, combo).map_err(|message| {
+        // Name the first key that fails on its own (serde's message may not name it).
+        let key = combo
+            .iter()
+            .find(|kv| with_keys(base, sec, std::slice::from_ref(kv)).is_err())
+            .map_or_else(|| sec.to_string(), |(k, _)| format!("{sec}.{k}"));
+        bad(key, message)
+    })?;
     hw.validate(path).map_err(|e| CodesignError::GridValue {
         path: path.to_path_buf(),
         source: e,
@@ -311,7 +315,7 @@ fn apply(
     if block == BlockKind::TlbCoalescer && hw.tlb_coalescer.page_frames_log2 != 4 {
         return Err(CodesignError::Grid {
             path: path.to_path_buf(),
-            key: "page_frames_log2".into(),
+            key: "tlb_coalescer.page_frames_log2".into(),
             message: format!(
                 "the system model's coalesced pages are 64 KB (4); got {} (the RTL alone takes \
                  0..=9: `mcmvm synth` with a hw.toml)",
@@ -363,10 +367,13 @@ mod tests {
         let e = err("objects = [8]", BlockKind::RemoteTracker);
         assert!(e.contains("key `objects`: not a key of --block rt"), "{e}");
         let e = err("replacement = [\"lru\"]", BlockKind::RemoteTracker);
-        assert!(e.starts_with("g.toml: key `replacement`"), "{e}");
+        assert!(
+            e.starts_with("g.toml: key `remote_tracker.replacement`: unknown variant `lru`"),
+            "{e}"
+        );
         let e = err("page_frames_log2 = [3]", BlockKind::TlbCoalescer);
         assert!(
-            e.contains("key `page_frames_log2`: the system model"),
+            e.contains("key `tlb_coalescer.page_frames_log2`: the system model"),
             "{e}"
         );
         let e = err("timer_bits = []", BlockKind::AccessTimeTracker);

@@ -201,8 +201,8 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
         "FFs",
         "path ns",
         "MHz",
-        "dyn µW",
-        "leak µW",
+        "dyn mW",
+        "leak nW",
         "osu µm²",
         "speed-up",
         "per workload"
@@ -220,7 +220,7 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<4} {:<52} {:<8} {:>9.0} {:>9.0} {:>6} {:>7.3} {:>6.0} {:>9.1} {:>9.3} {:>10.0} {:>8.4}  {}",
+            "{:<4} {:<52} {:<8} {:>9.0} {:>9.0} {:>6} {:>7.3} {:>6.0} {:>9.3} {:>9.2} {:>10.0} {:>8.4}  {}",
             format!("{i}{mark}"),
             p.label,
             p.lint,
@@ -229,8 +229,8 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
             l.flip_flops,
             l.critical_path_ns,
             l.max_clock_mhz,
-            l.dynamic_w * 1e6,
-            l.leakage_w * 1e6,
+            l.dynamic_w * 1e3,
+            l.leakage_w * 1e9,
             osu,
             p.effect.geomean_speedup,
             workload_figures(p)
