@@ -105,7 +105,7 @@ pub fn synthesise(
             .into_iter()
             .map(|h| {
                 h.join()
-                    .unwrap_or_else(|_| Err(CodesignError::Panicked("synthesis")))
+                    .unwrap_or(Err(CodesignError::Panicked("synthesis")))
             })
             .collect()
     });
@@ -126,16 +126,16 @@ pub fn with_power(
     synthesised
         .iter()
         .map(|s| {
-            let p: Power = power::report(
+            let top = block.module_name();
+            let text = power::script(
                 &s.lib.liberty,
                 &s.netlist,
-                block.module_name(),
+                top,
                 clock_mhz,
                 !s.report.combinational,
                 &per_cycle,
-                work,
-                &format!("{}_{}", block.module_name(), s.lib.name),
-            )?;
+            );
+            let p: Power = power::report(text, work, &format!("{top}_{}", s.lib.name))?;
             let r = &s.report;
             Ok(LibraryCost {
                 library: r.library.clone(),

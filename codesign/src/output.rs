@@ -192,7 +192,7 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
     let mut s = format!("co-design of {}\n", block.module_name());
     let _ = writeln!(
         s,
-        "{:<4} {:<52} {:<8} {:>9} {:>9} {:>6} {:>7} {:>6} {:>9} {:>9} {:>10} {:>8}  {}",
+        "{:<4} {:<52} {:<8} {:>9} {:>9} {:>6} {:>7} {:>6} {:>9} {:>9} {:>10} {:>8}  per workload",
         "#",
         "point",
         "lint",
@@ -205,7 +205,6 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
         "leak nW",
         "osu µm²",
         "speed-up",
-        "per workload"
     );
     for (i, p) in points.iter().enumerate() {
         let Some(l) = p.on(PLOT_LIBRARY) else {

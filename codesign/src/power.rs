@@ -5,8 +5,8 @@
 //!
 //! Debian's OpenSTA 2.0.17 reads no VCD or SAIF (`read_vcd`, `read_saif` and
 //! `read_power_activities` are absent), so the activity goes in per input bit with
-//! `set_power_activity -input_ports`: transitions per clock period and the share of time at
-//! 1. The VCD holds only the cycles the system stepped; in the cycles it skipped the block
+//! `set_power_activity -input_ports`: transitions per clock period and the share of time
+//! at one. The VCD holds only the cycles the system stepped; in the cycles it skipped the block
 //! was idle with its inputs held, so a bit's activity is its toggles over *all* the block's
 //! clock cycles (stepped + skipped) and its duty is taken over the stepped ones. The clock
 //! runs every cycle (no clock gating), so the flip-flops' clock power is all there.
@@ -217,20 +217,10 @@ pub fn script(
     s
 }
 
-/// Run OpenSTA's power report on `netlist` (written to `work/<tag>_power.tcl`).
-pub fn report(
-    liberty: &Path,
-    netlist: &Path,
-    top: &str,
-    clock_mhz: f64,
-    registers: bool,
-    activity: &[(String, f64, f64)],
-    work: &Path,
-    tag: &str,
-) -> Result<Power, CodesignError> {
+/// Run OpenSTA on a [`script`] (written to `work/<tag>_power.tcl`) and read its total.
+pub fn report(text: String, work: &Path, tag: &str) -> Result<Power, CodesignError> {
     let sta = mcmvm_synth::tools::require("sta", "opensta")?;
     let path: PathBuf = work.join(format!("{tag}_power.tcl"));
-    let text = script(liberty, netlist, top, clock_mhz, registers, activity);
     std::fs::write(&path, text).map_err(|source| CodesignError::Io {
         path: path.clone(),
         source,
