@@ -6,7 +6,7 @@
 //! - `forest/forest.csv` (`mcmvm sweep --suite forest`);
 //! - `synth.json` (the list `mcmvm synth --json` prints) or else `hw-summary.json`
 //!   (`mcmvm hw`, whose rows carry the same area report under `area`);
-//! - `codesign/*.json` (`mcmvm codesign --block B`, one per block);
+//! - `codesign/*.json` (`mcmvm codesign --block B`, one per block; optional, no note when absent);
 //! - the configuration files named in [`Options::configs`], shown verbatim.
 //!
 //! Outputs: `clap/fig-speedup.svg`, `clap/fig-page-sizes.svg`, `forest/fig-speedup.svg`,
@@ -156,12 +156,15 @@ pub(crate) fn missing(what: &str, input: &Path, how: &str) -> String {
 /// Read every input present, write every figure it allows, then `report.html`.
 pub fn build(opts: &Options) -> Result<Outcome, ReportError> {
     let mut done = Outcome::default();
-    let sections = vec![
+    let mut sections = vec![
         clap::section(&opts.out, &mut done)?,
         forest::section(&opts.out, &mut done)?,
         hw::section(&opts.out, &mut done)?,
-        codesign::section(&opts.out, &mut done)?,
     ];
+    let codesign = codesign::section(&opts.out, &mut done)?;
+    if !codesign.figures.is_empty() {
+        sections.push(codesign);
+    }
     for s in &sections {
         done.notes.extend(s.notes.iter().cloned());
     }
