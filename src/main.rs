@@ -58,6 +58,9 @@ enum Command {
     Characterize(cmd::characterize::Args),
     /// Fit the timing model's unknown parameters to the CLAP paper's baseline figures.
     Calibrate(cmd::calibrate::Args),
+    /// One block's parameter grid: area, timing, power and system effect per point, the
+    /// Pareto front and a recommendation.
+    Codesign(cmd::codesign::Args),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +91,7 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd::report::run(a),
         Command::Characterize(a) => cmd::characterize::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(a),
+        Command::Codesign(a) => cmd::codesign::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

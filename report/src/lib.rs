@@ -6,15 +6,18 @@
 //! - `forest/forest.csv` (`mcmvm sweep --suite forest`);
 //! - `synth.json` (the list `mcmvm synth --json` prints) or else `hw-summary.json`
 //!   (`mcmvm hw`, whose rows carry the same area report under `area`);
+//! - `codesign/*.json` (`mcmvm codesign --block B`, one per block; optional, no note when absent);
 //! - the configuration files named in [`Options::configs`], shown verbatim.
 //!
 //! Outputs: `clap/fig-speedup.svg`, `clap/fig-page-sizes.svg`, `forest/fig-speedup.svg`,
-//! `forest/fig-profiling.svg`, `fig-area.svg` and `report.html`, which links the figures
+//! `forest/fig-profiling.svg`, `fig-area.svg`, `codesign/fig-pareto-<block>.svg` and
+//! `report.html`, which links the figures
 //! by relative path. A missing input skips its figures with a note; a malformed one is a
 //! [`ReportError::Parse`] naming the file and line.
 
 pub mod chart;
 pub mod clap;
+pub mod codesign;
 pub mod csv;
 pub mod forest;
 pub mod forest_curve;
@@ -153,11 +156,15 @@ pub(crate) fn missing(what: &str, input: &Path, how: &str) -> String {
 /// Read every input present, write every figure it allows, then `report.html`.
 pub fn build(opts: &Options) -> Result<Outcome, ReportError> {
     let mut done = Outcome::default();
-    let sections = vec![
+    let mut sections = vec![
         clap::section(&opts.out, &mut done)?,
         forest::section(&opts.out, &mut done)?,
         hw::section(&opts.out, &mut done)?,
     ];
+    let codesign = codesign::section(&opts.out, &mut done)?;
+    if !codesign.figures.is_empty() {
+        sections.push(codesign);
+    }
     for s in &sections {
         done.notes.extend(s.notes.iter().cloned());
     }

@@ -3,6 +3,7 @@
 
 pub mod calibrate;
 pub mod characterize;
+pub mod codesign;
 pub mod common;
 pub mod configs;
 pub mod cosim;

@@ -1,6 +1,7 @@
 //! Every integration test of this crate in one binary (one link instead of one per file).
 
 mod cli_calibrate;
+mod cli_codesign;
 mod cli_coverage;
 mod cli_rtl_mutants;
 mod cli_scale;

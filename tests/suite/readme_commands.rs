@@ -80,10 +80,11 @@ fn every_readme_example_runs_as_written() {
 }
 
 /// Each README example with its options as written but a smaller size: workloads at scale
-/// 0.01, cosim for 2,000 cycles, calibrate on two workloads. `characterize`, `lint` and `synth` have no size option
-/// (minutes on a loaded 2-core host): their options are checked against their `--help`,
-/// and what they compute is tested in their crates (`rust-models/tests/suite/characterize.rs`,
-/// the `*lint_clean` tests of `rtl/`, `synth/tests/suite/`).
+/// 0.01, cosim for 2,000 cycles, calibrate on two workloads. `characterize`, `lint`, `synth`
+/// and `codesign` (whose grid synthesises every point) take minutes on a loaded 2-core host
+/// whatever their size: their options are checked against their `--help`, and what they
+/// compute is tested in their crates (`rust-models/tests/suite/characterize.rs`, the
+/// `*lint_clean` tests of `rtl/`, `synth/tests/suite/`) and in `cli_codesign.rs`.
 /// Runs in a directory of its own (with `configs/` linked in), so its `out/` cannot meet
 /// the written-size run's.
 #[test]
@@ -107,7 +108,7 @@ fn every_readme_example_runs_smaller() {
                 set_option(&mut args, "--scale", scale);
                 set_option(&mut args, "--workloads", "lud,bfs");
             }
-            "characterize" | "lint" | "synth" => {
+            "characterize" | "lint" | "synth" | "codesign" => {
                 let sub = args[0].clone();
                 let out = mcmvm(&[&sub, "--help"], &dir);
                 let help = String::from_utf8_lossy(&out.stdout);

@@ -1,0 +1,236 @@
+//! One block's study: every point of the grid through emission, lint, synthesis on both
+//! libraries, the system runs with its Verilog serving, and power from their switching —
+//! each point cached by the hash of everything it depends on, so a rerun is quick.
+//!
+//! The cache key (64-bit FNV-1a over length-prefixed parts, as the Verilator model cache
+//! does) covers the point's Verilog text, the yosys scripts and the power script's
+//! format, each Liberty file's name and size, the workloads, scale and seed, and the
+//! system configurations as JSON. Entries are `<out>/codesign/cache/<block>-<hash>.json`.
+
+use crate::cost::{self, LibraryCost};
+use crate::grid::{self, Point};
+use crate::power::Activity;
+use crate::system::{self, Effect, RunPlan, Systems};
+use crate::CodesignError;
+use mcmvm_models::config::HwConfig;
+use mcmvm_protocol::protocol::BlockKind;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Bump when a cached point's meaning changes.
+const CACHE_FORMAT: &str = "mcmvm-codesign-1";
+const AREA_SCRIPT: &str = include_str!("../../synth/scripts/area.ys");
+const TRANSISTOR_SCRIPT: &str = include_str!("../../synth/scripts/transistors.ys");
+
+/// Everything measured at one point (a row of the CSV, an element of the JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    pub label: String,
+    /// The block's keys and values.
+    pub params: Vec<(String, String)>,
+    pub paper: bool,
+    pub default: bool,
+    /// The cache key (hash of the Verilog and everything else the point depends on).
+    pub key: String,
+    pub lint: String,
+    /// osu018, then sky130hd.
+    pub libraries: Vec<LibraryCost>,
+    /// Which tool computed the power figures.
+    pub power_tool: String,
+    pub effect: Effect,
+    /// Whether this result came from the cache.
+    #[serde(skip_deserializing)]
+    pub cached: bool,
+}
+
+impl PointResult {
+    /// The figures on `library`, if synthesised there.
+    pub fn on(&self, library: &str) -> Option<&LibraryCost> {
+        self.libraries.iter().find(|l| l.library == library)
+    }
+}
+
+/// What a study needs besides its points.
+#[derive(Debug, Clone)]
+pub struct StudyOptions {
+    pub block: BlockKind,
+    /// The base hardware configuration (keys the grid does not vary).
+    pub base: HwConfig,
+    pub plan: RunPlan,
+    pub systems: Systems,
+    /// `<out>`: results go to `<out>/codesign/`.
+    pub out: PathBuf,
+}
+
+/// The power tool, as the output names it.
+pub const POWER_TOOL: &str = "OpenSTA report_power (input-port activity from the recorded VCDs)";
+
+/// Run (or load from the cache) every point, calling `progress` with each point's label
+/// before it starts.
+pub fn run_points(
+    opts: &StudyOptions,
+    points: &[Point],
+    mut progress: impl FnMut(usize, &Point),
+) -> Result<Vec<PointResult>, CodesignError> {
+    let tools = mcmvm_synth::Tools::discover()?;
+    let root = opts.out.join("codesign");
+    let paper = grid::paper_point(opts.block, &opts.base);
+    let ours = grid::default_point(opts.block, &opts.base);
+    let mut out = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        progress(i, p);
+        let dir = root
+            .join("points")
+            .join(format!("{}-{i}", opts.block.short_name()));
+        let v = cost::emit(opts.block, &p.hw, &dir)?;
+        let key = cache_key(opts, &tools, &v.text)?;
+        let cache = root
+            .join("cache")
+            .join(format!("{}-{key}.json", opts.block.short_name()));
+        let mut r = match read_cache(&cache) {
+            Some(mut r) => {
+                r.cached = true;
+                r
+            }
+            None => {
+                let r = measure(opts, &tools, p, &v, &dir, key)?;
+                write_json(&cache, &r)?;
+                r
+            }
+        };
+        // The marks follow the base configuration of this run, not the cached one's.
+        r.label = p.label.clone();
+        r.paper = grid::same_block_params(opts.block, &p.hw, &paper.hw);
+        r.default = grid::same_block_params(opts.block, &p.hw, &ours.hw);
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// Lint, synthesise, run the system, then power: one point.
+fn measure(
+    opts: &StudyOptions,
+    tools: &mcmvm_synth::Tools,
+    p: &Point,
+    v: &cost::Emitted,
+    dir: &Path,
+    key: String,
+) -> Result<PointResult, CodesignError> {
+    let lint = cost::lint(tools, v, opts.block, &dir.join("lint"))?;
+    let work = dir.join("synth");
+    let synthesised = cost::synthesise(tools, v, opts.block, &work)?;
+    let effect = system::measure(opts.block, &p.hw, &opts.systems, &opts.plan, dir)?;
+    let mut activity = Activity::default();
+    for vcd in &effect.vcds {
+        activity.add_vcd(vcd)?;
+    }
+    let libraries = cost::with_power(
+        &synthesised,
+        opts.block,
+        &activity,
+        effect.block_clock_cycles,
+        effect.clock_mhz,
+        &work,
+    )?;
+    Ok(PointResult {
+        label: p.label.clone(),
+        params: grid::params(opts.block, &p.hw)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        paper: false,
+        default: false,
+        key,
+        lint,
+        libraries,
+        power_tool: POWER_TOOL.into(),
+        effect,
+        cached: false,
+    })
+}
+
+/// 64-bit FNV-1a over length-prefixed parts.
+struct Fnv(u64);
+
+impl Fnv {
+    fn part(&mut self, s: &str) -> &mut Fnv {
+        for b in (s.len() as u64).to_le_bytes().iter().chain(s.as_bytes()) {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+        self
+    }
+}
+
+fn cache_key(
+    opts: &StudyOptions,
+    tools: &mcmvm_synth::Tools,
+    verilog: &str,
+) -> Result<String, CodesignError> {
+    let json = |v: &dyn erased_json::Json| v.json();
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    h.part(CACHE_FORMAT)
+        .part(opts.block.short_name())
+        .part(verilog)
+        .part(AREA_SCRIPT)
+        .part(TRANSISTOR_SCRIPT)
+        .part(&crate::power::script(
+            Path::new("L"),
+            Path::new("N"),
+            "T",
+            1.0,
+            true,
+            &[],
+        ));
+    let size = std::fs::metadata(&tools.liberty)
+        .map(|m| m.len())
+        .unwrap_or(0);
+    h.part(&format!("{}:{size}", tools.liberty.display()))
+        .part("sky130_fd_sc_hd__tt_025C_1v80")
+        .part(&json(&opts.plan))
+        .part(&json(&opts.systems.clap_gpu))
+        .part(&json(&opts.systems.forest_gpu))
+        .part(&json(&opts.systems.uvm))
+        .part(&json(&opts.base));
+    Ok(format!("{:016x}", h.0))
+}
+
+mod erased_json {
+    pub trait Json {
+        fn json(&self) -> String;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> String {
+            serde_json::to_string(self).unwrap_or_else(|e| format!("<{e}>"))
+        }
+    }
+}
+
+/// A cached point, if its file is present and parses (a stale layout is measured again).
+fn read_cache(path: &Path) -> Option<PointResult> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Write `value` as pretty JSON, creating directories; whole, then renamed.
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), CodesignError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| CodesignError::Json {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    write_text(path, &text)
+}
+
+/// Write `text` to `path`, creating directories; whole, then renamed.
+pub fn write_text(path: &Path, text: &str) -> Result<(), CodesignError> {
+    let io = |source| CodesignError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).map_err(io)?;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
