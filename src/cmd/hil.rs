@@ -173,13 +173,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-fn median(xs: &[f64]) -> f64 {
+pub(super) fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
 /// The simulated figures of a report (host timing and engine names removed).
-fn figures(v: &impl serde::Serialize) -> String {
+pub(super) fn figures(v: &impl serde::Serialize) -> String {
     mcmvm_models::figures::simulated_figures(v).to_string()
 }

@@ -7,6 +7,7 @@
 //! across processes). A workload passes when the ratio is at most [`GOAL`] and the
 //! simulated figures are the twin's.
 
+use super::hil::{figures, median};
 use anyhow::Context;
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
 use mcmvm_models::driver::PolicyKind;
@@ -141,15 +142,4 @@ pub fn run(args: &super::hil::Args, names: &[String]) -> anyhow::Result<u8> {
         return Ok(1);
     }
     Ok(0)
-}
-
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// The simulated figures of a report (host timing and engine names removed).
-fn figures(v: &impl serde::Serialize) -> String {
-    mcmvm_models::figures::simulated_figures(v).to_string()
 }
