@@ -62,6 +62,8 @@ struct Table {
 /// inner node `32 + j` has the children `2j` (lower rows) and `2j + 1` (upper rows), so a
 /// node's parent is `32 + node / 2` and the root is node 62.
 const PLRU_ROOT: usize = 62;
+/// Inner nodes on a row's path to the root: log2 of the rows.
+const PLRU_LEVELS: u32 = MAX_ENTRIES.trailing_zeros();
 
 /// The lowest row number under tree node `node` (layout of [`PLRU_ROOT`]).
 fn plru_lowest_row(mut node: usize) -> usize {
@@ -230,9 +232,11 @@ impl RemoteTracker {
     fn touch(&mut self, slot: usize) {
         let t = &mut self.table;
         if self.replacement == RtReplacement::TreePlru {
-            // Every inner node on the row's path points to the other child.
+            // Every inner node on the row's path points to the other child. The path has
+            // exactly PLRU_LEVELS inner nodes, as the RTL's tree has levels: walking a fixed
+            // count (not "until the root") keeps a wrong parent index a wrong pointer, not a hang.
             let mut node = slot;
-            while node != PLRU_ROOT {
+            for _ in 0..PLRU_LEVELS {
                 let j = node / 2;
                 if node.is_multiple_of(2) {
                     t.plru |= 1 << j;
@@ -241,6 +245,10 @@ impl RemoteTracker {
                 }
                 node = MAX_ENTRIES + j;
             }
+            debug_assert_eq!(
+                node, PLRU_ROOT,
+                "tree walk from row {slot} must end at the root"
+            );
             return;
         }
         if self.replacement == RtReplacement::Nru {
