@@ -244,6 +244,7 @@ impl Target for AccelSim {
                 let at = match &e {
                     mcmvm_models::workload::WorkloadError::Trace { path, .. }
                     | mcmvm_models::workload::WorkloadError::TraceFile { path, .. }
+                    | mcmvm_models::workload::WorkloadError::Decompress { path, .. }
                     | mcmvm_models::workload::WorkloadError::Io { path, .. } => path.clone(),
                     _ => dir.to_path_buf(),
                 };

@@ -181,7 +181,27 @@ fn build_algo(
     };
     let n = u32::try_from(n64).map_err(|_| too_large("more than 2^32 vertices"))?;
     let g = Graph::generate(n, seed).ok_or_else(|| too_large("more than 2^32 edges"))?;
-    let (act, rounds) = match algo {
+    let (act, rounds) = activity(&g, algo);
+    let grid = grid_u32(name, scale, n64 / VERTS_PER_TB)?;
+    let (pre, allocations) = arrays(algo, n64, g.m());
+    let mut kernels = Vec::new();
+    for _ in 0..rounds {
+        kernels.push(Kernel::new(format!("{pre}_expand"), grid, WARPS));
+        kernels.push(Kernel::new(format!("{pre}_update"), grid, WARPS));
+    }
+    let description = describe(algo, n, g.m(), rounds);
+    Ok(Box::new(Program {
+        name: name.to_string(),
+        description,
+        allocations,
+        kernels,
+        gen: GraphGen::new(g, algo, act, rounds),
+    }))
+}
+
+/// Which vertices each round activates, and the rounds (BFS levels) the run executes.
+fn activity(g: &Graph, algo: Algo) -> (Activity, u32) {
+    match algo {
         Algo::Bfs => {
             let levels = g.bfs_levels(0);
             let depth = levels
@@ -197,53 +217,39 @@ fn build_algo(
             let (mask, rounds) = g.sssp_rounds(0);
             (Activity::Rounds(mask), rounds.min(MAX_SSSP_ROUNDS))
         }
-    };
-    let grid = grid_u32(name, scale, n64 / VERTS_PER_TB)?;
+    }
+}
+
+/// The kernels' name prefix and the arrays, in the order of the allocation indices
+/// ([`ROWS`] … [`COST`]), for `n` vertices and `m` edges.
+fn arrays(algo: Algo, n: u64, m: u64) -> (&'static str, Vec<Allocation>) {
     let (pre, second, cost) = match algo {
-        Algo::Bfs => ("bfs", Allocation::new("visited", n64), "cost"),
+        Algo::Bfs => ("bfs", Allocation::new("visited", n), "cost"),
         Algo::Sssp => (
             "sssp",
-            Allocation::new("weights", g.m() * 4).in_group(0),
+            Allocation::new("weights", m * 4).in_group(0),
             "dist",
         ),
     };
     let allocations = vec![
-        Allocation::new("row_offsets", (n64 + 1) * 4),
-        Allocation::new("col_idx", g.m() * 4).in_group(0),
-        Allocation::new("mask", n64),
-        Allocation::new("updating", n64),
+        Allocation::new("row_offsets", (n + 1) * 4),
+        Allocation::new("col_idx", m * 4).in_group(0),
+        Allocation::new("mask", n),
+        Allocation::new("updating", n),
         Allocation::new("over", 4),
         second,
-        Allocation::new(cost, n64 * 4),
+        Allocation::new(cost, n * 4),
     ];
-    let mut kernels = Vec::new();
-    for _ in 0..rounds {
-        kernels.push(Kernel::new(format!("{pre}_expand"), grid, WARPS));
-        kernels.push(Kernel::new(format!("{pre}_update"), grid, WARPS));
-    }
-    let description = format!(
-        "{} on a power-law R-MAT-style graph: {} vertices, {} edges, {} {}",
-        if algo == Algo::Bfs {
-            "Rodinia-style BFS"
-        } else {
-            "frontier Bellman-Ford SSSP"
-        },
-        n,
-        g.m(),
-        rounds,
-        if algo == Algo::Bfs {
-            "levels"
-        } else {
-            "rounds"
-        }
-    );
-    Ok(Box::new(Program {
-        name: name.to_string(),
-        description,
-        allocations,
-        kernels,
-        gen: GraphGen::new(g, algo, act, rounds),
-    }))
+    (pre, allocations)
+}
+
+/// The one-line description `mcmvm workloads` prints.
+fn describe(algo: Algo, n: u32, m: u64, rounds: u32) -> String {
+    let (what, unit) = match algo {
+        Algo::Bfs => ("Rodinia-style BFS", "levels"),
+        Algo::Sssp => ("frontier Bellman-Ford SSSP", "rounds"),
+    };
+    format!("{what} on a power-law R-MAT-style graph: {n} vertices, {m} edges, {rounds} {unit}")
 }
 
 /// An `update` warp: read `updating`; if any lane is flagged, those lanes set `mask`

@@ -50,7 +50,7 @@ pub fn dl_networks() -> &'static [&'static str] {
     &dl::NAMES
 }
 pub use scale::{paper_factor, Scale, ScaleParseError, PAPER_SCALES};
-pub use trace::{write_trace, TraceWorkload};
+pub use trace::{write_trace, LineError, TraceWorkload};
 
 /// Index of an allocation within its workload (0-based, declaration order).
 pub type AllocIndex = u16;
@@ -346,14 +346,27 @@ pub enum WorkloadError {
         scale: f64,
         why: String,
     },
-    #[error("{}:{line}: {message}", path.display())]
+    /// A malformed line of a trace.
+    #[error("{}:{line}: {source}", path.display())]
     Trace {
         path: PathBuf,
         line: u64,
-        message: String,
+        #[source]
+        source: LineError,
     },
-    #[error("{}: {message}", path.display())]
-    TraceFile { path: PathBuf, message: String },
+    /// A trace file (or directory) that is wrong as a whole, not at one line.
+    #[error("{}: {source}", path.display())]
+    TraceFile {
+        path: PathBuf,
+        #[source]
+        source: LineError,
+    },
+    /// A compressed trace file that does not decompress.
+    #[error("{}: cannot decompress (xz): {source}", path.display())]
+    Decompress {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

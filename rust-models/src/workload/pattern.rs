@@ -26,11 +26,28 @@ pub(crate) fn build(
     scale: f64,
     seed: u64,
 ) -> Option<Result<Box<dyn Workload>, WorkloadError>> {
+    let (objs, threads, kname, iters, what) = spec(name)?;
+    Some(build_spec(
+        name,
+        &objs,
+        threads,
+        (kname, iters),
+        what,
+        scale,
+        seed,
+    ))
+}
+
+/// (objects, threads at scale 1, kernel name, launches, description)
+type Spec = (Vec<ObjSpec>, u64, &'static str, u32, &'static str);
+
+/// The spec of pattern workload `name`, if it is one.
+fn spec(name: &str) -> Option<Spec> {
     use Class::*;
     let idx = ("idx", 4 * MB, Stream { write: false }, true);
     let out = ("out", 4 * MB, Stream { write: true }, true);
     // (objects, threads at scale 1, kernel name, launches, description)
-    let (objs, threads, kname, iters, what): (Vec<ObjSpec>, u64, &str, u32, &str) = match name {
+    let spec = match name {
         "ls" => (
             vec![
                 ("A", 64 * MB, Stream { write: false }, true),
@@ -78,15 +95,7 @@ pub(crate) fn build(
         ),
         _ => return None,
     };
-    Some(build_spec(
-        name,
-        &objs,
-        threads,
-        (kname, iters),
-        what,
-        scale,
-        seed,
-    ))
+    Some(spec)
 }
 
 fn build_spec(

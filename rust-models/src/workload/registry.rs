@@ -78,56 +78,192 @@ pub struct WorkloadInfo {
     pub summary: &'static str,
 }
 
+/// The one-line summary of each built-in workload, as `mcmvm workloads` lists it.
+const SUMMARIES: &[(&str, &str)] = &[
+    (
+        "bfs",
+        "Rodinia BFS on a power-law graph (CSR; divergent edge loops, gathers into visited/cost)",
+    ),
+    (
+        "sssp",
+        "frontier Bellman-Ford SSSP on a power-law graph (CSR with weights, atomic min)",
+    ),
+    (
+        "ste",
+        "Parboil 7-point 3D stencil; a thread block per row, chiplet slices per plane",
+    ),
+    (
+        "3dc",
+        "PolyBench 3D convolution; one kernel per plane, 32x8 tiles",
+    ),
+    (
+        "lps",
+        "3D Laplace Jacobi solver; 32x4 tiles marching z",
+    ),
+    (
+        "blk",
+        "BlackScholes: five streamed arrays, contiguous per thread block",
+    ),
+    (
+        "paf",
+        "Rodinia pathfinder: dynamic programming over wall rows, pyramid blocks",
+    ),
+    (
+        "lud",
+        "Rodinia LU decomposition: diagonal, perimeter and internal tile kernels",
+    ),
+    (
+        "sc",
+        "Rodinia streamcluster pgain: transposed coordinates, repeated per candidate",
+    ),
+    (
+        "gemm-resnet50",
+        "SGEMM with ResNet-50's FC shape; matrix B read by every thread block",
+    ),
+    (
+        "gemm-vit",
+        "SGEMM with ViT-Base's MLP shape; matrix B read by every thread block",
+    ),
+    (
+        "gemm-gpt3",
+        "SGEMM with a GPT-3 MLP slice; matrix B read by every thread block",
+    ),
+    (
+        "pagerank",
+        "Pannotia PageRank: per-edge atomic adds into the destinations' ranks (our pick)",
+    ),
+    (
+        "dc",
+        "GraphBIG degree centrality: per-edge atomic increments, 1024-thread blocks (our pick)",
+    ),
+    (
+        "kmeans",
+        "Rodinia k-means: feature transpose, then every point's features once per cluster (our pick)",
+    ),
+    (
+        "hotspot",
+        "Rodinia hotspot: 2-D thermal grid, 16x16 blocks with a pyramid halo (our pick)",
+    ),
+    (
+        "lbm",
+        "Parboil lbm: D3Q19 lattice Boltzmann, 20 slabs per grid, push streaming (our pick)",
+    ),
+    (
+        "transpose",
+        "CUDA SDK transposeCoalesced: tile rows in, tile columns out (our pick)",
+    ),
+    (
+        "ls",
+        "linear streaming (LS): vector add over three arrays",
+    ),
+    (
+        "hchi",
+        "dense irregular (HCHI): uniform random gathers over a table",
+    ),
+    (
+        "hcli",
+        "sparse irregular (HCLI): gathers touching one page per 64 KB",
+    ),
+    (
+        "lc",
+        "low coverage (LC): gathers confined to 10% of a table",
+    ),
+    (
+        "mixed",
+        "one object of each class (LS, HCHI, HCLI, LC) in one kernel",
+    ),
+    (
+        "spmv",
+        "CSR SpMV: streamed rows and nonzeros, dense irregular gathers of x",
+    ),
+    (
+        "alexnet",
+        "AlexNet layer-by-layer footprint (weights and activations as objects)",
+    ),
+    (
+        "resnet50",
+        "ResNet-50 layer-by-layer footprint",
+    ),
+    (
+        "bert",
+        "BERT-base encoder footprint; attention as dense gathers",
+    ),
+    (
+        "whisper",
+        "Whisper-base encoder/decoder footprint; self- and cross-attention",
+    ),
+    (
+        "uvm-2dconv",
+        "UVMBench PolyBench 2DCONV: 3x3 convolution, 32x8 blocks (LS)",
+    ),
+    (
+        "uvm-3dconv",
+        "UVMBench PolyBench 3DCONV: one launch per plane, 11 loads per point (LS)",
+    ),
+    (
+        "uvm-atax",
+        "UVMBench PolyBench ATAX: thread per row (lanes 32 rows apart), then per column",
+    ),
+    (
+        "uvm-bicg",
+        "UVMBench PolyBench BICG: thread per column, then per row of one matrix",
+    ),
+    (
+        "uvm-mvt",
+        "UVMBench PolyBench MVT: x1 += A y1 (rows), x2 += A^T y2 (columns)",
+    ),
+    (
+        "uvm-gesummv",
+        "UVMBench PolyBench GESUMMV: two matrices walked row per thread",
+    ),
+    (
+        "uvm-fdtd2d",
+        "UVMBench PolyBench FDTD-2D: three field-update kernels per time step (LS)",
+    ),
+    (
+        "uvm-backprop",
+        "UVMBench Rodinia backprop: layerforward and adjust_weights over the weights",
+    ),
+    (
+        "uvm-bfs",
+        "UVMBench Rodinia BFS (the bfs generator) with per-kernel objects declared",
+    ),
+    (
+        "uvm-hotspot",
+        "UVMBench Rodinia hotspot: pyramid stencil tiles, ping-pong temperatures",
+    ),
+    (
+        "uvm-kmeans",
+        "UVMBench Rodinia kmeans: transpose, then 34 feature rows per point and cluster",
+    ),
+    (
+        "uvm-nw",
+        "UVMBench Rodinia Needleman-Wunsch: 16x16 tiles on anti-diagonal launches",
+    ),
+    (
+        "uvm-srad",
+        "UVMBench Rodinia srad_v2: two 16x16-tile kernels over six images",
+    ),
+    (
+        "tango-gru",
+        "Tango GRU: per time step, six gate matrices streamed by one cell kernel",
+    ),
+    (
+        "tango-lstm",
+        "Tango LSTM: per time step, eight gate matrices streamed, cell state updated",
+    ),
+];
+
+/// The summary of workload `n` (empty for a name without one).
+fn summary(n: &str) -> &'static str {
+    SUMMARIES
+        .iter()
+        .find(|(name, _)| *name == n)
+        .map_or("", |(_, s)| s)
+}
+
 /// Every built-in workload with a short description (without building it).
 pub fn catalog() -> Vec<WorkloadInfo> {
-    let summary = |n: &str| -> &'static str {
-        match n {
-            "bfs" => "Rodinia BFS on a power-law graph (CSR; divergent edge loops, gathers into visited/cost)",
-            "sssp" => "frontier Bellman-Ford SSSP on a power-law graph (CSR with weights, atomic min)",
-            "ste" => "Parboil 7-point 3D stencil; a thread block per row, chiplet slices per plane",
-            "3dc" => "PolyBench 3D convolution; one kernel per plane, 32x8 tiles",
-            "lps" => "3D Laplace Jacobi solver; 32x4 tiles marching z",
-            "blk" => "BlackScholes: five streamed arrays, contiguous per thread block",
-            "paf" => "Rodinia pathfinder: dynamic programming over wall rows, pyramid blocks",
-            "lud" => "Rodinia LU decomposition: diagonal, perimeter and internal tile kernels",
-            "sc" => "Rodinia streamcluster pgain: transposed coordinates, repeated per candidate",
-            "gemm-resnet50" => "SGEMM with ResNet-50's FC shape; matrix B read by every thread block",
-            "gemm-vit" => "SGEMM with ViT-Base's MLP shape; matrix B read by every thread block",
-            "gemm-gpt3" => "SGEMM with a GPT-3 MLP slice; matrix B read by every thread block",
-            "pagerank" => "Pannotia PageRank: per-edge atomic adds into the destinations' ranks (our pick)",
-            "dc" => "GraphBIG degree centrality: per-edge atomic increments, 1024-thread blocks (our pick)",
-            "kmeans" => "Rodinia k-means: feature transpose, then every point's features once per cluster (our pick)",
-            "hotspot" => "Rodinia hotspot: 2-D thermal grid, 16x16 blocks with a pyramid halo (our pick)",
-            "lbm" => "Parboil lbm: D3Q19 lattice Boltzmann, 20 slabs per grid, push streaming (our pick)",
-            "transpose" => "CUDA SDK transposeCoalesced: tile rows in, tile columns out (our pick)",
-            "ls" => "linear streaming (LS): vector add over three arrays",
-            "hchi" => "dense irregular (HCHI): uniform random gathers over a table",
-            "hcli" => "sparse irregular (HCLI): gathers touching one page per 64 KB",
-            "lc" => "low coverage (LC): gathers confined to 10% of a table",
-            "mixed" => "one object of each class (LS, HCHI, HCLI, LC) in one kernel",
-            "spmv" => "CSR SpMV: streamed rows and nonzeros, dense irregular gathers of x",
-            "alexnet" => "AlexNet layer-by-layer footprint (weights and activations as objects)",
-            "resnet50" => "ResNet-50 layer-by-layer footprint",
-            "bert" => "BERT-base encoder footprint; attention as dense gathers",
-            "whisper" => "Whisper-base encoder/decoder footprint; self- and cross-attention",
-            "uvm-2dconv" => "UVMBench PolyBench 2DCONV: 3x3 convolution, 32x8 blocks (LS)",
-            "uvm-3dconv" => "UVMBench PolyBench 3DCONV: one launch per plane, 11 loads per point (LS)",
-            "uvm-atax" => "UVMBench PolyBench ATAX: thread per row (lanes 32 rows apart), then per column",
-            "uvm-bicg" => "UVMBench PolyBench BICG: thread per column, then per row of one matrix",
-            "uvm-mvt" => "UVMBench PolyBench MVT: x1 += A y1 (rows), x2 += A^T y2 (columns)",
-            "uvm-gesummv" => "UVMBench PolyBench GESUMMV: two matrices walked row per thread",
-            "uvm-fdtd2d" => "UVMBench PolyBench FDTD-2D: three field-update kernels per time step (LS)",
-            "uvm-backprop" => "UVMBench Rodinia backprop: layerforward and adjust_weights over the weights",
-            "uvm-bfs" => "UVMBench Rodinia BFS (the bfs generator) with per-kernel objects declared",
-            "uvm-hotspot" => "UVMBench Rodinia hotspot: pyramid stencil tiles, ping-pong temperatures",
-            "uvm-kmeans" => "UVMBench Rodinia kmeans: transpose, then 34 feature rows per point and cluster",
-            "uvm-nw" => "UVMBench Rodinia Needleman-Wunsch: 16x16 tiles on anti-diagonal launches",
-            "uvm-srad" => "UVMBench Rodinia srad_v2: two 16x16-tile kernels over six images",
-            "tango-gru" => "Tango GRU: per time step, six gate matrices streamed by one cell kernel",
-            "tango-lstm" => "Tango LSTM: per time step, eight gate matrices streamed, cell state updated",
-            _ => "",
-        }
-    };
     let clap = CLAP_SUITE.iter().map(|&n| WorkloadInfo {
         name: n,
         suite: "clap",

@@ -245,12 +245,48 @@ struct MvGen {
     kernels: Vec<MvKernel>,
 }
 
+/// One of the four matrix-vector workloads: its matrices, vectors, kernels and a phrase
+/// saying what it computes.
+type MvShape = (
+    &'static [&'static str],
+    &'static [&'static str],
+    Vec<MvKernel>,
+    &'static str,
+);
+
 fn matvec(name: &str, scale: f64) -> Result<Box<dyn Workload>, WorkloadError> {
-    use Term::{Mat, Vec as V};
-    use Walk::{Col, Row};
     check_scale(name, scale)?;
     // PolyBench-GPU's default N is 4096 for all four; the matrix area is what scales.
     let n = scaled(name, scale.sqrt(), 4096, TB_1D, TB_1D)?;
+    let (mats, vecs, kernels, what) = matvec_shape(name);
+    let mut allocations: Vec<Allocation> = mats
+        .iter()
+        .map(|m| Allocation::new(*m, n * n * 4))
+        .collect();
+    // The vectors are indexed by the thread (or the loop counter): unit stride.
+    allocations.extend(
+        vecs.iter()
+            .map(|v| Allocation::new(*v, n * 4).with_stride(1)),
+    );
+    let grid = grid_u32(name, scale, n / TB_1D)?;
+    Ok(Box::new(Program {
+        name: name.into(),
+        description: format!(
+            "UVMBench (PolyBench-GPU) {what}, N = {n} fp32, 256-thread blocks, one thread per row or column"
+        ),
+        kernels: kernels
+            .iter()
+            .map(|k| Kernel::new(k.name, grid, (TB_1D / WARP) as u32))
+            .collect(),
+        allocations,
+        gen: MvGen { n, kernels },
+    }))
+}
+
+/// The shape of matrix-vector workload `name` (one of the four names [`matvec`] serves).
+fn matvec_shape(name: &str) -> MvShape {
+    use Term::{Mat, Vec as V};
+    use Walk::{Col, Row};
     let k = |name, walk, heads: &[AllocIndex], body: &[Term], tails: &[AllocIndex]| MvKernel {
         name,
         walk,
@@ -259,7 +295,7 @@ fn matvec(name: &str, scale: f64) -> Result<Box<dyn Workload>, WorkloadError> {
         tails: tails.to_vec(),
     };
     // (matrices, vectors, kernels, what)
-    let (mats, vecs, kernels, what): (&[&str], &[&str], Vec<MvKernel>, &str) = match name {
+    match name {
         // tmp = A x; y = Aᵀ tmp. Allocations: A, x, y, tmp.
         "uvm-atax" => (
             &["A"],
@@ -304,29 +340,7 @@ fn matvec(name: &str, scale: f64) -> Result<Box<dyn Workload>, WorkloadError> {
             "GESUMMV y = alpha A x + beta B x",
         ),
         _ => unreachable!("matvec is called with its own names"),
-    };
-    let mut allocations: Vec<Allocation> = mats
-        .iter()
-        .map(|m| Allocation::new(*m, n * n * 4))
-        .collect();
-    // The vectors are indexed by the thread (or the loop counter): unit stride.
-    allocations.extend(
-        vecs.iter()
-            .map(|v| Allocation::new(*v, n * 4).with_stride(1)),
-    );
-    let grid = grid_u32(name, scale, n / TB_1D)?;
-    Ok(Box::new(Program {
-        name: name.into(),
-        description: format!(
-            "UVMBench (PolyBench-GPU) {what}, N = {n} fp32, 256-thread blocks, one thread per row or column"
-        ),
-        kernels: kernels
-            .iter()
-            .map(|k| Kernel::new(k.name, grid, (TB_1D / WARP) as u32))
-            .collect(),
-        allocations,
-        gen: MvGen { n, kernels },
-    }))
+    }
 }
 
 impl WarpGen for MvGen {

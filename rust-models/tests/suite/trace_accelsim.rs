@@ -221,11 +221,7 @@ fn error_of(kernel: &str) -> (PathBuf, u64, String) {
     .unwrap();
     std::fs::write(dir.join("kernel-1.traceg"), kernel).unwrap();
     match TraceWorkload::open(&dir) {
-        Err(WorkloadError::Trace {
-            path,
-            line,
-            message,
-        }) => (path, line, message),
+        Err(WorkloadError::Trace { path, line, source }) => (path, line, source.to_string()),
         Err(e) => panic!("wrong error kind for {kernel:?}: {e}"),
         Ok(_) => panic!("accepted a malformed trace: {kernel:?}"),
     }
@@ -317,8 +313,9 @@ fn kernelslist_problems_name_the_list_and_line() {
             Err(WorkloadError::Trace {
                 path,
                 line: l,
-                message,
+                source,
             }) => {
+                let message = source.to_string();
                 assert!(path.ends_with("kernelslist.g"));
                 assert!(message.contains(expect), "{list:?}: {message}");
                 assert_eq!(l, line, "{list:?}: {message}");
@@ -346,7 +343,9 @@ fn directory_and_file_problems_are_one_line() {
     std::fs::write(dir.join("kernelslist.g"), "kernel-1.traceg.xz\n").unwrap();
     std::fs::write(dir.join("kernel-1.traceg.xz"), "plain text").unwrap();
     let e = TraceWorkload::open(&dir).err().unwrap();
-    assert!(matches!(e, WorkloadError::TraceFile { .. }), "{e}");
+    // The decoder's error is kept as the source.
+    assert!(matches!(e, WorkloadError::Decompress { .. }), "{e}");
+    assert!(std::error::Error::source(&e).is_some(), "{e}");
     assert!(
         e.to_string()
             .contains("kernel-1.traceg.xz: cannot decompress (xz)"),

@@ -174,8 +174,9 @@ fn each_malformed_line_names_its_line() {
             Err(WorkloadError::Trace {
                 path: p,
                 line,
-                message,
+                source,
             }) => {
+                let message = source.to_string();
                 assert_eq!(p, path);
                 assert!(
                     message.contains(expect),

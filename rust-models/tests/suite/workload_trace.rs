@@ -1,7 +1,9 @@
 //! The trace format: round trip against the built-in generators, the hand-written example,
 //! and one error per kind of malformed line, each naming the right line.
 
-use mcmvm_models::workload::{by_name, write_trace, TraceWorkload, Workload, WorkloadError};
+use mcmvm_models::workload::{
+    by_name, write_trace, LineError, TraceWorkload, Workload, WorkloadError,
+};
 use std::path::{Path, PathBuf};
 
 fn tmp(name: &str) -> PathBuf {
@@ -82,15 +84,41 @@ fn error_of(body: &str) -> (u64, String) {
     match TraceWorkload::open(&path) {
         Err(WorkloadError::Trace {
             line,
-            message,
+            source,
             path: p,
         }) => {
             assert_eq!(p, path);
-            (line, message)
+            (line, source.to_string())
         }
         Err(e) => panic!("wrong error kind for {body:?}: {e}"),
         Ok(_) => panic!("accepted a malformed trace: {body:?}"),
     }
+}
+
+/// A line's error is kept typed as the source of the file-level error, so that the CLI's
+/// error chain ends at what the line got wrong, and the one-line message quotes it once.
+#[test]
+fn a_line_error_is_the_typed_source_of_the_trace_error() {
+    let text = "mcmvm-trace 1\nalloc A 4096\nkernel k 2 4\na 0 0 0 A x s 0 4 32 4\n";
+    let path = tmp("typed-source.trace");
+    std::fs::write(&path, text).unwrap();
+    let e = TraceWorkload::open(&path)
+        .err()
+        .expect("a malformed access");
+    let source = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<LineError>())
+        .expect("the line error is the source");
+    assert_eq!(
+        source,
+        &LineError::Expected {
+            expected: "r or w".into(),
+            found: "x".into()
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        format!("{}:4: expected r or w, found `x`", path.display())
+    );
 }
 
 #[test]
@@ -148,8 +176,9 @@ fn header_problems_are_reported() {
         std::fs::write(&path, text).unwrap();
         match TraceWorkload::open(&path) {
             Err(WorkloadError::Trace {
-                line: l, message, ..
+                line: l, source, ..
             }) => {
+                let message = source.to_string();
                 assert!(message.contains(expect), "{message}");
                 assert_eq!(l, line);
             }

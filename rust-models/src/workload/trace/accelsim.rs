@@ -5,7 +5,8 @@
 use super::accelsim_index::index_kernel;
 use super::accelsim_parse::{command, inst, Command, Inst};
 use super::lines::{PosLines, Source, StreamError};
-use super::regions::{Regions, Touches};
+use super::regions::{Declared, Regions, Touches};
+use super::LineError;
 use crate::workload::{Allocation, Kernel, WarpInstr, WarpStream, WorkloadError};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -44,58 +45,23 @@ pub(crate) struct AccelSimTrace {
     stream_error: StreamError,
 }
 
+/// What `kernelslist.g` lists: the buffers it declares, and the kernel files in launch
+/// order with their line in the list.
+struct Listing {
+    declared: Vec<Declared>,
+    launches: Vec<(String, u64)>,
+}
+
+/// Per kernel file already indexed: its index in `files`, its kernel and its records.
+type Indexed = HashMap<String, (usize, Kernel, u64)>;
+
 impl AccelSimTrace {
-    /// Open a trace directory, or the `kernelslist.g` inside one.
+    /// Open a trace directory, or the `kernelslist.g` inside one: 1. read the list, 2. index
+    /// each kernel file once (relaunches reuse it), 3. derive the allocations.
     pub fn open(path: &Path) -> Result<AccelSimTrace, WorkloadError> {
-        let (dir, list) = if path.is_dir() {
-            (path.to_path_buf(), path.join(LIST))
-        } else {
-            (
-                path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-                path.to_path_buf(),
-            )
-        };
-        if !list.is_file() {
-            let raw = dir.join("kernelslist").is_file();
-            return Err(WorkloadError::TraceFile {
-                path: dir,
-                message: format!(
-                    "not an Accel-Sim trace directory: it has no {LIST}{}",
-                    if raw {
-                        " (only the tracer's raw `kernelslist`: run Accel-Sim's post-traces-processing on it first)"
-                    } else {
-                        ""
-                    }
-                ),
-            });
-        }
-        // The commands: buffers, and kernel files in launch order.
-        let listing = Source::open(&list)?;
-        let mut declared = Vec::new();
-        let mut launches: Vec<(String, u64)> = Vec::new();
-        listing.for_each_line(|_, line, text| {
-            let t = text.trim();
-            if t.is_empty() || t.starts_with('#') {
-                return Ok(());
-            }
-            match command(t)? {
-                Command::Kernel(f) => launches.push((f, line)),
-                Command::Buffer(d) => declared.push(d),
-                Command::Ignored => {}
-            }
-            Ok(())
-        })?;
-        let mut names = HashSet::new();
-        for d in &declared {
-            if let Some(n) = &d.name {
-                if !names.insert(n.clone()) {
-                    return Err(WorkloadError::TraceFile {
-                        path: list,
-                        message: format!("allocation name `{n}` is declared twice"),
-                    });
-                }
-            }
-        }
+        let (dir, list) = list_path(path)?;
+        // 1. The commands: buffers, and kernel files in launch order.
+        let Listing { declared, launches } = read_list(&list)?;
         let mut t = AccelSimTrace {
             name: dir
                 .file_name()
@@ -110,48 +76,61 @@ impl AccelSimTrace {
             records: 0,
             stream_error: StreamError::default(),
         };
+        // 2. The kernel files.
         let mut touches = Touches::new(declared);
-        let mut by_path: HashMap<String, (usize, Kernel, u64)> = HashMap::new();
+        let mut by_path = Indexed::new();
         for (file, line) in launches {
-            if let Some((i, k, records)) = by_path.get(&file) {
-                t.kernel_file.push(*i);
-                t.kernels.push(k.clone());
-                t.records += records;
-                continue;
-            }
-            let path = dir.join(&file);
-            let at = |message: String| WorkloadError::Trace {
-                path: list.clone(),
-                line,
-                message,
-            };
-            if file.ends_with(".trace") || file.ends_with(".trace.xz") {
-                return Err(at(format!(
-                    "`{file}` is a raw tracer file: run Accel-Sim's post-traces-processing to get `.traceg` files"
-                )));
-            }
-            if !path.is_file() {
-                return Err(at(format!("kernel trace `{file}` does not exist")));
-            }
-            let source = Source::open(&path)?;
-            let index = t.files.len();
-            let mut records = 0;
-            let (kernel, file_meta) =
-                index_kernel(source, index, &mut t.warps, &mut records, &mut touches)?;
-            t.records += records;
-            t.files.push(file_meta);
-            by_path.insert(file, (index, kernel.clone(), records));
-            t.kernel_file.push(index);
-            t.kernels.push(kernel);
+            t.launch(&dir, file, line, &mut by_path, &mut touches)?;
         }
+        // 3. The allocations, from what the warps touched.
         t.regions = touches
             .finish()
-            .map_err(|message| WorkloadError::TraceFile {
-                path: list,
-                message,
-            })?;
+            .map_err(|source| WorkloadError::TraceFile { path: list, source })?;
         t.allocations = t.regions.allocations.clone();
         Ok(t)
+    }
+
+    /// Add the launch of kernel file `file` (listed at `line`), indexing the file unless an
+    /// earlier launch did.
+    fn launch(
+        &mut self,
+        dir: &Path,
+        file: String,
+        line: u64,
+        by_path: &mut Indexed,
+        touches: &mut Touches,
+    ) -> Result<(), WorkloadError> {
+        if let Some((i, k, records)) = by_path.get(&file) {
+            self.kernel_file.push(*i);
+            self.kernels.push(k.clone());
+            self.records += records;
+            return Ok(());
+        }
+        let path = dir.join(&file);
+        let at = |message: String| WorkloadError::Trace {
+            path: self.list.clone(),
+            line,
+            source: LineError::rule(message),
+        };
+        if file.ends_with(".trace") || file.ends_with(".trace.xz") {
+            return Err(at(format!(
+                "`{file}` is a raw tracer file: run Accel-Sim's post-traces-processing to get `.traceg` files"
+            )));
+        }
+        if !path.is_file() {
+            return Err(at(format!("kernel trace `{file}` does not exist")));
+        }
+        let source = Source::open(&path)?;
+        let index = self.files.len();
+        let mut records = 0;
+        let (kernel, file_meta) =
+            index_kernel(source, index, &mut self.warps, &mut records, touches)?;
+        self.records += records;
+        self.files.push(file_meta);
+        by_path.insert(file, (index, kernel.clone(), records));
+        self.kernel_file.push(index);
+        self.kernels.push(kernel);
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -209,6 +188,64 @@ impl AccelSimTrace {
             None => Box::new(std::iter::empty()),
         }
     }
+}
+
+/// The trace directory and its `kernelslist.g`, from a path naming either.
+fn list_path(path: &Path) -> Result<(PathBuf, PathBuf), WorkloadError> {
+    let (dir, list) = if path.is_dir() {
+        (path.to_path_buf(), path.join(LIST))
+    } else {
+        (
+            path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            path.to_path_buf(),
+        )
+    };
+    if !list.is_file() {
+        let raw = dir.join("kernelslist").is_file();
+        return Err(WorkloadError::TraceFile {
+            path: dir,
+            source: LineError::rule(format!(
+                "not an Accel-Sim trace directory: it has no {LIST}{}",
+                if raw {
+                    " (only the tracer's raw `kernelslist`: run Accel-Sim's post-traces-processing on it first)"
+                } else {
+                    ""
+                }
+            )),
+        });
+    }
+    Ok((dir, list))
+}
+
+/// Read and validate `kernelslist.g`; a buffer name may be declared once.
+fn read_list(list: &Path) -> Result<Listing, WorkloadError> {
+    let listing = Source::open(list)?;
+    let mut declared = Vec::new();
+    let mut launches: Vec<(String, u64)> = Vec::new();
+    listing.for_each_line(|_, line, text| {
+        let t = text.trim();
+        if t.is_empty() || t.starts_with('#') {
+            return Ok(());
+        }
+        match command(t)? {
+            Command::Kernel(f) => launches.push((f, line)),
+            Command::Buffer(d) => declared.push(d),
+            Command::Ignored => {}
+        }
+        Ok(())
+    })?;
+    let mut names = HashSet::new();
+    for d in &declared {
+        if let Some(n) = &d.name {
+            if !names.insert(n.clone()) {
+                return Err(WorkloadError::TraceFile {
+                    path: list.to_path_buf(),
+                    source: LineError::rule(format!("allocation name `{n}` is declared twice")),
+                });
+            }
+        }
+    }
+    Ok(Listing { declared, launches })
 }
 
 /// One warp's instructions, re-read from its kernel file.

@@ -6,6 +6,7 @@
 use super::lines::{dec, dim3, hex};
 use super::opcode::global_access;
 use super::regions::Declared;
+use super::LineError;
 
 /// One `kernelslist.g` line.
 #[derive(Debug, PartialEq)]
@@ -19,13 +20,13 @@ pub(crate) enum Command {
 }
 
 const COMMANDS: &str =
-    "expected `kernel-N.traceg[.xz]`, `MemcpyHtoD,0xADDR,BYTES` or `cudaMalloc,0xADDR,BYTES[,NAME]`";
+    "`kernel-N.traceg[.xz]`, `MemcpyHtoD,0xADDR,BYTES` or `cudaMalloc,0xADDR,BYTES[,NAME]`";
 
 /// Parse a non-blank, non-comment `kernelslist.g` line.
-pub(crate) fn command(line: &str) -> Result<Command, String> {
+pub(crate) fn command(line: &str) -> Result<Command, LineError> {
     if line.starts_with("kernel") {
         if line.contains(char::is_whitespace) {
-            return Err(format!("{COMMANDS}, found `{line}`"));
+            return Err(LineError::expected(COMMANDS, line));
         }
         return Ok(Command::Kernel(line.to_string()));
     }
@@ -35,25 +36,23 @@ pub(crate) fn command(line: &str) -> Result<Command, String> {
         return if fields[0].starts_with("Memcpy") {
             Ok(Command::Ignored)
         } else {
-            Err(format!("{COMMANDS}, found `{line}`"))
+            Err(LineError::expected(COMMANDS, line))
         };
     }
     let max = if malloc { 4 } else { 3 };
     if fields.len() < 3 || fields.len() > max {
-        return Err(format!("{COMMANDS}, found `{line}`"));
+        return Err(LineError::expected(COMMANDS, line));
     }
     let base = hex(fields[1], "a device address")?;
     let bytes = dec(fields[2], "a byte count")?;
     if base.checked_add(bytes).is_none() {
-        return Err(format!(
+        return Err(LineError::rule(format!(
             "buffer {base:#x} + {bytes} bytes overflows the address space"
-        ));
+        )));
     }
     let name = match fields.get(3) {
         Some(n) if n.is_empty() || n.contains(char::is_whitespace) => {
-            return Err(format!(
-                "expected an allocation name without spaces, found `{n}`"
-            ))
+            return Err(LineError::expected("an allocation name without spaces", *n))
         }
         n => n.map(|n| n.to_string()),
     };
@@ -81,11 +80,11 @@ pub(crate) struct Header {
 impl Header {
     /// Read one `-key = value` line. Keys this reader has no use for (shmem, nregs, stream,
     /// binary and nvbit versions, base addresses) are accepted and ignored.
-    pub fn line(&mut self, line: &str) -> Result<(), String> {
+    pub fn line(&mut self, line: &str) -> Result<(), LineError> {
         let body = &line[1..];
         let (key, value) = body
             .split_once('=')
-            .ok_or_else(|| format!("expected a header line `-key = value`, found `{line}`"))?;
+            .ok_or_else(|| LineError::expected("a header line `-key = value`", line))?;
         let (key, value) = (key.trim(), value.trim());
         match key {
             "kernel name" => self.name = (!value.is_empty()).then(|| value.to_string()),
@@ -96,11 +95,9 @@ impl Header {
                 self.block = Some(positive(dim3(value, "the block dimensions")?, "block dim")?)
             }
             "accelsim tracer version" => {
-                self.version = Some(
-                    dec(value, "the tracer version")?
-                        .try_into()
-                        .map_err(|_| format!("tracer version `{value}` is too large"))?,
-                )
+                self.version = Some(dec(value, "the tracer version")?.try_into().map_err(|_| {
+                    LineError::rule(format!("tracer version `{value}` is too large"))
+                })?)
             }
             "enable lineinfo" => self.lineinfo = dec(value, "0 or 1")? != 0,
             _ => {}
@@ -109,12 +106,12 @@ impl Header {
     }
 }
 
-fn positive(v: [u64; 3], what: &str) -> Result<[u64; 3], String> {
+fn positive(v: [u64; 3], what: &str) -> Result<[u64; 3], LineError> {
     if v.contains(&0) {
-        return Err(format!(
+        return Err(LineError::rule(format!(
             "{what} ({},{},{}) has a zero dimension",
             v[0], v[1], v[2]
-        ));
+        )));
     }
     Ok(v)
 }
@@ -133,106 +130,62 @@ pub(crate) enum Inst {
     },
 }
 
+/// The whitespace-separated fields of an instruction line, taken in order.
+struct Fields<'a>(std::str::SplitWhitespace<'a>);
+
+impl<'a> Fields<'a> {
+    /// The next field, which the line must still have.
+    fn next(&mut self, what: &'static str) -> Result<&'a str, LineError> {
+        self.0.next().ok_or(LineError::Short {
+            what: "instruction line ends early",
+            expected: what.to_string(),
+        })
+    }
+    fn dec(&mut self, what: &'static str) -> Result<u64, LineError> {
+        dec(self.next(what)?, what)
+    }
+    fn hex(&mut self, what: &'static str) -> Result<u64, LineError> {
+        hex(self.next(what)?, what)
+    }
+}
+
 /// Parse an instruction line of a tracer-`version` file, leaving a memory instruction's
 /// addresses in `addrs`. Fields after the addresses (immediates, store data of newer
-/// tracers) are ignored.
+/// tracers) are ignored. In the line's order: 1. the operands up to the opcode, 2. whether
+/// it is a global access of some width, 3. its active lanes' addresses.
 pub(crate) fn inst(
     line: &str,
     version: u32,
     lineinfo: bool,
     addrs: &mut Vec<u64>,
-) -> Result<Inst, String> {
-    let mut toks = line.split_whitespace();
-    let mut next = |what: &str| {
-        toks.next()
-            .ok_or_else(|| format!("instruction line ends early: expected {what}"))
-    };
-    if version < 3 {
-        for what in [
-            "threadblock_x",
-            "threadblock_y",
-            "threadblock_z",
-            "warpid_tb",
-        ] {
-            dec(next(what)?, what)?;
-        }
-    }
-    if lineinfo {
-        dec(next("the source line number")?, "the source line number")?;
-    }
-    hex(next("the PC")?, "the PC")?;
-    let mask = hex(next("the active mask")?, "the active mask")?;
-    let mask =
-        u32::try_from(mask).map_err(|_| format!("active mask {mask:#x} is wider than 32 lanes"))?;
-    let dests = dec(next("dest_num")?, "dest_num")?;
-    for _ in 0..dests.min(64) {
-        next("a destination register")?;
-    }
-    let opcode = next("the opcode")?;
-    let srcs = dec(next("src_num")?, "src_num")?;
-    for _ in 0..srcs.min(64) {
-        next("a source register")?;
-    }
-    if dests > 64 || srcs > 64 {
-        return Err(format!(
-            "{dests} destination / {srcs} source registers is implausible"
-        ));
-    }
-    // Only global accesses are parsed further: other instructions may carry fields this
+) -> Result<Inst, LineError> {
+    let mut f = Fields(line.split_whitespace());
+    // 1. Operands.
+    let (mask, opcode) = operands(&mut f, version, lineinfo)?;
+    // 2. Only global accesses are parsed further: other instructions may carry fields this
     // reader need not know (GMMA flags, TMA descriptors).
     let Some(write) = global_access(opcode) else {
         return Ok(Inst::Compute);
     };
-    let width = dec(next("mem_width")?, "mem_width")?;
+    let width = f.dec("mem_width")?;
     if width == 0 || mask == 0 {
         return Ok(Inst::Compute);
     }
     if width > 128 {
-        return Err(format!("mem_width {width} is larger than 128 bytes"));
+        return Err(LineError::rule(format!(
+            "mem_width {width} is larger than 128 bytes"
+        )));
     }
     let elem = width as u8;
-    let lanes = mask.count_ones() as usize;
-    addrs.clear();
-    let mode = dec(
-        next("the address compression mode")?,
-        "the address compression mode",
-    )?;
-    let mut stride = None;
-    match mode {
-        0 => {
-            for _ in 0..lanes {
-                addrs.push(hex(next("one address per active lane")?, "an address")?);
-            }
-        }
-        1 => {
-            let base = hex(next("the base address")?, "the base address")? as i128;
-            let step = signed(next("the stride")?, "the stride")? as i128;
-            for k in 0..lanes as i128 {
-                addrs.push(address(base + k * step)?);
-            }
-            stride = u64::try_from(step).ok();
-        }
-        2 => {
-            let mut a = hex(next("the base address")?, "the base address")? as i128;
-            addrs.push(address(a)?);
-            for _ in 1..lanes {
-                a += signed(next("one delta per further active lane")?, "a delta")? as i128;
-                addrs.push(address(a)?);
-            }
-        }
-        m => {
-            return Err(format!(
-                "unknown address compression mode {m}: expected 0 (list), 1 (base stride) or 2 (base deltas)"
-            ))
-        }
-    }
+    // 3. Addresses.
+    let stride = addresses(&mut f, mask.count_ones() as usize, addrs)?;
     if let Some(&a) = addrs
         .iter()
         .find(|&&a| a.checked_add(elem as u64).is_none())
     {
-        return Err(format!(
+        return Err(LineError::rule(format!(
             "access at {a:#x} runs past the end of the address space"
-        ));
+        )));
     }
     Ok(Inst::Mem {
         write,
@@ -241,13 +194,94 @@ pub(crate) fn inst(
     })
 }
 
-fn signed(tok: &str, what: &str) -> Result<i64, String> {
-    tok.parse::<i64>()
-        .map_err(|_| format!("expected {what} (a decimal integer), found `{tok}`"))
+/// The fields up to the opcode: the active mask and the opcode.
+fn operands<'a>(
+    f: &mut Fields<'a>,
+    version: u32,
+    lineinfo: bool,
+) -> Result<(u32, &'a str), LineError> {
+    if version < 3 {
+        for what in [
+            "threadblock_x",
+            "threadblock_y",
+            "threadblock_z",
+            "warpid_tb",
+        ] {
+            f.dec(what)?;
+        }
+    }
+    if lineinfo {
+        f.dec("the source line number")?;
+    }
+    f.hex("the PC")?;
+    let mask = f.hex("the active mask")?;
+    let mask = u32::try_from(mask)
+        .map_err(|_| LineError::rule(format!("active mask {mask:#x} is wider than 32 lanes")))?;
+    let dests = f.dec("dest_num")?;
+    for _ in 0..dests.min(64) {
+        f.next("a destination register")?;
+    }
+    let opcode = f.next("the opcode")?;
+    let srcs = f.dec("src_num")?;
+    for _ in 0..srcs.min(64) {
+        f.next("a source register")?;
+    }
+    if dests > 64 || srcs > 64 {
+        return Err(LineError::rule(format!(
+            "{dests} destination / {srcs} source registers is implausible"
+        )));
+    }
+    Ok((mask, opcode))
 }
 
-fn address(a: i128) -> Result<u64, String> {
-    u64::try_from(a).map_err(|_| format!("address {a} is outside the 64-bit address space"))
+/// The `lanes` active lanes' addresses into `addrs`, in one of the three compression modes;
+/// the stride when mode 1 gave a non-negative one.
+fn addresses(
+    f: &mut Fields<'_>,
+    lanes: usize,
+    addrs: &mut Vec<u64>,
+) -> Result<Option<u64>, LineError> {
+    addrs.clear();
+    let mut stride = None;
+    match f.dec("the address compression mode")? {
+        0 => {
+            for _ in 0..lanes {
+                addrs.push(hex(f.next("one address per active lane")?, "an address")?);
+            }
+        }
+        1 => {
+            let base = f.hex("the base address")? as i128;
+            let step = signed(f.next("the stride")?, "the stride")? as i128;
+            for k in 0..lanes as i128 {
+                addrs.push(address(base + k * step)?);
+            }
+            stride = u64::try_from(step).ok();
+        }
+        2 => {
+            let mut a = f.hex("the base address")? as i128;
+            addrs.push(address(a)?);
+            for _ in 1..lanes {
+                a += signed(f.next("one delta per further active lane")?, "a delta")? as i128;
+                addrs.push(address(a)?);
+            }
+        }
+        m => {
+            return Err(LineError::rule(format!(
+                "unknown address compression mode {m}: expected 0 (list), 1 (base stride) or 2 (base deltas)"
+            )))
+        }
+    }
+    Ok(stride)
+}
+
+fn signed(tok: &str, what: &str) -> Result<i64, LineError> {
+    tok.parse::<i64>()
+        .map_err(|_| LineError::expected(format!("{what} (a decimal integer)"), tok))
+}
+
+fn address(a: i128) -> Result<u64, LineError> {
+    u64::try_from(a)
+        .map_err(|_| LineError::rule(format!("address {a} is outside the 64-bit address space")))
 }
 
 #[cfg(test)]
@@ -314,9 +348,13 @@ mod tests {
             inst("0020 ffffffff 1 R1 IMAD 2 R2 R3 0", 4, false, &mut a),
             Ok(Inst::Compute)
         );
-        let e = inst("0010 00000003 0 STG.E 1 R4 4 0 0x20", 4, false, &mut a).unwrap_err();
+        let e = inst("0010 00000003 0 STG.E 1 R4 4 0 0x20", 4, false, &mut a)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("one address per active lane"), "{e}");
-        let e = inst("0010 00000003 0 STG.E 1 R4 4 7 0x20", 4, false, &mut a).unwrap_err();
+        let e = inst("0010 00000003 0 STG.E 1 R4 4 7 0x20", 4, false, &mut a)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("compression mode 7"), "{e}");
     }
 

@@ -10,7 +10,7 @@
 //! active lanes the low ones of the mask; compute cycles as that many `NOP` lines before.
 
 use super::regions::GAP;
-use crate::workload::{Lanes, Workload, WorkloadError};
+use crate::workload::{Lanes, WarpInstr, Workload, WorkloadError};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -86,27 +86,7 @@ fn write_kernel(
                     pc += 0x10;
                 }
                 let base = bases.get(i.alloc as usize).copied().unwrap_or(0);
-                let n = i.lanes.active();
-                let mask = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
-                let elem = i.lanes.elem();
-                let op = match (i.write, suffix(elem)) {
-                    (false, s) => format!("1 R2 LDG.E{s} 1 R4"),
-                    (true, s) => format!("0 STG.E{s} 2 R4 R2"),
-                };
-                let addrs = match &i.lanes {
-                    Lanes::Strided { offset, stride, .. } if i32::try_from(*stride).is_ok() => {
-                        format!("1 {:#x} {stride}", base + offset)
-                    }
-                    // Accel-Sim reads the stride as a 32-bit int: list wider ones.
-                    _ => {
-                        let mut s = String::from("0");
-                        for l in 0..n {
-                            s.push_str(&format!(" {:#018x}", base + i.lanes.lane_offset(l)));
-                        }
-                        s
-                    }
-                };
-                lines.push(format!("{pc:04x} {mask:08x} {op} {elem} {addrs}"));
+                lines.push(format!("{pc:04x} {}", inst_line(&i, base)));
                 pc += 0x10;
             }
             writeln!(out, "\nwarp = {warp}\ninsts = {}", lines.len())?;
@@ -117,6 +97,32 @@ fn write_kernel(
         writeln!(out, "\n#END_TB")?;
     }
     Ok(())
+}
+
+/// An instruction line after its PC: mask, operands, width and addresses (a base and
+/// stride when Accel-Sim can read the stride, else the list) of access `i` at `base`.
+fn inst_line(i: &WarpInstr, base: u64) -> String {
+    let n = i.lanes.active();
+    let mask = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+    let elem = i.lanes.elem();
+    let op = match (i.write, suffix(elem)) {
+        (false, s) => format!("1 R2 LDG.E{s} 1 R4"),
+        (true, s) => format!("0 STG.E{s} 2 R4 R2"),
+    };
+    let addrs = match &i.lanes {
+        Lanes::Strided { offset, stride, .. } if i32::try_from(*stride).is_ok() => {
+            format!("1 {:#x} {stride}", base + offset)
+        }
+        // Accel-Sim reads the stride as a 32-bit int: list wider ones.
+        _ => {
+            let mut s = String::from("0");
+            for l in 0..n {
+                s.push_str(&format!(" {:#018x}", base + i.lanes.lane_offset(l)));
+            }
+            s
+        }
+    };
+    format!("{mask:08x} {op} {elem} {addrs}")
 }
 
 /// The opcode modifier Accel-Sim derives an access width from (4 bytes needs none; other

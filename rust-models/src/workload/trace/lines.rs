@@ -2,6 +2,7 @@
 //! file so that it can be read both sequentially (the indexing pass) and at any byte offset
 //! (the warp streams), and a small positioned line reader.
 
+use super::LineError;
 use crate::workload::WorkloadError;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
@@ -54,9 +55,9 @@ impl Source {
         // Unlink before decompressing: a failure below leaves nothing behind.
         let _ = std::fs::remove_file(&tmp);
         let mut dec = xz2::read::XzDecoder::new(BufReader::new(file));
-        std::io::copy(&mut dec, &mut out).map_err(|e| WorkloadError::TraceFile {
+        std::io::copy(&mut dec, &mut out).map_err(|source| WorkloadError::Decompress {
             path: path.to_path_buf(),
-            message: format!("cannot decompress (xz): {e}"),
+            source,
         })?;
         Ok(Source {
             path: path.to_path_buf(),
@@ -68,7 +69,7 @@ impl Source {
     /// visitor's error becomes a one-line error naming the file and the line.
     pub fn for_each_line(
         &self,
-        mut visit: impl FnMut(u64, u64, &str) -> Result<(), String>,
+        mut visit: impl FnMut(u64, u64, &str) -> Result<(), LineError>,
     ) -> Result<u64, WorkloadError> {
         let io = |source| WorkloadError::Io {
             path: self.path.clone(),
@@ -89,12 +90,12 @@ impl Source {
             let text = std::str::from_utf8(&buf).map_err(|_| WorkloadError::Trace {
                 path: self.path.clone(),
                 line,
-                message: "line is not valid UTF-8".into(),
+                source: LineError::rule("line is not valid UTF-8"),
             })?;
-            visit(offset, line, text).map_err(|message| WorkloadError::Trace {
+            visit(offset, line, text).map_err(|source| WorkloadError::Trace {
                 path: self.path.clone(),
                 line,
-                message,
+                source,
             })?;
             offset += n as u64;
         }
@@ -185,30 +186,30 @@ impl StreamError {
 }
 
 /// Parse a hexadecimal number with or without `0x` (the tracers print both).
-pub(crate) fn hex(tok: &str, what: &str) -> Result<u64, String> {
+pub(crate) fn hex(tok: &str, what: &str) -> Result<u64, LineError> {
     let digits = tok
         .strip_prefix("0x")
         .or_else(|| tok.strip_prefix("0X"))
         .unwrap_or(tok);
     u64::from_str_radix(digits, 16)
-        .map_err(|_| format!("expected {what} (hexadecimal), found `{tok}`"))
+        .map_err(|_| LineError::expected(format!("{what} (hexadecimal)"), tok))
 }
 
 /// Parse an unsigned decimal number.
-pub(crate) fn dec(tok: &str, what: &str) -> Result<u64, String> {
+pub(crate) fn dec(tok: &str, what: &str) -> Result<u64, LineError> {
     tok.parse::<u64>()
-        .map_err(|_| format!("expected {what} (an unsigned decimal integer), found `{tok}`"))
+        .map_err(|_| LineError::expected(format!("{what} (an unsigned decimal integer)"), tok))
 }
 
 /// Parse `X,Y,Z` (optionally in parentheses) of unsigned decimals.
-pub(crate) fn dim3(text: &str, what: &str) -> Result<[u64; 3], String> {
+pub(crate) fn dim3(text: &str, what: &str) -> Result<[u64; 3], LineError> {
     let t = text.trim();
     let inner = t
         .strip_prefix('(')
         .and_then(|s| s.strip_suffix(')'))
         .unwrap_or(t);
     let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
-    let bad = || format!("expected {what} as X,Y,Z, found `{t}`");
+    let bad = || LineError::expected(format!("{what} as X,Y,Z"), t);
     if parts.len() != 3 {
         return Err(bad());
     }

@@ -24,8 +24,10 @@ mod accelsim;
 mod accelsim_index;
 mod accelsim_parse;
 mod accelsim_writer;
+mod error;
 mod lines;
 mod nvbit;
+mod nvbit_parse;
 mod opcode;
 mod parse;
 mod reader;
@@ -33,6 +35,7 @@ mod regions;
 mod writer;
 
 pub use accelsim_writer::write_accelsim_trace;
+pub use error::LineError;
 pub use writer::write_trace;
 
 use crate::workload::{Allocation, Kernel, WarpStream, Workload, WorkloadError};
@@ -91,7 +94,7 @@ pub fn detect(path: &Path) -> TraceFormat {
         if l.is_empty() || l.starts_with('#') {
             continue;
         }
-        if l.starts_with(nvbit::PREFIX) || (first && l.contains("NVBit")) {
+        if l.starts_with(nvbit_parse::PREFIX) || (first && l.contains("NVBit")) {
             return TraceFormat::NvBit;
         }
         if first && l.starts_with(HEADER) {

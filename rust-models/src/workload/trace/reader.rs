@@ -1,7 +1,7 @@
 //! Reading a trace: one validating pass that indexes warps, then streams from disk.
 
 use super::parse::{parse_line, strip_comment, Context, Record};
-use super::{HEADER, VERSION};
+use super::{LineError, HEADER, VERSION};
 use crate::workload::{
     AllocIndex, Allocation, Kernel, WarpInstr, WarpStream, Workload, WorkloadError,
 };
@@ -38,6 +38,14 @@ pub(crate) struct McmvmTrace {
     stream_error: Mutex<Option<String>>,
 }
 
+/// Where the validating pass is: past the header yet, and the warp whose run of records is
+/// open.
+#[derive(Default)]
+struct Indexing {
+    seen_header: bool,
+    open_run: Option<(u32, u32, u32)>,
+}
+
 impl McmvmTrace {
     /// Open and validate a trace. Any malformed record is an error naming the file and line.
     pub fn open(path: &Path) -> Result<McmvmTrace, WorkloadError> {
@@ -47,11 +55,6 @@ impl McmvmTrace {
         };
         let file = File::open(path).map_err(io)?;
         let mut reader = BufReader::new(file.try_clone().map_err(io)?);
-        let at = |line: u64, message: String| WorkloadError::Trace {
-            path: path.to_path_buf(),
-            line,
-            message,
-        };
         let mut t = McmvmTrace {
             path: path.to_path_buf(),
             name: path
@@ -65,102 +68,130 @@ impl McmvmTrace {
             file,
             stream_error: Mutex::new(None),
         };
+        let mut state = Indexing::default();
         let mut buf = Vec::new();
-        let (mut offset, mut line_no) = (0u64, 0u64);
-        let mut seen_header = false;
-        // The warp whose run of records is open, with the line its run began at.
-        let mut open_run: Option<((u32, u32, u32), u64)> = None;
+        let (mut offset, mut line) = (0u64, 0u64);
         loop {
             buf.clear();
             let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
             if n == 0 {
                 break;
             }
-            line_no += 1;
+            line += 1;
             let start = offset;
             offset += n as u64;
-            let text = std::str::from_utf8(&buf)
-                .map_err(|_| at(line_no, "line is not valid UTF-8".into()))?;
-            let body = strip_comment(text);
-            if body.is_empty() {
-                continue;
-            }
-            let ctx = Context {
-                allocations: &t.allocations,
-                alloc_index: &t.alloc_index,
-                kernels: &t.kernels,
-            };
-            let rec = parse_line(body, &ctx).map_err(|m| at(line_no, m))?;
-            if !seen_header {
-                match rec {
-                    Record::Header(VERSION) => {
-                        seen_header = true;
-                        continue;
-                    }
-                    Record::Header(v) => return Err(at(line_no, format!("trace version {v} is not supported (this reader reads version {VERSION})"))),
-                    _ => return Err(at(line_no, format!("expected the header `{HEADER} {VERSION}` as the first record"))),
-                }
-            }
-            let declarations_closed = !t.warps.is_empty();
-            match rec {
-                Record::Header(_) => return Err(at(line_no, "a second header record".into())),
-                Record::Name(n) => t.name = n,
-                Record::Alloc(_) | Record::Kernel(_) if declarations_closed => {
-                    return Err(at(
-                        line_no,
-                        "`alloc` and `kernel` records must come before the first access record"
-                            .into(),
-                    ));
-                }
-                Record::Alloc(a) => {
-                    if t.alloc_index.contains_key(&a.name) {
-                        return Err(at(
-                            line_no,
-                            format!("allocation `{}` is declared twice", a.name),
-                        ));
-                    }
-                    let idx = AllocIndex::try_from(t.allocations.len())
-                        .map_err(|_| at(line_no, "more than 65536 allocations".into()))?;
-                    t.alloc_index.insert(a.name.clone(), idx);
-                    t.allocations.push(a);
-                }
-                Record::Kernel(k) => t.kernels.push(k),
-                Record::Access(key, _) => {
-                    t.records += 1;
-                    match open_run {
-                        Some((k, _)) if k == key => {
-                            if let Some(s) = t.warps.get_mut(&key) {
-                                s.records += 1;
-                            }
-                        }
-                        _ => {
-                            if let Some(s) = t.warps.get(&key) {
-                                return Err(at(line_no, format!(
-                                    "records of kernel {} tb {} warp {} must be contiguous: its records began at line {} and were interrupted",
-                                    key.0, key.1, key.2, s.line
-                                )));
-                            }
-                            t.warps.insert(
-                                key,
-                                WarpSpan {
-                                    offset: start,
-                                    records: 1,
-                                    line: line_no,
-                                },
-                            );
-                            open_run = Some((key, line_no));
-                        }
-                    }
-                }
-            }
+            std::str::from_utf8(&buf)
+                .map_err(|_| LineError::rule("line is not valid UTF-8"))
+                .and_then(|text| t.index_line(&mut state, text, start, line))
+                .map_err(|source| WorkloadError::Trace {
+                    path: path.to_path_buf(),
+                    line,
+                    source,
+                })?;
         }
-        if !seen_header {
+        if !state.seen_header {
             return Err(WorkloadError::TraceFile {
                 path: path.to_path_buf(),
-                message: format!("empty trace: expected the header `{HEADER} {VERSION}`"),
+                source: LineError::Short {
+                    what: "empty trace",
+                    expected: format!("the header `{HEADER} {VERSION}`"),
+                },
             });
         }
         Ok(t)
+    }
+
+    /// Validate one line at byte `start` (line `line`) and note what it declares.
+    fn index_line(
+        &mut self,
+        state: &mut Indexing,
+        text: &str,
+        start: u64,
+        line: u64,
+    ) -> Result<(), LineError> {
+        let body = strip_comment(text);
+        if body.is_empty() {
+            return Ok(());
+        }
+        let ctx = Context {
+            allocations: &self.allocations,
+            alloc_index: &self.alloc_index,
+            kernels: &self.kernels,
+        };
+        let rec = parse_line(body, &ctx)?;
+        if !state.seen_header {
+            return match rec {
+                Record::Header(VERSION) => {
+                    state.seen_header = true;
+                    Ok(())
+                }
+                Record::Header(v) => Err(LineError::rule(format!(
+                    "trace version {v} is not supported (this reader reads version {VERSION})"
+                ))),
+                _ => Err(LineError::rule(format!(
+                    "expected the header `{HEADER} {VERSION}` as the first record"
+                ))),
+            };
+        }
+        let declarations_closed = !self.warps.is_empty();
+        match rec {
+            Record::Header(_) => return Err(LineError::rule("a second header record")),
+            Record::Name(n) => self.name = n,
+            Record::Alloc(_) | Record::Kernel(_) if declarations_closed => {
+                return Err(LineError::rule(
+                    "`alloc` and `kernel` records must come before the first access record",
+                ));
+            }
+            Record::Alloc(a) => {
+                if self.alloc_index.contains_key(&a.name) {
+                    return Err(LineError::rule(format!(
+                        "allocation `{}` is declared twice",
+                        a.name
+                    )));
+                }
+                let idx = AllocIndex::try_from(self.allocations.len())
+                    .map_err(|_| LineError::rule("more than 65536 allocations"))?;
+                self.alloc_index.insert(a.name.clone(), idx);
+                self.allocations.push(a);
+            }
+            Record::Kernel(k) => self.kernels.push(k),
+            Record::Access(key, _) => self.index_access(state, key, start, line)?,
+        }
+        Ok(())
+    }
+
+    /// Count an access record of warp `key`: it continues the open run, or opens the warp's
+    /// one run.
+    fn index_access(
+        &mut self,
+        state: &mut Indexing,
+        key: (u32, u32, u32),
+        start: u64,
+        line: u64,
+    ) -> Result<(), LineError> {
+        self.records += 1;
+        if state.open_run == Some(key) {
+            if let Some(s) = self.warps.get_mut(&key) {
+                s.records += 1;
+            }
+            return Ok(());
+        }
+        if let Some(s) = self.warps.get(&key) {
+            return Err(LineError::rule(format!(
+                "records of kernel {} tb {} warp {} must be contiguous: its records began at line {} and were interrupted",
+                key.0, key.1, key.2, s.line
+            )));
+        }
+        self.warps.insert(
+            key,
+            WarpSpan {
+                offset: start,
+                records: 1,
+                line,
+            },
+        );
+        state.open_run = Some(key);
+        Ok(())
     }
 
     /// The first error met while streaming, if the file changed after it was validated.
@@ -201,7 +232,7 @@ impl TraceStream<'_> {
     }
 
     /// The next line of the file, without its newline.
-    fn next_line(&mut self) -> Result<Option<String>, String> {
+    fn next_line(&mut self) -> std::io::Result<Option<String>> {
         loop {
             if let Some(nl) = self.buf[self.head..].iter().position(|&b| b == b'\n') {
                 let line =
@@ -214,11 +245,7 @@ impl TraceStream<'_> {
             self.head = 0;
             let have = self.buf.len();
             self.buf.resize(have + STREAM_BUF, 0);
-            let n = self
-                .trace
-                .file
-                .read_at(&mut self.buf[have..], self.pos)
-                .map_err(|e| e.to_string())?;
+            let n = self.trace.file.read_at(&mut self.buf[have..], self.pos)?;
             self.buf.truncate(have + n);
             self.pos += n as u64;
             if n == 0 {
@@ -242,7 +269,7 @@ impl Iterator for TraceStream<'_> {
                 Ok(None) => {
                     return self.fail("ended before a warp's records (file changed?)".into())
                 }
-                Err(e) => return self.fail(e),
+                Err(e) => return self.fail(e.to_string()),
             };
             let body = strip_comment(&line);
             if body.is_empty() {
@@ -264,7 +291,7 @@ impl Iterator for TraceStream<'_> {
                 Ok(_) => {
                     self.fail("a warp's run is interrupted by a declaration (file changed?)".into())
                 }
-                Err(m) => self.fail(m),
+                Err(m) => self.fail(m.to_string()),
             };
         }
         None

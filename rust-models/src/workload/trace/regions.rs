@@ -8,7 +8,8 @@
 //! the CUDA allocator hands out 2 MB-aligned chunks: a gap that large is almost surely
 //! two allocations, a smaller one almost surely padding inside one.
 
-use crate::workload::{AllocIndex, Allocation, LaneOffsets, Lanes, WarpInstr};
+use super::LineError;
+use crate::workload::{AllocIndex, Allocation, LaneOffsets, Lanes, WarpInstr, WARP_LANES};
 use std::collections::{HashSet, VecDeque};
 
 pub(crate) const PAGE: u64 = 4096;
@@ -118,7 +119,7 @@ impl Touches {
 
     /// The allocations: declared buffers first (address order), then derived regions
     /// `region0`, `region1`, … in address order.
-    pub fn finish(self) -> Result<Regions, String> {
+    pub fn finish(self) -> Result<Regions, LineError> {
         let mut pages: Vec<u64> = self.pages.into_iter().collect();
         pages.sort_unstable();
         let mut derived: Vec<(u64, u64)> = Vec::new();
@@ -139,10 +140,10 @@ impl Touches {
         }
         let total = self.declared.len() + derived.len();
         if total > AllocIndex::MAX as usize + 1 {
-            return Err(format!(
+            return Err(LineError::rule(format!(
                 "the trace needs {total} allocations; mcmvm supports at most {}",
                 AllocIndex::MAX as usize + 1
-            ));
+            )));
         }
         let mut taken: HashSet<String> = self.declared.iter().map(|(_, n)| n.clone()).collect();
         let mut allocations = Vec::with_capacity(total);
@@ -219,6 +220,24 @@ impl Regions {
             .map(|s| (s.alloc, addr - s.start))
     }
 
+    /// The (allocation, offset) of each lane's address, in lane order; on the stack, since
+    /// this runs for every instruction streamed.
+    fn locate_lanes(&self, addrs: &[u64]) -> Result<[(AllocIndex, u64); WARP_LANES], LineError> {
+        if addrs.len() > WARP_LANES {
+            return Err(LineError::rule(format!(
+                "{} lanes: a warp has 32",
+                addrs.len()
+            )));
+        }
+        let mut located = [(0 as AllocIndex, 0u64); WARP_LANES];
+        for (slot, &a) in located.iter_mut().zip(addrs) {
+            *slot = self
+                .locate(a)
+                .ok_or_else(|| LineError::rule(format!("address {a:#x} lies in no allocation")))?;
+        }
+        Ok(located)
+    }
+
     /// Append to `out` the warp instruction(s) of one access: its active lanes' addresses
     /// in lane order, `stride` when the trace gave them as base + stride. Lanes in several
     /// allocations become one instruction per allocation (in order of first lane), as the
@@ -231,17 +250,8 @@ impl Regions {
         stride: Option<u64>,
         compute_cycles: u32,
         out: &mut VecDeque<WarpInstr>,
-    ) -> Result<(), String> {
-        if addrs.len() > crate::workload::WARP_LANES {
-            return Err(format!("{} lanes: a warp has 32", addrs.len()));
-        }
-        // On the stack: this runs for every instruction streamed.
-        let mut located = [(0 as AllocIndex, 0u64); crate::workload::WARP_LANES];
-        for (slot, &a) in located.iter_mut().zip(addrs) {
-            *slot = self
-                .locate(a)
-                .ok_or_else(|| format!("address {a:#x} lies in no allocation"))?;
-        }
+    ) -> Result<(), LineError> {
+        let located = self.locate_lanes(addrs)?;
         let located = &located[..addrs.len()];
         let mut cycles = compute_cycles;
         let mut done: u64 = 0;

@@ -1,7 +1,7 @@
 //! Writing any workload to the trace format.
 
 use super::{HEADER, VERSION};
-use crate::workload::{Lanes, Workload, WorkloadError};
+use crate::workload::{Lanes, WarpInstr, Workload, WorkloadError};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -18,6 +18,7 @@ pub fn write_trace(w: &dyn Workload, path: &Path) -> Result<(), WorkloadError> {
     out.flush().map_err(io)
 }
 
+/// The declarations (header, name, allocations, kernels), then every warp's records.
 fn write_to(w: &dyn Workload, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(out, "{HEADER} {VERSION}")?;
     if !w.description().is_empty() {
@@ -47,36 +48,46 @@ fn write_to(w: &dyn Workload, out: &mut impl Write) -> std::io::Result<()> {
         for tb in 0..k.grid {
             for warp in 0..k.warps_per_tb {
                 for i in w.warp_stream(ki, tb, warp) {
-                    let rw = if i.write { 'w' } else { 'r' };
                     let alloc = names.get(i.alloc as usize).copied().unwrap_or("?");
-                    write!(out, "a {ki} {tb} {warp} {alloc} {rw} ")?;
-                    match &i.lanes {
-                        Lanes::Strided {
-                            offset,
-                            stride,
-                            lanes,
-                            elem,
-                        } => write!(out, "s {offset} {stride} {lanes} {elem}")?,
-                        Lanes::Gather { offsets, elem } => {
-                            write!(out, "g {elem} ")?;
-                            for (j, o) in offsets.iter().enumerate() {
-                                if j > 0 {
-                                    write!(out, ",")?;
-                                }
-                                write!(out, "{o}")?;
-                            }
-                        }
-                    }
-                    if i.compute_cycles > 0 {
-                        write!(out, " c={}", i.compute_cycles)?;
-                    }
-                    if i.independent {
-                        write!(out, " indep")?;
-                    }
-                    writeln!(out)?;
+                    write_access(out, (ki, tb, warp), alloc, &i)?;
                 }
             }
         }
     }
     Ok(())
+}
+
+/// One access record: `a KERNEL TB WARP ALLOC r|w` and the lanes and flags of `i`.
+fn write_access(
+    out: &mut impl Write,
+    (ki, tb, warp): (usize, u32, u32),
+    alloc: &str,
+    i: &WarpInstr,
+) -> std::io::Result<()> {
+    let rw = if i.write { 'w' } else { 'r' };
+    write!(out, "a {ki} {tb} {warp} {alloc} {rw} ")?;
+    match &i.lanes {
+        Lanes::Strided {
+            offset,
+            stride,
+            lanes,
+            elem,
+        } => write!(out, "s {offset} {stride} {lanes} {elem}")?,
+        Lanes::Gather { offsets, elem } => {
+            write!(out, "g {elem} ")?;
+            for (j, o) in offsets.iter().enumerate() {
+                if j > 0 {
+                    write!(out, ",")?;
+                }
+                write!(out, "{o}")?;
+            }
+        }
+    }
+    if i.compute_cycles > 0 {
+        write!(out, " c={}", i.compute_cycles)?;
+    }
+    if i.independent {
+        write!(out, " indep")?;
+    }
+    writeln!(out)
 }
