@@ -177,6 +177,42 @@ fn cell_figures(parsed: &LibertyStat, cells: &BTreeMap<String, CellInfo>) -> Cel
     }
 }
 
+/// The area script (mapping to `lib`, writing `netlist`) and the transistor-count script
+/// for module `top`; their statistics go to `work`.
+fn yosys_scripts(
+    lib: &Library,
+    verilog: &Path,
+    top: &str,
+    work: &Path,
+    netlist: &Path,
+    enable_flops: &str,
+) -> (String, String) {
+    let top_path = PathBuf::from(top);
+    let tag = format!("{top}_{}", lib.name);
+    let area_stat = work.join(format!("{tag}_area.stat"));
+    let cmos_stat = work.join(format!("{tag}_cmos.stat"));
+    let area_script = fill(
+        AREA_SCRIPT,
+        &[
+            ("{VERILOG}", verilog),
+            ("{TOP}", &top_path),
+            ("{LIBERTY}", &lib.liberty),
+            ("{STAT}", &area_stat),
+            ("{NETLIST}", netlist),
+        ],
+    )
+    .replace("{ENABLE_FLOPS}", enable_flops);
+    let cmos_script = fill(
+        TRANSISTOR_SCRIPT,
+        &[
+            ("{VERILOG}", verilog),
+            ("{TOP}", &top_path),
+            ("{STAT}", &cmos_stat),
+        ],
+    );
+    (area_script, cmos_script)
+}
+
 /// Synthesise module `top` of `verilog` to `lib`, time it, and report its cost.
 /// Intermediate scripts, statistics and the netlist go to `work`.
 pub fn synthesize_on(
@@ -194,32 +230,12 @@ pub fn synthesize_on(
         path: verilog.to_path_buf(),
         source,
     })?;
-    let top_path = PathBuf::from(top);
     let tag = format!("{top}_{}", lib.name);
-    let area_stat = work.join(format!("{tag}_area.stat"));
     let netlist = work.join(format!("{tag}_netlist.v"));
-    let cmos_stat = work.join(format!("{tag}_cmos.stat"));
     let cells = lib.cells()?;
     let enable_flops = enable_flop_lines(lib, &cells, top, work)?;
-    let area_script = fill(
-        AREA_SCRIPT,
-        &[
-            ("{VERILOG}", &verilog),
-            ("{TOP}", &top_path),
-            ("{LIBERTY}", &lib.liberty),
-            ("{STAT}", &area_stat),
-            ("{NETLIST}", &netlist),
-        ],
-    )
-    .replace("{ENABLE_FLOPS}", &enable_flops);
-    let cmos_script = fill(
-        TRANSISTOR_SCRIPT,
-        &[
-            ("{VERILOG}", &verilog),
-            ("{TOP}", &top_path),
-            ("{STAT}", &cmos_stat),
-        ],
-    );
+    let (area_script, cmos_script) =
+        yosys_scripts(lib, &verilog, top, work, &netlist, &enable_flops);
     let area_text = run_yosys(tools, &area_script, work, &format!("{tag}_area"), &verilog)?;
     let cmos_text = run_yosys(tools, &cmos_script, work, &format!("{tag}_cmos"), &verilog)?;
     let parsed = parse_liberty_stat(&area_text, top)?;
