@@ -222,10 +222,7 @@ pub fn synthesize_on(
     top: &str,
     work: &Path,
 ) -> Result<AreaReport, SynthError> {
-    std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
-        path: work.to_path_buf(),
-        source,
-    })?;
+    crate::tools::create_dir(work)?;
     let verilog = verilog.canonicalize().map_err(|source| SynthError::Io {
         path: verilog.to_path_buf(),
         source,

@@ -139,10 +139,7 @@ fn write_check_files(
     check: &RtBmc,
     work: &Path,
 ) -> Result<CheckFiles, SynthError> {
-    std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
-        path: work.to_path_buf(),
-        source,
-    })?;
+    crate::tools::create_dir(work)?;
     let write = |name: &str, text: &str| -> Result<PathBuf, SynthError> {
         let p = work.join(name);
         std::fs::write(&p, text).map_err(|source| SynthError::Io {

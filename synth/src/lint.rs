@@ -80,10 +80,7 @@ fn yosys_check(
     top: &str,
     work: &Path,
 ) -> Result<Vec<String>, SynthError> {
-    std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
-        path: work.to_path_buf(),
-        source,
-    })?;
+    crate::tools::create_dir(work)?;
     let script = CHECK_SCRIPT
         .replace("{VERILOG}", &verilog.display().to_string())
         .replace("{TOP}", top);
