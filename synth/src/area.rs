@@ -1,6 +1,6 @@
 //! Area, cell, flip-flop and transistor counts from yosys.
 
-use crate::library::Library;
+use crate::library::{CellInfo, Library};
 use crate::tools::{run_yosys_script, tail, SynthError, Tools};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -99,85 +99,57 @@ pub fn libraries(tools: &Tools, work: &Path) -> Result<Vec<Library>, SynthError>
     Ok(vec![Library::osu018(tools), Library::sky130hd(work)?])
 }
 
-/// Synthesise module `top` of `verilog` to `lib`, time it, and report its cost.
-/// Intermediate scripts, statistics and the netlist go to `work`.
-pub fn synthesize_on(
-    tools: &Tools,
+/// The yosys lines that map enable flip-flops to `lib`'s enable-flop cell (empty when the
+/// library has none); its blackbox and techmap files are written into `work`.
+fn enable_flop_lines(
     lib: &Library,
-    verilog: &Path,
+    cells: &BTreeMap<String, CellInfo>,
     top: &str,
     work: &Path,
-) -> Result<AreaReport, SynthError> {
-    std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
-        path: work.to_path_buf(),
-        source,
-    })?;
-    let verilog = verilog.canonicalize().map_err(|source| SynthError::Io {
-        path: verilog.to_path_buf(),
-        source,
-    })?;
-    let top_path = PathBuf::from(top);
-    let tag = format!("{top}_{}", lib.name);
-    let area_stat = work.join(format!("{tag}_area.stat"));
-    let netlist = work.join(format!("{tag}_netlist.v"));
-    let cmos_stat = work.join(format!("{tag}_cmos.stat"));
-    let cells = lib.cells()?;
-    let enable_flops = match &lib.enable_flop {
-        None => String::new(),
-        Some(ef) => {
-            if !cells.get(ef.cell).is_some_and(|c| c.sequential) {
-                return Err(SynthError::Parse {
-                    top: top.to_string(),
-                    detail: format!(
-                        "{}: no sequential cell `{}` (the library's enable flip-flop)",
-                        lib.liberty.display(),
-                        ef.cell
-                    ),
-                });
-            }
-            let blackbox = work.join(format!("{}_blackbox.v", ef.cell));
-            let techmap = work.join(format!("{}_techmap.v", ef.cell));
-            for (path, text) in [
-                (&blackbox, ef.blackbox_verilog()),
-                (&techmap, ef.techmap_verilog()),
-            ] {
-                std::fs::write(path, text).map_err(|source| SynthError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-            }
-            // Synchronous resets and other flop kinds become $_DFF_P_ / $_DFFE_PP_ plus
-            // logic; the enable flops go to the library cell, the rest to `dfflibmap`.
-            format!(
-                "read_verilog -lib {}\ndfflegalize -cell $_DFF_P_ 01 -cell $_DFFE_PP_ 01\ntechmap -map {}",
-                blackbox.display(),
-                techmap.display()
-            )
-        }
+) -> Result<String, SynthError> {
+    let Some(ef) = &lib.enable_flop else {
+        return Ok(String::new());
     };
-    let area_script = fill(
-        AREA_SCRIPT,
-        &[
-            ("{VERILOG}", &verilog),
-            ("{TOP}", &top_path),
-            ("{LIBERTY}", &lib.liberty),
-            ("{STAT}", &area_stat),
-            ("{NETLIST}", &netlist),
-        ],
-    )
-    .replace("{ENABLE_FLOPS}", &enable_flops);
-    let cmos_script = fill(
-        TRANSISTOR_SCRIPT,
-        &[
-            ("{VERILOG}", &verilog),
-            ("{TOP}", &top_path),
-            ("{STAT}", &cmos_stat),
-        ],
-    );
-    let area_text = run_yosys(tools, &area_script, work, &format!("{tag}_area"), &verilog)?;
-    let cmos_text = run_yosys(tools, &cmos_script, work, &format!("{tag}_cmos"), &verilog)?;
-    let parsed = parse_liberty_stat(&area_text, top)?;
-    let transistors = parse_transistors(&cmos_text, top)?;
+    if !cells.get(ef.cell).is_some_and(|c| c.sequential) {
+        return Err(SynthError::Parse {
+            top: top.to_string(),
+            detail: format!(
+                "{}: no sequential cell `{}` (the library's enable flip-flop)",
+                lib.liberty.display(),
+                ef.cell
+            ),
+        });
+    }
+    let blackbox = work.join(format!("{}_blackbox.v", ef.cell));
+    let techmap = work.join(format!("{}_techmap.v", ef.cell));
+    for (path, text) in [
+        (&blackbox, ef.blackbox_verilog()),
+        (&techmap, ef.techmap_verilog()),
+    ] {
+        std::fs::write(path, text).map_err(|source| SynthError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    // Synchronous resets and other flop kinds become $_DFF_P_ / $_DFFE_PP_ plus
+    // logic; the enable flops go to the library cell, the rest to `dfflibmap`.
+    Ok(format!(
+        "read_verilog -lib {}\ndfflegalize -cell $_DFF_P_ 01 -cell $_DFFE_PP_ 01\ntechmap -map {}",
+        blackbox.display(),
+        techmap.display()
+    ))
+}
+
+/// What the netlist's cell counts mean in `cells`' terms: flip-flops, their area, and the
+/// area of the library's smallest two-input NAND (the gate-equivalent unit; infinite when
+/// the library has none).
+struct CellFigures {
+    flip_flops: u64,
+    ff_area: f64,
+    nand2: f64,
+}
+
+fn cell_figures(parsed: &LibertyStat, cells: &BTreeMap<String, CellInfo>) -> CellFigures {
     let info = |c: &str| cells.get(c).copied().unwrap_or_default();
     let flip_flops = parsed
         .cell_counts
@@ -191,7 +163,6 @@ pub fn synthesize_on(
         .filter(|(c, _)| info(c).sequential)
         .map(|(c, &n)| info(c).area * n as f64)
         .sum();
-    // The smallest two-input NAND of the library is the gate-equivalent unit.
     let nand2 = cells
         .iter()
         .filter(|(name, c)| {
@@ -199,16 +170,84 @@ pub fn synthesize_on(
         })
         .map(|(_, c)| c.area)
         .fold(f64::INFINITY, f64::min);
-    let combinational = flip_flops == 0;
+    CellFigures {
+        flip_flops,
+        ff_area,
+        nand2,
+    }
+}
+
+/// The area script (mapping to `lib`, writing `netlist`) and the transistor-count script
+/// for module `top`; their statistics go to `work`.
+fn yosys_scripts(
+    lib: &Library,
+    verilog: &Path,
+    top: &str,
+    work: &Path,
+    netlist: &Path,
+    enable_flops: &str,
+) -> (String, String) {
+    let top_path = PathBuf::from(top);
+    let tag = format!("{top}_{}", lib.name);
+    let area_stat = work.join(format!("{tag}_area.stat"));
+    let cmos_stat = work.join(format!("{tag}_cmos.stat"));
+    let area_script = fill(
+        AREA_SCRIPT,
+        &[
+            ("{VERILOG}", verilog),
+            ("{TOP}", &top_path),
+            ("{LIBERTY}", &lib.liberty),
+            ("{STAT}", &area_stat),
+            ("{NETLIST}", netlist),
+        ],
+    )
+    .replace("{ENABLE_FLOPS}", enable_flops);
+    let cmos_script = fill(
+        TRANSISTOR_SCRIPT,
+        &[
+            ("{VERILOG}", verilog),
+            ("{TOP}", &top_path),
+            ("{STAT}", &cmos_stat),
+        ],
+    );
+    (area_script, cmos_script)
+}
+
+/// Synthesise module `top` of `verilog` to `lib`, time it, and report its cost.
+/// Intermediate scripts, statistics and the netlist go to `work`.
+pub fn synthesize_on(
+    tools: &Tools,
+    lib: &Library,
+    verilog: &Path,
+    top: &str,
+    work: &Path,
+) -> Result<AreaReport, SynthError> {
+    crate::tools::create_dir(work)?;
+    let verilog = verilog.canonicalize().map_err(|source| SynthError::Io {
+        path: verilog.to_path_buf(),
+        source,
+    })?;
+    let tag = format!("{top}_{}", lib.name);
+    let netlist = work.join(format!("{tag}_netlist.v"));
+    let cells = lib.cells()?;
+    let enable_flops = enable_flop_lines(lib, &cells, top, work)?;
+    let (area_script, cmos_script) =
+        yosys_scripts(lib, &verilog, top, work, &netlist, &enable_flops);
+    let area_text = run_yosys(tools, &area_script, work, &format!("{tag}_area"), &verilog)?;
+    let cmos_text = run_yosys(tools, &cmos_script, work, &format!("{tag}_cmos"), &verilog)?;
+    let parsed = parse_liberty_stat(&area_text, top)?;
+    let transistors = parse_transistors(&cmos_text, top)?;
+    let figures = cell_figures(&parsed, &cells);
+    let combinational = figures.flip_flops == 0;
     let timing = crate::timing::analyse(&lib.liberty, &netlist, top, !combinational, work)?;
     Ok(AreaReport {
         block: top.to_string(),
         library: lib.name.to_string(),
         node_nm: lib.node_nm,
         area_um2: parsed.area_um2,
-        logic_area_um2: parsed.area_um2 - ff_area,
-        nand2_equivalents: if nand2.is_finite() {
-            parsed.area_um2 / nand2
+        logic_area_um2: parsed.area_um2 - figures.ff_area,
+        nand2_equivalents: if figures.nand2.is_finite() {
+            parsed.area_um2 / figures.nand2
         } else {
             0.0
         },
@@ -217,7 +256,7 @@ pub fn synthesize_on(
         max_clock_mhz: timing.max_clock_mhz,
         paper_clock_mhz: paper_mm2(top).map(|_| 1132.0),
         cells: parsed.cells,
-        flip_flops,
+        flip_flops: figures.flip_flops,
         transistors,
         area_mm2_28nm: parsed.area_um2 * lib.shrink_to_28nm() * 1e-6,
         paper_mm2: paper_mm2(top),

@@ -14,8 +14,8 @@
 //! and the yosys map file), so a mutant's failure says what stimulus broke it.
 
 use crate::tools::{require, run, tail, SynthError};
-use mcmvm_models::config::HwConfig;
-use mcmvm_models::protocol::BlockKind;
+use mcmvm_protocol::config::HwConfig;
+use mcmvm_protocol::protocol::BlockKind;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -123,15 +123,23 @@ fn yosys_script(dut: &Path, harness: &Path, check: &RtBmc, aig: &Path, map: &Pat
     )
 }
 
-/// Run the check on `dut_verilog` (the text of module `remote_tracker`, possibly a
-/// mutant); files go to `work`.
-pub fn check_rt(dut_verilog: &str, check: &RtBmc, work: &Path) -> Result<BmcOutcome, SynthError> {
-    let yosys = require("yosys", "yosys")?;
-    let abc = require("yosys-abc", "yosys")?;
-    std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
-        path: work.to_path_buf(),
-        source,
-    })?;
+/// The files one check reads and writes, all under its work directory.
+struct CheckFiles {
+    dut: PathBuf,
+    script: PathBuf,
+    aig: PathBuf,
+    map: PathBuf,
+    cex: PathBuf,
+}
+
+/// Write the DUT, the harness and the yosys script into `work` (a stale counterexample
+/// is removed so an old one is never read back as this run's).
+fn write_check_files(
+    dut_verilog: &str,
+    check: &RtBmc,
+    work: &Path,
+) -> Result<CheckFiles, SynthError> {
+    crate::tools::create_dir(work)?;
     let write = |name: &str, text: &str| -> Result<PathBuf, SynthError> {
         let p = work.join(name);
         std::fs::write(&p, text).map_err(|source| SynthError::Io {
@@ -150,20 +158,18 @@ pub fn check_rt(dut_verilog: &str, check: &RtBmc, work: &Path) -> Result<BmcOutc
         "rt_formal.ys",
         &yosys_script(&dut, &harness, check, &aig, &map),
     )?;
+    Ok(CheckFiles {
+        dut,
+        script,
+        aig,
+        map,
+        cex,
+    })
+}
 
-    let start = Instant::now();
-    let out = run(
-        Command::new(&yosys).arg("-q").arg("-s").arg(&script),
-        "yosys",
-        &dut,
-    )?;
-    if !out.status.success() {
-        return Err(SynthError::ToolFailed {
-            tool: "yosys".into(),
-            input: dut,
-            detail: tail(&out, 6),
-        });
-    }
+/// ABC's command line: read the AIGER model, simplify, run `bmc3` (or `pdr`), write the
+/// counterexample.
+fn abc_command(check: &RtBmc, aig: &Path, cex: &Path) -> String {
     // fold: constraints (the harness's assumptions) must hold in every frame up to the
     // failure; dc2: combinational simplification; scorr: sequential (induction-proved
     // equivalences and constants) for small tables only, see SCORR_MAX_ENTRIES.
@@ -177,27 +183,52 @@ pub fn check_rt(dut_verilog: &str, check: &RtBmc, work: &Path) -> Result<BmcOutc
     } else {
         format!("bmc3 -F {} -T {}", check.depth, check.timeout_s)
     };
-    let abc_cmd = format!(
+    format!(
         "read_aiger {aig}; fold; strash; {scorr}dc2; {engine}; write_cex -a {cex}",
         aig = aig.display(),
         cex = cex.display(),
-    );
+    )
+}
+
+/// Run the check on `dut_verilog` (the text of module `remote_tracker`, possibly a
+/// mutant); files go to `work`.
+pub fn check_rt(dut_verilog: &str, check: &RtBmc, work: &Path) -> Result<BmcOutcome, SynthError> {
+    let yosys = require("yosys", "yosys")?;
+    let abc = require("yosys-abc", "yosys")?;
+    let files = write_check_files(dut_verilog, check, work)?;
+
+    let start = Instant::now();
+    let out = run(
+        Command::new(&yosys).arg("-q").arg("-s").arg(&files.script),
+        "yosys",
+        &files.dut,
+    )?;
+    if !out.status.success() {
+        return Err(SynthError::ToolFailed {
+            tool: "yosys".into(),
+            input: files.dut,
+            detail: tail(&out, 6),
+        });
+    }
+    let abc_cmd = abc_command(check, &files.aig, &files.cex);
     let out = run(
         Command::new(&abc).arg("-c").arg(&abc_cmd),
         "yosys-abc",
-        &aig,
+        &files.aig,
     )?;
     let seconds = start.elapsed().as_secs_f64();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    parse_abc(&text, check.depth, seconds, &map, &cex).ok_or_else(|| SynthError::ToolFailed {
-        tool: "yosys-abc".into(),
-        input: aig.clone(),
-        detail: format!(
-            "no verdict for depth {} within {} s: {}",
-            check.depth,
-            check.timeout_s,
-            tail(&out, 4)
-        ),
+    parse_abc(&text, check.depth, seconds, &files.map, &files.cex).ok_or_else(|| {
+        SynthError::ToolFailed {
+            tool: "yosys-abc".into(),
+            input: files.aig.clone(),
+            detail: format!(
+                "no verdict for depth {} within {} s: {}",
+                check.depth,
+                check.timeout_s,
+                tail(&out, 4)
+            ),
+        }
     })
 }
 

@@ -87,10 +87,7 @@ impl Library {
     pub fn sky130hd(work: &Path) -> Result<Library, SynthError> {
         let path = work.join("sky130_fd_sc_hd__tt_025C_1v80.lib");
         if !path.is_file() {
-            std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
-                path: work.to_path_buf(),
-                source,
-            })?;
+            crate::tools::create_dir(work)?;
             let mut text = Vec::new();
             flate2::read::GzDecoder::new(SKY130_HD_GZ)
                 .read_to_end(&mut text)

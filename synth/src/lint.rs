@@ -31,6 +31,15 @@ pub fn lint(
     top: &str,
     work: &Path,
 ) -> Result<LintReport, SynthError> {
+    Ok(LintReport {
+        block: top.to_string(),
+        verilator: verilator_lint(tools, verilog, top)?,
+        yosys: yosys_check(tools, verilog, top, work)?,
+    })
+}
+
+/// `verilator --lint-only -Wall`'s warnings and errors, one per entry.
+fn verilator_lint(tools: &Tools, verilog: &Path, top: &str) -> Result<Vec<String>, SynthError> {
     let verilator = match &tools.verilator {
         Some(v) => v.clone(),
         None => require("verilator", "verilator")?,
@@ -49,23 +58,29 @@ pub fn lint(
         verilog,
     )?;
     let text = String::from_utf8_lossy(&out.stderr);
-    let mut verilator_msgs: Vec<String> = text
+    let mut msgs: Vec<String> = text
         .lines()
         .filter(|l| l.starts_with("%Warning") || l.starts_with("%Error"))
         .map(|l| l.to_string())
         .collect();
-    if !out.status.success() && verilator_msgs.is_empty() {
-        verilator_msgs.push(format!(
+    if !out.status.success() && msgs.is_empty() {
+        msgs.push(format!(
             "verilator exited with {}: {}",
             out.status,
             tail(&out, 4)
         ));
     }
+    Ok(msgs)
+}
 
-    std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
-        path: work.to_path_buf(),
-        source,
-    })?;
+/// The failures of `scripts/check.ys` (undriven wires, latches); its script goes to `work`.
+fn yosys_check(
+    tools: &Tools,
+    verilog: &Path,
+    top: &str,
+    work: &Path,
+) -> Result<Vec<String>, SynthError> {
+    crate::tools::create_dir(work)?;
     let script = CHECK_SCRIPT
         .replace("{VERILOG}", &verilog.display().to_string())
         .replace("{TOP}", top);
@@ -75,18 +90,14 @@ pub fn lint(
         &work.join(format!("{top}_check.ys")),
         verilog,
     )?;
-    let mut yosys_msgs: Vec<String> = String::from_utf8_lossy(&out.stdout)
+    let mut msgs: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .chain(String::from_utf8_lossy(&out.stderr).lines())
         .filter(|l| l.contains("Warning") || l.contains("ERROR"))
         .map(|l| l.trim().to_string())
         .collect();
-    if !out.status.success() && yosys_msgs.is_empty() {
-        yosys_msgs.push(format!("yosys check failed: {}", tail(&out, 4)));
+    if !out.status.success() && msgs.is_empty() {
+        msgs.push(format!("yosys check failed: {}", tail(&out, 4)));
     }
-    Ok(LintReport {
-        block: top.to_string(),
-        verilator: verilator_msgs,
-        yosys: yosys_msgs,
-    })
+    Ok(msgs)
 }

@@ -90,6 +90,14 @@ impl Tools {
 }
 
 /// Run a command, mapping a launch failure to a clear error.
+/// Create the work directory `work` (and its parents).
+pub(crate) fn create_dir(work: &Path) -> Result<(), SynthError> {
+    std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
+        path: work.to_path_buf(),
+        source,
+    })
+}
+
 pub(crate) fn run(cmd: &mut Command, tool: &str, input: &Path) -> Result<Output, SynthError> {
     cmd.output().map_err(|e| SynthError::ToolFailed {
         tool: tool.to_string(),

@@ -335,14 +335,7 @@ impl AccessTimeTracker {
     /// The rising clock edge: every state update of one cycle.
     fn clock_edge(&mut self, input: &AttIn) {
         if input.reset != 0 {
-            // Valid bits and output registers only: everything else is rewritten by a
-            // register before it can be seen (see the module docs).
-            self.state.valid = 0;
-            self.state.recency = RecencyList::empty();
-            // The RTL clears its tree too (keeps a four-state simulation free of X).
-            self.state.tree = PlruTree::default();
-            self.match_groups = 0;
-            self.registered = OutputRegisters::default();
+            self.reset_edge();
             return;
         }
         let mut next_out = OutputRegisters::default();
@@ -368,8 +361,34 @@ impl AccessTimeTracker {
         } else {
             None
         };
-
         // 2.–4. Driver writes: register, then cease, then remove.
+        self.driver_writes(input, reg, cease, rm);
+        // 5. Recency.
+        self.recency_edge(acc, reg, rm);
+        self.registered = next_out;
+    }
+
+    /// Reset: valid bits and output registers only; everything else is rewritten by a
+    /// register before it can be seen (see the module docs).
+    fn reset_edge(&mut self) {
+        self.state.valid = 0;
+        self.state.recency = RecencyList::empty();
+        // The RTL clears its tree too (keeps a four-state simulation free of X).
+        self.state.tree = PlruTree::default();
+        self.match_groups = 0;
+        self.registered = OutputRegisters::default();
+    }
+
+    /// Steps 2.–4.: the driver's register, cease and remove writes to slots `reg`,
+    /// `cease`, `rm`, in that order.
+    #[inline]
+    fn driver_writes(
+        &mut self,
+        input: &AttIn,
+        reg: Option<usize>,
+        cease: Option<usize>,
+        rm: Option<usize>,
+    ) {
         let s = &mut self.state;
         if let Some(k) = reg {
             s.valid |= 1 << k;
@@ -385,12 +404,15 @@ impl AccessTimeTracker {
         if let Some(k) = rm {
             s.valid &= !(1u32 << k);
         }
+    }
 
-        // 5. Recency: the register is the newer touch when both happen; a removed slot
-        // leaves the order (even one touched this cycle).
-        // The tree is not touched for a slot removed in the same cycle (it would only
-        // disturb the order of the others); the exact order unlinks it after the touches.
-        self.match_groups = (32 - s.valid.leading_zeros() as usize).div_ceil(4);
+    /// Step 5.: the register is the newer touch when both happen; a removed slot leaves
+    /// the order (even one touched this cycle). The tree is not touched for a slot
+    /// removed in the same cycle (it would only disturb the order of the others); the
+    /// exact order unlinks it after the touches.
+    #[inline]
+    fn recency_edge(&mut self, acc: Option<usize>, reg: Option<usize>, rm: Option<usize>) {
+        self.match_groups = (32 - self.state.valid.leading_zeros() as usize).div_ceil(4);
         for k in [acc, reg].into_iter().flatten() {
             if !(self.spec.tree_plru && Some(k) == rm) {
                 self.touch(k);
@@ -401,7 +423,6 @@ impl AccessTimeTracker {
                 self.state.recency.remove(k);
             }
         }
-        self.registered = next_out;
     }
 }
 

@@ -89,6 +89,26 @@ struct Indexed {
     slot: u8,
 }
 
+/// A broken structural invariant of the Remote Tracker's table
+/// ([`RemoteTracker::check_invariants`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RtInvariantError {
+    #[error("rows at or above {entries} are valid")]
+    RowBeyondTable { entries: usize },
+    /// Under `Nru`, a full table of two or more rows always keeps one bit clear.
+    #[error("full table with every not-recently-used bit set")]
+    EveryRowRecentlyUsed,
+    /// Under `Ranks`, the valid rows' ranks are a permutation of `0..valid`.
+    #[error("slot {slot}: rank {rank} repeated or >= {valid}")]
+    BadRank {
+        slot: usize,
+        rank: usize,
+        valid: usize,
+    },
+    #[error("slot {slot}: alloc ID {id} held twice")]
+    IdHeldTwice { slot: usize, id: usize },
+}
+
 /// A valid entry as seen by [`RemoteTracker::snapshot`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RtEntryView {
@@ -157,12 +177,14 @@ impl RemoteTracker {
 
     /// Check the table's structural invariants: every valid ID appears once; under `Ranks`
     /// the ranks of the valid entries are a permutation of `0..valid_count`, under `Nru` a
-    /// full table of two or more rows has a row whose bit is clear. Returns a description
-    /// of the first violation.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    /// full table of two or more rows has a row whose bit is clear. Returns the first
+    /// violation.
+    pub fn check_invariants(&self) -> Result<(), RtInvariantError> {
         let t = &self.table;
         if t.valid & !self.live_rows() != 0 {
-            return Err(format!("rows at or above {} are valid", self.entries));
+            return Err(RtInvariantError::RowBeyondTable {
+                entries: self.entries,
+            });
         }
         let count = t.valid.count_ones() as usize;
         let mut seen_rank = [false; MAX_ENTRIES];
@@ -173,19 +195,23 @@ impl RemoteTracker {
             && self.entries >= 2
             && t.used & self.live_rows() == self.live_rows()
         {
-            return Err("full table with every not-recently-used bit set".into());
+            return Err(RtInvariantError::EveryRowRecentlyUsed);
         }
         for slot in (0..self.entries).filter(|&s| t.is_valid(s)) {
             let r = t.rank[slot] as usize;
             if self.replacement == RtReplacement::Ranks {
                 if r >= count || seen_rank[r] {
-                    return Err(format!("slot {slot}: rank {r} repeated or >= {count}"));
+                    return Err(RtInvariantError::BadRank {
+                        slot,
+                        rank: r,
+                        valid: count,
+                    });
                 }
                 seen_rank[r] = true;
             }
             let id = t.alloc_id[slot] as usize;
             if seen_id[id] {
-                return Err(format!("slot {slot}: alloc ID {id} held twice"));
+                return Err(RtInvariantError::IdHeldTwice { slot, id });
             }
             seen_id[id] = true;
         }

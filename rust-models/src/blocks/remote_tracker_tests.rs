@@ -243,3 +243,61 @@ fn tree_plru_replaces_the_row_the_tree_bits_lead_to() {
     let out = run(&mut t, &[RtIn::walk(5, false), RtIn::idle()]);
     assert_eq!((out[1].evict_valid, out[1].evict_alloc_id), (1, 3));
 }
+
+/// A table of `entries` rows, two of which hold IDs 1 and 2.
+fn two_rows(entries: usize, replacement: RtReplacement) -> RemoteTracker {
+    let mut t = rt_with(entries, 32, false, replacement);
+    run(
+        &mut t,
+        &[
+            RtIn::reset(),
+            RtIn::walk(1, true),
+            RtIn::walk(2, true),
+            RtIn::idle(),
+            RtIn::idle(),
+        ],
+    );
+    assert_eq!(t.table.valid.count_ones(), 2, "two rows valid");
+    t
+}
+
+#[test]
+fn each_corrupted_table_invariant_is_named_by_its_error() {
+    // A consistent table with two valid rows, `lo` below `hi`.
+    let mut t = two_rows(4, RtReplacement::Ranks);
+    let lo = t.table.valid.trailing_zeros() as usize;
+    let hi = 31 - t.table.valid.leading_zeros() as usize;
+    let good = t.clone();
+
+    t.table.valid |= 1 << 4;
+    assert_eq!(
+        t.check_invariants(),
+        Err(RtInvariantError::RowBeyondTable { entries: 4 })
+    );
+    t = good.clone();
+    t.table.rank[hi] = t.table.rank[lo];
+    assert_eq!(
+        t.check_invariants(),
+        Err(RtInvariantError::BadRank {
+            slot: hi,
+            rank: t.table.rank[lo] as usize,
+            valid: 2
+        })
+    );
+    t = good;
+    t.table.alloc_id[hi] = t.table.alloc_id[lo];
+    assert_eq!(
+        t.check_invariants(),
+        Err(RtInvariantError::IdHeldTwice {
+            slot: hi,
+            id: t.table.alloc_id[lo] as usize
+        })
+    );
+    // Nru: a full two-row table with both rows' bits set.
+    let mut n = two_rows(2, RtReplacement::Nru);
+    n.table.used = 0b11;
+    assert_eq!(
+        n.check_invariants(),
+        Err(RtInvariantError::EveryRowRecentlyUsed)
+    );
+}

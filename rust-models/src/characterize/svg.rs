@@ -12,22 +12,55 @@ const T: f64 = 40.0;
 const B: f64 = 50.0;
 const COLORS: [&str; 5] = ["#4E79A7", "#F28E2B", "#E15759", "#59A14F", "#B07AA1"];
 
+/// The plot's axes: log2 of the footprint from `x0` to `x1`, cycles from 0 to `y1`.
+struct Scale {
+    x0: f64,
+    x1: f64,
+    y1: f64,
+}
+
+impl Scale {
+    /// Axes that fit every point of `series`, with 10 % headroom above.
+    fn fit(series: &[(String, Vec<(u64, f64)>)]) -> Scale {
+        let all = series.iter().flat_map(|(_, p)| p.iter());
+        let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 1.0f64);
+        for &(x, y) in all {
+            x0 = x0.min((x as f64).log2());
+            x1 = x1.max((x as f64).log2());
+            y1 = y1.max(y);
+        }
+        if x0 >= x1 {
+            (x0, x1) = (0.0, 1.0);
+        }
+        Scale {
+            x0,
+            x1,
+            y1: y1 * 1.1,
+        }
+    }
+
+    fn px(&self, x: u64) -> f64 {
+        L + ((x as f64).log2() - self.x0) / (self.x1 - self.x0) * (W - L - R)
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        H - B - y / self.y1 * (H - T - B)
+    }
+}
+
 /// An SVG of `series` (name, points of (footprint bytes, cycles per load)).
 pub fn staircase(title: &str, series: &[(String, Vec<(u64, f64)>)]) -> String {
-    let all = series.iter().flat_map(|(_, p)| p.iter());
-    let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 1.0f64);
-    for &(x, y) in all {
-        x0 = x0.min((x as f64).log2());
-        x1 = x1.max((x as f64).log2());
-        y1 = y1.max(y);
-    }
-    if x0 >= x1 {
-        (x0, x1) = (0.0, 1.0);
-    }
-    let y1 = y1 * 1.1;
-    let px = |x: u64| L + ((x as f64).log2() - x0) / (x1 - x0) * (W - L - R);
-    let py = |y: f64| H - B - y / y1 * (H - T - B);
+    let scale = Scale::fit(series);
     let mut s = String::new();
+    frame(&mut s, title);
+    axes(&mut s, &scale);
+    lines(&mut s, &scale, series);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The SVG header, background, title and the two axis lines.
+fn frame(s: &mut String, title: &str) {
     let _ = writeln!(
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
@@ -46,8 +79,12 @@ pub fn staircase(title: &str, series: &[(String, Vec<(u64, f64)>)]) -> String {
         H - B,
         H - B
     );
-    for e in (x0.ceil() as u32..=x1.floor() as u32).step_by(2) {
-        let x = px(1u64 << e);
+}
+
+/// Ticks every 4x of footprint, six cycle grid lines, and the axis labels.
+fn axes(s: &mut String, scale: &Scale) {
+    for e in (scale.x0.ceil() as u32..=scale.x1.floor() as u32).step_by(2) {
+        let x = scale.px(1u64 << e);
         let _ = writeln!(
             s,
             r#"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{}" stroke="black"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
@@ -58,8 +95,8 @@ pub fn staircase(title: &str, series: &[(String, Vec<(u64, f64)>)]) -> String {
         );
     }
     for i in 0..=5 {
-        let v = y1 * i as f64 / 5.0;
-        let y = py(v);
+        let v = scale.y1 * i as f64 / 5.0;
+        let y = scale.py(v);
         let _ = writeln!(
             s,
             r##"<line x1="{}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v:.0}</text>"##,
@@ -77,11 +114,15 @@ pub fn staircase(title: &str, series: &[(String, Vec<(u64, f64)>)]) -> String {
         H / 2.0,
         H / 2.0
     );
+}
+
+/// One polyline per series and its legend entry.
+fn lines(s: &mut String, scale: &Scale, series: &[(String, Vec<(u64, f64)>)]) {
     for (i, (name, pts)) in series.iter().enumerate() {
         let c = COLORS[i % COLORS.len()];
         let path: Vec<String> = pts
             .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+            .map(|&(x, y)| format!("{:.1},{:.1}", scale.px(x), scale.py(y)))
             .collect();
         let _ = writeln!(
             s,
@@ -99,8 +140,6 @@ pub fn staircase(title: &str, series: &[(String, Vec<(u64, f64)>)]) -> String {
             escape(name)
         );
     }
-    s.push_str("</svg>\n");
-    s
 }
 
 fn escape(t: &str) -> String {

@@ -120,9 +120,9 @@ impl Gpu<'_> {
         let mut i = first_line;
         while i < lines.len() {
             // One translation per 4 KB page of the instruction.
-            let page = (base + lines[i]) >> 12;
+            let page = Va(base + lines[i]).vpn();
             let mut j = i + 1;
-            while j < lines.len() && (base + lines[j]) >> 12 == page {
+            while j < lines.len() && Va(base + lines[j]).vpn() == page {
                 j += 1;
             }
             if let Some(replay_at) = self.access_page(acc, instr, &lines[i..j])? {
@@ -161,7 +161,7 @@ impl Gpu<'_> {
     ) -> Result<Option<u64>, GpuError> {
         let (sm, chiplet, base) = (acc.sm, acc.chiplet, acc.base);
         let va = base + lines[0];
-        let page = va >> 12;
+        let page = Va(va).vpn();
         let Translated { pa, ready, queued } = match self.translate(va, acc.t_issue, sm, instr)? {
             Translate::Ready(tr) => tr,
             Translate::Deferred { replay_at } => return Ok(Some(replay_at)),

@@ -242,143 +242,15 @@ impl GpuConfig {
         }
     }
 
-    /// Check every value the model depends on; the error names the key.
+    /// Check every value the model depends on; the error names the key. The rules run in
+    /// the order of `config_rules::RULES`; the first that fails is reported.
     pub fn validate(&self, path: &Path) -> Result<(), ConfigError> {
-        let bad = |key: &str, message: String| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key: key.to_string(),
-            message,
-        };
-        let g = &self.gpu;
-        if !g.chiplets.is_power_of_two() || g.chiplets > 64 {
-            return Err(bad(
-                "gpu.chiplets",
-                format!("expected a power of two in 1..=64, got {}", g.chiplets),
-            ));
-        }
-        let mlp = g.loads_in_flight_per_warp;
-        if mlp == 0 || mlp as usize > super::in_flight::MAX_IN_FLIGHT {
-            return Err(bad(
-                "gpu.loads_in_flight_per_warp",
-                format!(
-                    "expected 1..={}, got {mlp}",
-                    super::in_flight::MAX_IN_FLIGHT
-                ),
-            ));
-        }
-        for (key, v) in [
-            ("gpu.sms_per_chiplet", g.sms_per_chiplet),
-            ("gpu.warps_per_sm", g.warps_per_sm),
-            ("gpu.max_tbs_per_sm", g.max_tbs_per_sm),
-            ("gpu.issue_width", g.issue_width),
-            (
-                "memory.channels_per_chiplet",
-                self.memory.channels_per_chiplet,
-            ),
-            (
-                "walker.walkers_per_chiplet",
-                self.walker.walkers_per_chiplet,
-            ),
-        ] {
-            if v == 0 {
-                return Err(bad(key, "expected at least 1, got 0".into()));
-            }
-        }
-        for (key, v) in [
-            ("gpu.clock_mhz", g.clock_mhz),
-            (
-                "memory.total_bandwidth_gbs",
-                self.memory.total_bandwidth_gbs,
-            ),
-            (
-                "interconnect.total_bandwidth_gbs",
-                self.interconnect.total_bandwidth_gbs,
-            ),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(bad(key, format!("expected a positive number, got {v}")));
-            }
-        }
-        for (key, v) in [
-            ("interconnect.latency_ns", self.interconnect.latency_ns),
-            ("fault.latency_ns", self.fault.latency_ns),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(bad(key, format!("expected a number >= 0, got {v}")));
-            }
-        }
-        for (name, t) in [("l1_tlb", &self.l1_tlb), ("l2_tlb", &self.l2_tlb)] {
-            for (size, n) in [
-                ("entries_4k", t.entries_4k),
-                ("entries_64k", t.entries_64k),
-                ("entries_2m", t.entries_2m),
-                ("entries_intermediate", t.intermediate_entries()),
-            ] {
-                if n == 0 {
-                    return Err(bad(&format!("{name}.{size}"), "expected at least 1".into()));
-                }
-                if t.ways != 0 && (n % t.ways != 0 || !(n / t.ways).is_power_of_two()) {
-                    return Err(bad(
-                        &format!("{name}.{size}"),
-                        format!(
-                            "{n} entries do not form a power-of-two number of {}-way sets",
-                            t.ways
-                        ),
-                    ));
-                }
-            }
-        }
-        for (name, c) in [("l1_cache", &self.l1_cache), ("l2_cache", &self.l2_cache)] {
-            let lines = c.bytes / LINE_BYTES;
-            if c.ways == 0
-                || c.bytes % LINE_BYTES != 0
-                || !lines.is_multiple_of(c.ways as u64)
-                || !(lines / c.ways as u64).is_power_of_two()
-            {
-                return Err(bad(
-                    &format!("{name}.bytes"),
-                    format!(
-                        "{} bytes in {}-way sets of 128-byte lines is not a power-of-two set count",
-                        c.bytes, c.ways
-                    ),
-                ));
-            }
-        }
-        let m = &self.memory;
-        if !m.channel_interleave_bytes.is_power_of_two() || m.channel_interleave_bytes < LINE_BYTES
-        {
-            return Err(bad(
-                "memory.channel_interleave_bytes",
-                format!(
-                    "expected a power of two >= 128, got {}",
-                    m.channel_interleave_bytes
-                ),
-            ));
-        }
-        if m.bytes_per_chiplet == 0 || !m.bytes_per_chiplet.is_multiple_of(crate::addr::PAGE_2M) {
-            return Err(bad(
-                "memory.bytes_per_chiplet",
-                format!(
-                    "expected a positive multiple of 2 MB, got {}",
-                    m.bytes_per_chiplet
-                ),
-            ));
-        }
-        // The caches keep 32-bit line tags (line number + 1): 2^32 lines of 128 bytes.
-        let total = m.bytes_per_chiplet.saturating_mul(self.gpu.chiplets as u64);
-        if total > MAX_PHYSICAL_BYTES {
-            return Err(bad(
-                "memory.bytes_per_chiplet",
-                format!(
-                    "{} chiplets x {} bytes exceed the model's {} GB of physical memory",
-                    self.gpu.chiplets,
-                    m.bytes_per_chiplet,
-                    MAX_PHYSICAL_BYTES >> 30
-                ),
-            ));
-        }
-        if let Err((key, message)) = self.driver.check() {
-            return Err(bad(key, message));
+        for rule in super::config_rules::RULES {
+            rule(self).map_err(|(key, message)| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key,
+                message,
+            })?;
         }
         // The twins' keys are reported as in hw.toml (`remote_tracker.entries`, …).
         self.hw.validate(path)

@@ -112,6 +112,35 @@ pub struct Gpu<'w> {
     mlp_limit: usize,
 }
 
+/// The mapping-completion stamps over `mm`'s VA span; from here on `mm` logs the pages
+/// it maps, so each fault's new mappings can be stamped.
+fn map_times_for(mm: &mut MemoryManager) -> super::mapping::MapTimes {
+    mm.log_new_mappings();
+    let (va0, span) = mm.va_span();
+    super::mapping::MapTimes::new(va0.vpn(), span / crate::addr::PAGE_2M)
+}
+
+/// The first byte of each of the `n` allocations in `mm`'s VA space.
+fn alloc_bases(mm: &MemoryManager, n: usize) -> Vec<u64> {
+    (0..n)
+        .map(|i| mm.alloc_base(i as crate::workload::AllocIndex).0)
+        .collect()
+}
+
+impl Sm {
+    /// SM number `sm` of the GPU, idle, on chiplet `sm / sms_per_chiplet`.
+    fn new(cfg: &GpuConfig, sm: u32) -> Sm {
+        Sm {
+            chiplet: sm / cfg.gpu.sms_per_chiplet,
+            l1_cache: TagCache::new(&cfg.l1_cache),
+            issue: Budget::default(),
+            l1_port: LinePort::new(cfg.memory.serve_in_arrival_order),
+            mshrs: MshrPool::new(cfg.gpu.l1_mshrs_per_sm),
+            resident_tbs: 0,
+        }
+    }
+}
+
 impl<'w> Gpu<'w> {
     /// Assemble the GPU; every GMMU's Remote Tracker and TLB coalescing logic are served
     /// by the engines `cfg.engines` names (the behavioural twins by default).
@@ -132,24 +161,11 @@ impl<'w> Gpu<'w> {
         let gmmus = (0..cfg.gpu.chiplets)
             .map(|c| Gmmu::new(cfg, c))
             .collect::<Result<Vec<_>, _>>()?;
-        let sms = (0..d.sms)
-            .map(|s| Sm {
-                chiplet: s / cfg.gpu.sms_per_chiplet,
-                l1_cache: TagCache::new(&cfg.l1_cache),
-                issue: Budget::default(),
-                l1_port: LinePort::new(cfg.memory.serve_in_arrival_order),
-                mshrs: MshrPool::new(cfg.gpu.l1_mshrs_per_sm),
-                resident_tbs: 0,
-            })
-            .collect();
+        let sms = (0..d.sms).map(|s| Sm::new(cfg, s)).collect();
         let allocs = workload.allocations();
-        let alloc_base = (0..allocs.len())
-            .map(|i| mm.alloc_base(i as crate::workload::AllocIndex).0)
-            .collect();
+        let alloc_base = alloc_bases(&mm, allocs.len());
         let defer_replays = service.defers_replays();
-        mm.log_new_mappings();
-        let (va0, span) = mm.va_span();
-        let map_times = super::mapping::MapTimes::new(va0.0 >> 12, span / crate::addr::PAGE_2M);
+        let map_times = map_times_for(&mut mm);
         let observe_accesses = service.observes_accesses();
         Ok(Gpu {
             cfg: cfg.clone(),
@@ -165,10 +181,7 @@ impl<'w> Gpu<'w> {
             counters: Counters::default(),
             per_alloc: allocs
                 .iter()
-                .map(|a| AllocCounters {
-                    pages: super::locality::PageLocality::new(a.bytes, cfg.gpu.chiplets),
-                    ..AllocCounters::default()
-                })
+                .map(|a| AllocCounters::new(a.bytes, cfg.gpu.chiplets))
                 .collect(),
             lines_buf: Vec::with_capacity(64),
             shootdowns: Vec::new(),

@@ -19,14 +19,15 @@
 use super::engine::Gpu;
 use super::tlb::{SizeClass, TlbFill};
 use super::GpuError;
-use crate::addr::PAGE_64K;
+use crate::addr::{Va, PAGE_2M, PAGE_4K, PAGE_64K};
 use crate::driver::Translation;
 use crate::pagetable::{LeafEntry, Level};
 
 impl Gpu<'_> {
     /// Whether every 4 KB page of the 64 KB page `vpn64` was mapped by cycle `at`.
     fn page64_mapped_by(&self, vpn64: u64, at: u64) -> bool {
-        self.map_times.latest_in(vpn64 << 4, 16) <= at
+        let first = Va(vpn64 * PAGE_64K).vpn();
+        self.map_times.latest_in(first, PAGE_64K / PAGE_4K) <= at
     }
 
     /// The TLB entry for a translation, and the cycles the coalescing logic took (its
@@ -48,10 +49,11 @@ impl Gpu<'_> {
             return Ok((fill, 0));
         }
         let pa_base = contiguous.then(|| tr.pa.0.wrapping_sub(va & (group - 1)));
-        let mut fill = TlbFill::new(class, 1, pa_base, 0);
-        let vpn64 = va >> 16;
+        let fill = TlbFill::new(class, 1, pa_base, 0);
         if class == SizeClass::M2 {
-            let block_done = self.map_times.latest_in((va >> 21) << 9, 512) <= walked;
+            let block_pages = PAGE_2M / PAGE_4K;
+            let block = Va(va).align_down(PAGE_2M).vpn();
+            let block_done = self.map_times.latest_in(block, block_pages) <= walked;
             if contiguous && !block_done {
                 // A huge page whose promotion is still in flight: the walked page alone.
                 return Ok((self.page_fill(va, tr.pa.0, walked), 0));
@@ -61,7 +63,28 @@ impl Gpu<'_> {
         if class != SizeClass::K64 {
             return Ok((fill, 0));
         }
-        let pages = (reach.min(group) / PAGE_64K).max(1) as u32;
+        let fill = self.fragment_fill(va, reach.min(group), contiguous, walked, fill);
+        if !(self.coalescing && tr.leaf_bytes == PAGE_64K && tr.leaf_level == Level::Ptb) {
+            return Ok((fill, 0));
+        }
+        match leaf {
+            Some(leaf) => self.coalesced_fill(va, tr, chiplet, walked, leaf, fill),
+            None => Ok((fill, 0)),
+        }
+    }
+
+    /// A 64 KB entry: the 64 KB pages of the fragment (`span` bytes) around `va`, if it is
+    /// contiguous and all of it was mapped by `walked`, else the walked 64 KB page alone.
+    fn fragment_fill(
+        &self,
+        va: u64,
+        span: u64,
+        contiguous: bool,
+        walked: u64,
+        mut fill: TlbFill,
+    ) -> TlbFill {
+        let vpn64 = va >> 16;
+        let pages = (span / PAGE_64K).max(1) as u32;
         let idx = (vpn64 & 15) as u32;
         let first = idx & !(pages - 1);
         fill.mask = ((((1u32 << pages) - 1) << first) & 0xffff) as u16;
@@ -72,16 +95,28 @@ impl Gpu<'_> {
         if !contiguous || !region_done {
             fill.mask = 1 << idx;
         }
-        if !(self.coalescing && tr.leaf_bytes == PAGE_64K && tr.leaf_level == Level::Ptb) {
-            return Ok((fill, 0));
-        }
+        fill
+    }
+
+    /// CLAP's coalescer on a 64 KB entry: the PTE line of the walked 1 MB group goes to the
+    /// chiplet's merge unit, whose result widens `fill` if it agrees with the walk.
+    fn coalesced_fill(
+        &mut self,
+        va: u64,
+        tr: &Translation,
+        chiplet: u32,
+        walked: u64,
+        leaf: LeafEntry,
+        mut fill: TlbFill,
+    ) -> Result<(TlbFill, u64), GpuError> {
+        let group = 1u64 << fill.class.group_shift();
+        let vpn64 = va >> 16;
+        let idx = (vpn64 & 15) as u32;
+        let group_vpn64 = vpn64 & !15;
         // The PTEs the merge unit sees: one per 64 KB page of the 1 MB group, read from the
         // PTB the walk ended in, each as it was at `walked` (the model writes a fault's
         // PTEs when the driver handles it, so one whose mapping is not yet complete is
         // still invalid for the walker).
-        let Some(leaf) = leaf else {
-            return Ok((fill, 0));
-        };
         let ptes = self.mm.page_table().group_ptes(leaf);
         // Only 64 KB PTEs (FRAG >= 4) belong in the line: the UVM path maps single 4 KB
         // pages into 64 KB frames, and such a PTE at a 64 KB boundary is not a 64 KB page.
@@ -122,8 +157,8 @@ impl Gpu<'_> {
     ) -> Option<TlbFill> {
         let bytes = self.mm.policy().static_intermediate_bytes()?;
         let class = SizeClass::intermediate(reach).filter(|_| reach == bytes)?;
-        let first_vpn = (va & !(bytes - 1)) >> 12;
-        let remapped = self.map_times.latest_in(first_vpn, bytes >> 12) <= walked;
+        let first = Va(va).align_down(bytes).vpn();
+        let remapped = self.map_times.latest_in(first, bytes / PAGE_4K) <= walked;
         if !(contiguous && remapped) {
             return None;
         }

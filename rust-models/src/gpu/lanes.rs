@@ -16,57 +16,65 @@ pub fn lines_of(lanes: &Lanes, out: &mut Vec<u64>) -> u64 {
             stride,
             lanes,
             elem,
-        } => {
-            if lanes == 0 {
-                return 0;
-            }
-            let elem = (elem as u64).max(1);
-            let end = offset + (lanes as u64 - 1) * stride + elem;
-            if stride <= LINE_BYTES {
-                // Lanes at most a line apart leave no line between the first and last
-                // byte untouched.
-                let mut l = offset / LINE_BYTES;
-                let last = (end - 1) / LINE_BYTES;
-                while l <= last {
-                    out.push(l * LINE_BYTES);
-                    l += 1;
-                }
-            } else {
-                for i in 0..lanes as u64 {
-                    let a = offset + i * stride;
-                    let (l0, l1) = (a / LINE_BYTES, (a + elem - 1) / LINE_BYTES);
-                    out.push(l0 * LINE_BYTES);
-                    if l1 != l0 {
-                        out.push(l1 * LINE_BYTES);
-                    }
-                }
-            }
-            end
+        } => strided_lines(offset, stride, lanes as u64, (elem as u64).max(1), out),
+        Lanes::Gather { ref offsets, elem } => gather_lines(offsets, (elem as u64).max(1), out),
+    }
+}
+
+/// The lines of `lanes` lanes of `elem` bytes, `stride` apart from `offset`.
+#[inline]
+fn strided_lines(offset: u64, stride: u64, lanes: u64, elem: u64, out: &mut Vec<u64>) -> u64 {
+    if lanes == 0 {
+        return 0;
+    }
+    let end = offset + (lanes - 1) * stride + elem;
+    if stride <= LINE_BYTES {
+        // Lanes at most a line apart leave no line between the first and last
+        // byte untouched.
+        let mut l = offset / LINE_BYTES;
+        let last = (end - 1) / LINE_BYTES;
+        while l <= last {
+            out.push(l * LINE_BYTES);
+            l += 1;
         }
-        Lanes::Gather { ref offsets, elem } => {
-            let elem = (elem as u64).max(1);
-            let mut end = 0;
-            for &a in offsets.iter() {
-                let (l0, l1) = (a / LINE_BYTES, (a + elem - 1) / LINE_BYTES);
-                out.push(l0 * LINE_BYTES);
-                if l1 != l0 {
-                    out.push(l1 * LINE_BYTES);
-                }
-                end = end.max(a + elem);
-            }
-            if out.len() == 2 {
-                // One or two lines from one or two lanes (most gathers of a sparse
-                // frontier): order them without a sort.
-                let (a, b) = (out[0], out[1]);
-                out[0] = a.min(b);
-                out[1] = a.max(b);
-                out.truncate(1 + (a != b) as usize);
-            } else {
-                out.sort_unstable();
-                out.dedup();
-            }
-            end
+    } else {
+        for i in 0..lanes {
+            push_lane(offset + i * stride, elem, out);
         }
+    }
+    end
+}
+
+/// The lines of lanes of `elem` bytes at `offsets`, sorted and deduplicated.
+#[inline]
+fn gather_lines(offsets: &[u64], elem: u64, out: &mut Vec<u64>) -> u64 {
+    let mut end = 0;
+    for &a in offsets.iter() {
+        push_lane(a, elem, out);
+        end = end.max(a + elem);
+    }
+    if out.len() == 2 {
+        // One or two lines from one or two lanes (most gathers of a sparse
+        // frontier): order them without a sort.
+        let (a, b) = (out[0], out[1]);
+        out[0] = a.min(b);
+        out[1] = a.max(b);
+        out.truncate(1 + (a != b) as usize);
+    } else {
+        out.sort_unstable();
+        out.dedup();
+    }
+    end
+}
+
+/// The line of a lane's first byte at `a`, and the next line if its `elem` bytes cross
+/// into it.
+#[inline(always)]
+fn push_lane(a: u64, elem: u64, out: &mut Vec<u64>) {
+    let (l0, l1) = (a / LINE_BYTES, (a + elem - 1) / LINE_BYTES);
+    out.push(l0 * LINE_BYTES);
+    if l1 != l0 {
+        out.push(l1 * LINE_BYTES);
     }
 }
 
@@ -100,12 +108,13 @@ mod tests {
         assert_eq!(v, vec![0, 128, 256]);
         let l = Lanes::Strided {
             offset: 0,
-            stride: 4096,
+            stride: crate::addr::PAGE_4K,
             lanes: 3,
             elem: 4,
         };
         lines_of(&l, &mut v);
-        assert_eq!(v, vec![0, 4096, 8192]);
+        let page = crate::addr::PAGE_4K;
+        assert_eq!(v, vec![0, page, 2 * page]);
     }
 
     #[test]

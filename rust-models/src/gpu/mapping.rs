@@ -24,15 +24,15 @@ struct Block {
 
 /// Completion cycle of every mapped 4 KB page of the allocations' VA span.
 pub(super) struct MapTimes {
-    /// VPN of the span's first page (2 MB aligned).
-    first_vpn: u64,
+    /// The span's first page (2 MB aligned).
+    first_vpn: Vpn,
     blocks: Vec<Option<Box<Block>>>,
 }
 
 impl MapTimes {
     /// Stamps for the VA span starting at 4 KB page `first_vpn` (2 MB aligned) and
     /// holding `blocks` 2 MB blocks.
-    pub fn new(first_vpn: u64, blocks: u64) -> MapTimes {
+    pub fn new(first_vpn: Vpn, blocks: u64) -> MapTimes {
         MapTimes {
             first_vpn,
             blocks: (0..blocks).map(|_| None).collect(),
@@ -41,8 +41,8 @@ impl MapTimes {
 
     /// The block index and page index of `vpn`, if it lies in the span.
     #[inline]
-    fn locate(&self, vpn: u64) -> Option<(usize, usize)> {
-        let off = vpn.checked_sub(self.first_vpn)?;
+    fn locate(&self, vpn: Vpn) -> Option<(usize, usize)> {
+        let off = vpn.0.checked_sub(self.first_vpn.0)?;
         let b = (off / PAGES as u64) as usize;
         (b < self.blocks.len()).then_some((b, (off % PAGES as u64) as usize))
     }
@@ -51,7 +51,7 @@ impl MapTimes {
     /// cycle `at`. Pages outside the span are ignored.
     pub fn stamp(&mut self, first: Vpn, pages: u64, at: u64) {
         for vpn in first.0..first.0 + pages {
-            let Some((b, p)) = self.locate(vpn) else {
+            let Some((b, p)) = self.locate(Vpn(vpn)) else {
                 continue;
             };
             let block = self.blocks[b].get_or_insert_with(|| {
@@ -67,7 +67,7 @@ impl MapTimes {
 
     /// Cycle the mapping of 4 KB page `vpn` completes (0: never stamped).
     #[inline]
-    pub fn get(&self, vpn: u64) -> u64 {
+    pub fn get(&self, vpn: Vpn) -> u64 {
         match self.locate(vpn) {
             Some((b, p)) => self.blocks[b].as_ref().map_or(0, |blk| blk.pages[p]),
             None => 0,
@@ -76,7 +76,7 @@ impl MapTimes {
 
     /// The latest completion among `pages` 4 KB pages from `first` (inside one 2 MB
     /// block; a whole block reads its running maximum).
-    pub fn latest_in(&self, first: u64, pages: u64) -> u64 {
+    pub fn latest_in(&self, first: Vpn, pages: u64) -> u64 {
         let Some((b, p)) = self.locate(first) else {
             return 0;
         };
@@ -97,22 +97,22 @@ mod tests {
 
     #[test]
     fn stamps_are_per_page_and_blocks_keep_their_latest() {
-        let mut m = MapTimes::new(0x1000, 2);
-        assert_eq!(m.get(0x1000), 0, "nothing stamped yet");
+        let mut m = MapTimes::new(Vpn(0x1000), 2);
+        assert_eq!(m.get(Vpn(0x1000)), 0, "nothing stamped yet");
         m.stamp(Vpn(0x1010), 16, 700);
         m.stamp(Vpn(0x1020), 16, 300);
-        assert_eq!(m.get(0x100f), 0);
-        assert_eq!(m.get(0x1010), 700);
-        assert_eq!(m.get(0x101f), 700);
-        assert_eq!(m.get(0x1020), 300);
-        assert_eq!(m.latest_in(0x1000, 16), 0);
-        assert_eq!(m.latest_in(0x1010, 32), 700);
-        assert_eq!(m.latest_in(0x1000, 512), 700);
-        assert_eq!(m.get(0x1200), 0, "second block untouched");
+        assert_eq!(m.get(Vpn(0x100f)), 0);
+        assert_eq!(m.get(Vpn(0x1010)), 700);
+        assert_eq!(m.get(Vpn(0x101f)), 700);
+        assert_eq!(m.get(Vpn(0x1020)), 300);
+        assert_eq!(m.latest_in(Vpn(0x1000), 16), 0);
+        assert_eq!(m.latest_in(Vpn(0x1010), 32), 700);
+        assert_eq!(m.latest_in(Vpn(0x1000), 512), 700);
+        assert_eq!(m.get(Vpn(0x1200)), 0, "second block untouched");
         // Outside the span: ignored, reads 0.
         m.stamp(Vpn(0x1400), 1, 9);
-        assert_eq!(m.get(0x1400), 0);
-        assert_eq!(m.get(0xfff), 0);
+        assert_eq!(m.get(Vpn(0x1400)), 0);
+        assert_eq!(m.get(Vpn(0xfff)), 0);
     }
 }
 

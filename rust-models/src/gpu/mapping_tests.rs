@@ -1,7 +1,7 @@
 //! The timing check of [`super::MapTimes`] inside a run: it counts an access whose TLB
 //! entry was ready before the page's mapping completed.
 
-use crate::addr::{Vpn, PAGE_64K};
+use crate::addr::{Va, PAGE_4K, PAGE_64K};
 use crate::driver::{MemoryManager, PolicyKind};
 use crate::gpu::{driver_config, FirstTouchService, Gpu, GpuConfig};
 use crate::workload::{self, Lanes, WarpInstr};
@@ -52,7 +52,7 @@ fn an_access_through_a_tlb_entry_ready_before_its_mapping_is_counted() {
         assert!(again < first + 1000, "{policy}: a TLB hit");
         let base = gpu.alloc_base[0];
         gpu.map_times
-            .stamp(Vpn(base >> 12), PAGE_64K >> 12, first + 1_000_000);
+            .stamp(Va(base).vpn(), PAGE_64K / PAGE_4K, first + 1_000_000);
         gpu.execute_to_end(first + 10, 0, &read(256))
             .expect("third access");
         assert_eq!(

@@ -3,6 +3,7 @@
 
 use super::tlb::{SizeClass, CLASSES};
 use serde::Serialize;
+use std::fmt::Write;
 
 /// Raw counters of one run (kept by the engine; cheap to bump).
 #[derive(Debug, Clone, Default)]
@@ -84,6 +85,16 @@ pub struct AllocCounters {
     pub pages: super::locality::PageLocality,
 }
 
+impl AllocCounters {
+    /// Zero counters for a structure of `bytes` on a GPU of `chiplets`.
+    pub fn new(bytes: u64, chiplets: u32) -> AllocCounters {
+        AllocCounters {
+            pages: super::locality::PageLocality::new(bytes, chiplets),
+            ..AllocCounters::default()
+        }
+    }
+}
+
 /// TLB behaviour of one page-size class.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ClassStats {
@@ -122,8 +133,9 @@ pub struct AllocReport {
     pub locality: super::locality::LocalitySummary,
 }
 
-/// Everything one run reports.
-#[derive(Debug, Clone, Serialize)]
+/// Everything one run reports. `Default` is the empty report `Gpu::finish` fills part by
+/// part.
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct RunReport {
     pub workload: String,
     pub policy: String,
@@ -292,11 +304,20 @@ rt_remote_ratio,sim_seconds,speed";
         )
     }
 
-    /// A readable multi-line summary for the terminal.
+    /// A readable multi-line summary for the terminal: the run, the TLBs, translation,
+    /// the driver's phases and queueing, the structures.
     pub fn table(&self) -> String {
-        use std::fmt::Write;
         let mut s = String::new();
-        let pct = |x: f64| format!("{:.2}%", 100.0 * x);
+        self.table_run(&mut s);
+        self.table_tlbs(&mut s);
+        self.table_translation(&mut s);
+        self.table_driver(&mut s);
+        self.table_structures(&mut s);
+        s
+    }
+
+    /// Identity, instructions, queueing, remote ratio, locality, caches.
+    fn table_run(&self, s: &mut String) {
         let _ = writeln!(
             s,
             "workload {}  policy {}  chiplets {}  scale {}  seed {}",
@@ -338,6 +359,10 @@ rt_remote_ratio,sim_seconds,speed";
             pct(self.l1_cache_hit_rate),
             pct(self.l2_cache_hit_rate)
         );
+    }
+
+    /// Hits, misses, hit rate and MPKI per TLB level and size class.
+    fn table_tlbs(&self, s: &mut String) {
         let _ = writeln!(
             s,
             "TLB        class   hits        misses      hit rate  MPKI"
@@ -355,6 +380,10 @@ rt_remote_ratio,sim_seconds,speed";
                 );
             }
         }
+    }
+
+    /// Translation stalls, walks, coalescing, faults.
+    fn table_translation(&self, s: &mut String) {
         let tr = &self.translation;
         let _ = writeln!(
             s,
@@ -384,6 +413,10 @@ rt_remote_ratio,sim_seconds,speed";
             "used before mapped     {}  (translations used before their mapping completed; must be 0)",
             self.translations_before_mapping
         );
+    }
+
+    /// Page-table size, PF blocks, the PMM phase, HBM and ring queueing.
+    fn table_driver(&self, s: &mut String) {
         let _ = writeln!(s, "page-table pages       {}", self.page_table_pages);
         let _ = writeln!(s, "PF blocks used         {}", self.pf_blocks_used);
         let _ = writeln!(
@@ -398,6 +431,10 @@ rt_remote_ratio,sim_seconds,speed";
             "queueing per line      HBM {:.2} cycles, ring {:.2} cycles",
             self.hbm_queue_cycles, self.ring_queue_cycles
         );
+    }
+
+    /// One line per data structure, largest first.
+    fn table_structures(&self, s: &mut String) {
         let _ = writeln!(
             s,
             "structure            bytes        page size  remote   RT est.  floor    misplaced  walks"
@@ -418,6 +455,10 @@ rt_remote_ratio,sim_seconds,speed";
                 a.walks
             );
         }
-        s
     }
+}
+
+/// A fraction as a percentage with two decimals.
+fn pct(x: f64) -> String {
+    format!("{:.2}%", 100.0 * x)
 }

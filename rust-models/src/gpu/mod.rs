@@ -49,6 +49,7 @@ pub mod clap_extras;
 pub mod clap_tables;
 pub mod cnuma;
 pub mod config;
+mod config_rules;
 pub mod driver_spec;
 mod engine;
 mod fill;

@@ -22,6 +22,8 @@ use std::collections::BinaryHeap;
 /// Cycles the wheel covers ahead of the current cycle (a power of two).
 const WHEEL_CYCLES: usize = 1 << 16;
 const WHEEL_MASK: u64 = WHEEL_CYCLES as u64 - 1;
+/// Wheel buckets one summary bit stands for: one `occupied` word of 64 bucket bits.
+const BUCKETS_PER_SUMMARY_BIT: usize = 64 * 64;
 /// End of a slot list.
 const NIL: u32 = u32::MAX;
 
@@ -39,7 +41,7 @@ pub(super) struct ReadyQueue {
     /// Next slot in the same bucket, per slot.
     next: Vec<u32>,
     /// Bit per non-empty bucket, and a bit per non-zero word of that (the wheel is sparse
-    /// at a kernel's tail: a search skips 4096 empty cycles per summary bit).
+    /// at a kernel's tail: a search skips `BUCKETS_PER_SUMMARY_BIT` empty cycles per summary bit).
     occupied: Vec<u64>,
     summary: Vec<u64>,
     /// The first cycle after `now` with a non-empty bucket, kept up to date on every push
@@ -103,7 +105,7 @@ impl ReadyQueue {
             self.next[s] = self.head[b];
             self.head[b] = slot;
             self.occupied[b / 64] |= 1 << (b % 64);
-            self.summary[b / 4096] |= 1 << (b / 64 % 64);
+            self.summary[b / BUCKETS_PER_SUMMARY_BIT] |= 1 << (b / 64 % 64);
             if self.next_wheel.is_none_or(|n| cycle < n) {
                 self.next_wheel = Some(cycle);
             }
@@ -182,7 +184,7 @@ impl ReadyQueue {
             let mut s = std::mem::replace(&mut self.head[b], NIL);
             self.occupied[b / 64] &= !(1 << (b % 64));
             if self.occupied[b / 64] == 0 {
-                self.summary[b / 4096] &= !(1 << (b / 64 % 64));
+                self.summary[b / BUCKETS_PER_SUMMARY_BIT] &= !(1 << (b / 64 % 64));
             }
             while s != NIL {
                 self.current.push(s);

@@ -93,7 +93,7 @@ mod tests {
         let mut c = ReplayCounters::default();
         let lanes = crate::workload::Lanes::Strided {
             offset: 0,
-            stride: 4096,
+            stride: crate::addr::PAGE_4K,
             lanes: 32,
             elem: 4,
         };

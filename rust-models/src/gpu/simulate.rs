@@ -96,8 +96,23 @@ fn simulate_built<'w>(
 }
 
 impl Gpu<'_> {
-    /// Drain what the Remote Trackers still hold (at the last cycle) and build the report.
+    /// Drain what the Remote Trackers still hold (at the last cycle) and build the report,
+    /// part by part: the run, the queues, translation, the caches, the structures.
     pub fn finish(mut self, spec: RunSpec, sim_seconds: f64) -> Result<RunReport, GpuError> {
+        self.final_drains()?;
+        let stats = self.mm.stats();
+        let mut report = self.run_part(spec, sim_seconds);
+        self.queueing_part(&mut report);
+        self.translation_part(&mut report);
+        self.cache_part(&mut report);
+        self.structure_part(&mut report, &stats);
+        Ok(report)
+    }
+
+    /// Flush the GMMUs, drain every structure's Remote Tracker counts into the driver at
+    /// the last cycle, and check the blocks agree with their engines (unless one already
+    /// faulted: that fault is the error).
+    fn final_drains(&mut self) -> Result<(), GpuError> {
         let n = self.per_alloc.len();
         for g in self.gmmus.iter_mut() {
             g.flush()?;
@@ -116,27 +131,16 @@ impl Gpu<'_> {
                 g.sync_blocks()?;
             }
         }
-        if let Some(f) = self.block_fault.take() {
-            return Err(f.into());
+        match self.block_fault.take() {
+            Some(f) => Err(f.into()),
+            None => Ok(()),
         }
-        let hardware = mcmvm_protocol::system::HardwareReport {
-            engine: self.cfg.engines.name().to_string(),
-            blocks: self.gmmus.iter().flat_map(|g| g.block_reports()).collect(),
-            ..Default::default()
-        };
+    }
+
+    /// What ran, for how long, how fast; the other parts start from it.
+    fn run_part(&self, spec: RunSpec, sim_seconds: f64) -> RunReport {
         let c = &self.counters;
-        let stats = self.mm.stats();
-        let allocs = self.alloc_reports(&stats);
-        let (rt_a, rt_r) = self
-            .per_alloc
-            .iter()
-            .fold((0, 0), |(a, r), p| (a + p.rt_access, r + p.rt_remote));
-        let sum = |v: &[u64]| v.iter().sum::<u64>();
-        let (hbm_q, ring_q) = self.mem.queueing();
-        let (overbooked, queued) = self.mem.overbooking();
-        let mshr_waits: u64 = self.sms.iter().map(|s| s.mshrs.waits).sum();
-        let mshr_wait_cycles: u64 = self.sms.iter().map(|s| s.mshrs.wait_cycles).sum();
-        Ok(RunReport {
+        RunReport {
             workload: self.workload.name().to_string(),
             policy: spec.policy.name().to_string(),
             chiplets: self.cfg.gpu.chiplets,
@@ -145,91 +149,123 @@ impl Gpu<'_> {
             cycles: self.cycles,
             warp_mem_instrs: c.warp_mem_instrs,
             overlapped_instrs: c.overlapped_instrs,
-            out_of_order_requests: self.mem.out_of_order()
-                + self
-                    .sms
-                    .iter()
-                    .map(|s| s.l1_port.out_of_order())
-                    .sum::<u64>(),
-            uncharged_queue_cycles: overbooked,
-            uncharged_queue_share: if overbooked > 0.0 {
-                overbooked / (overbooked + queued)
-            } else {
-                0.0
-            },
-            mshr_waits,
-            mshr_overbooked: self.sms.iter().map(|s| s.mshrs.overbooked).sum(),
-            mshr_mean_wait: if mshr_waits == 0 {
-                0.0
-            } else {
-                mshr_wait_cycles as f64 / mshr_waits as f64
-            },
             warp_instrs: c.warp_instrs,
             lines: c.lines,
             remote_ratio: ratio(c.remote_lines, c.lines),
-            l1_tlb: class_stats(&c.l1_tlb_hits, &c.l1_tlb_misses, c.warp_instrs),
-            l2_tlb: class_stats(&c.l2_tlb_hits, &c.l2_tlb_misses, c.warp_instrs),
-            l1_tlb_hit_rate: ratio(
-                sum(&c.l1_tlb_hits),
-                sum(&c.l1_tlb_hits) + sum(&c.l1_tlb_misses),
-            ),
-            l2_tlb_hit_rate: ratio(
-                sum(&c.l2_tlb_hits),
-                sum(&c.l2_tlb_hits) + sum(&c.l2_tlb_misses),
-            ),
-            walks: c.walks,
-            walk_levels_read: c.walk_levels_read,
-            walk_remote_levels: c.walk_remote_levels,
-            walks_with_remote_level: c.walks_with_remote_level,
-            pwc_hits: c.pwc_hits,
-            coalesced_fills: c.coalesced_fills,
-            merged_tlb_entries: self.tlbs.merges(),
-            coalescer_mismatches: c.coalescer_mismatches,
-            faults: c.faults,
-            translations_before_mapping: c.translations_before_mapping,
-            fault_joins: c.fault_joins,
-            shootdowns: c.shootdowns,
-            l1_cache_hit_rate: ratio(c.l1_cache_hits, c.l1_cache_hits + c.l1_cache_misses),
-            l2_cache_hit_rate: ratio(self.mem.l2_hits, self.mem.l2_hits + self.mem.l2_misses),
-            l2_cache_misses: self.mem.l2_misses,
-            l2_cache_mpki: ratio(self.mem.l2_misses * 1000, c.warp_instrs),
-            l2_tlb_mpki: ratio(sum(&c.l2_tlb_misses) * 1000, c.warp_instrs),
-            kernels: self
-                .workload
-                .kernels()
-                .iter()
-                .zip(&c.kernels)
-                .map(|(k, &(warp_instrs, cycles))| KernelReport {
-                    name: k.name.clone(),
-                    thread_blocks: k.grid,
-                    warp_instrs,
-                    cycles,
-                })
-                .collect(),
-            translation: self.tlbs.report(
-                c.translation_stall_cycles,
-                c.warp_cycles,
-                self.gmmus.iter().map(|g| g.walker_wait_cycles).sum(),
-            ),
-            hbm_queue_cycles: hbm_q,
-            ring_queue_cycles: ring_q,
-            page_table_pages: self.mm.page_table().pt_pages(),
-            pf_blocks_used: stats.pf_blocks_used,
-            pmm_end_pct: c.pmm_end_instr.map(|i| 100.0 * ratio(i, c.warp_mem_instrs)),
-            rt_remote_ratio: (rt_a > 0).then(|| ratio(rt_r, rt_a)),
-            rt_similarity: rt_similarity(&allocs),
-            chiplet_locality: chiplet_locality(&allocs),
-            allocs,
+            kernels: self.kernel_reports(),
             sim_seconds,
             speed: if sim_seconds > 0.0 {
                 c.warp_mem_instrs as f64 / sim_seconds
             } else {
                 0.0
             },
-            driver: serde_json::to_value(&stats).unwrap_or(serde_json::Value::Null),
             service: self.service.report(),
-            hardware,
-        })
+            hardware: mcmvm_protocol::system::HardwareReport {
+                engine: self.cfg.engines.name().to_string(),
+                blocks: self.gmmus.iter().flat_map(|g| g.block_reports()).collect(),
+                ..Default::default()
+            },
+            ..RunReport::default()
+        }
+    }
+
+    /// Every kernel launched, in order, with its warp instructions and cycles.
+    fn kernel_reports(&self) -> Vec<KernelReport> {
+        self.workload
+            .kernels()
+            .iter()
+            .zip(&self.counters.kernels)
+            .map(|(k, &(warp_instrs, cycles))| KernelReport {
+                name: k.name.clone(),
+                thread_blocks: k.grid,
+                warp_instrs,
+                cycles,
+            })
+            .collect()
+    }
+
+    /// Out-of-order service, uncharged queueing, MSHR waits, HBM and ring queueing.
+    fn queueing_part(&self, r: &mut RunReport) {
+        let (overbooked, queued) = self.mem.overbooking();
+        let mshr_waits: u64 = self.sms.iter().map(|s| s.mshrs.waits).sum();
+        let mshr_wait_cycles: u64 = self.sms.iter().map(|s| s.mshrs.wait_cycles).sum();
+        let l1_out_of_order: u64 = self.sms.iter().map(|s| s.l1_port.out_of_order()).sum();
+        r.out_of_order_requests = self.mem.out_of_order() + l1_out_of_order;
+        r.uncharged_queue_cycles = overbooked;
+        r.uncharged_queue_share = if overbooked > 0.0 {
+            overbooked / (overbooked + queued)
+        } else {
+            0.0
+        };
+        r.mshr_waits = mshr_waits;
+        r.mshr_overbooked = self.sms.iter().map(|s| s.mshrs.overbooked).sum();
+        r.mshr_mean_wait = if mshr_waits == 0 {
+            0.0
+        } else {
+            mshr_wait_cycles as f64 / mshr_waits as f64
+        };
+        (r.hbm_queue_cycles, r.ring_queue_cycles) = self.mem.queueing();
+    }
+
+    /// TLBs per size class, walks, coalescing, faults, translation stalls.
+    fn translation_part(&self, r: &mut RunReport) {
+        let c = &self.counters;
+        let sum = |v: &[u64]| v.iter().sum::<u64>();
+        r.l1_tlb = class_stats(&c.l1_tlb_hits, &c.l1_tlb_misses, c.warp_instrs);
+        r.l2_tlb = class_stats(&c.l2_tlb_hits, &c.l2_tlb_misses, c.warp_instrs);
+        r.l1_tlb_hit_rate = ratio(
+            sum(&c.l1_tlb_hits),
+            sum(&c.l1_tlb_hits) + sum(&c.l1_tlb_misses),
+        );
+        r.l2_tlb_hit_rate = ratio(
+            sum(&c.l2_tlb_hits),
+            sum(&c.l2_tlb_hits) + sum(&c.l2_tlb_misses),
+        );
+        r.l2_tlb_mpki = ratio(sum(&c.l2_tlb_misses) * 1000, c.warp_instrs);
+        r.walks = c.walks;
+        r.walk_levels_read = c.walk_levels_read;
+        r.walk_remote_levels = c.walk_remote_levels;
+        r.walks_with_remote_level = c.walks_with_remote_level;
+        r.pwc_hits = c.pwc_hits;
+        r.coalesced_fills = c.coalesced_fills;
+        r.merged_tlb_entries = self.tlbs.merges();
+        r.coalescer_mismatches = c.coalescer_mismatches;
+        r.faults = c.faults;
+        r.translations_before_mapping = c.translations_before_mapping;
+        r.fault_joins = c.fault_joins;
+        r.shootdowns = c.shootdowns;
+        r.translation = self.tlbs.report(
+            c.translation_stall_cycles,
+            c.warp_cycles,
+            self.gmmus.iter().map(|g| g.walker_wait_cycles).sum(),
+        );
+    }
+
+    /// L1 and L2 cache hit rates, L2 misses and MPKI.
+    fn cache_part(&self, r: &mut RunReport) {
+        let c = &self.counters;
+        r.l1_cache_hit_rate = ratio(c.l1_cache_hits, c.l1_cache_hits + c.l1_cache_misses);
+        r.l2_cache_hit_rate = ratio(self.mem.l2_hits, self.mem.l2_hits + self.mem.l2_misses);
+        r.l2_cache_misses = self.mem.l2_misses;
+        r.l2_cache_mpki = ratio(self.mem.l2_misses * 1000, c.warp_instrs);
+    }
+
+    /// Per data structure, the Remote Tracker's estimate, locality, and the driver's view.
+    fn structure_part(&self, r: &mut RunReport, stats: &crate::driver::DriverStats) {
+        let c = &self.counters;
+        let allocs = self.alloc_reports(stats);
+        let (rt_a, rt_r) = self
+            .per_alloc
+            .iter()
+            .fold((0, 0), |(a, r), p| (a + p.rt_access, r + p.rt_remote));
+        r.page_table_pages = self.mm.page_table().pt_pages();
+        r.pf_blocks_used = stats.pf_blocks_used;
+        r.pmm_end_pct = c.pmm_end_instr.map(|i| 100.0 * ratio(i, c.warp_mem_instrs));
+        r.rt_remote_ratio = (rt_a > 0).then(|| ratio(rt_r, rt_a));
+        r.rt_similarity = rt_similarity(&allocs);
+        r.chiplet_locality = chiplet_locality(&allocs);
+        r.allocs = allocs;
+        r.driver = serde_json::to_value(stats).unwrap_or(serde_json::Value::Null);
     }
 }
 

@@ -49,13 +49,14 @@ fn least_recently_used_way_is_replaced() {
         late_mask: 0,
         late_ready: 0,
     };
+    let va = |page: u64| crate::addr::Vpn(page).va().0;
     for p in 0..4u64 {
-        t.insert(p << 12, &f(p << 12));
+        t.insert(va(p), &f(va(p)));
     }
     assert!(t.lookup(0).is_some()); // page 0 becomes most recent
-    t.insert(9 << 12, &f(0));
+    t.insert(va(9), &f(0));
     assert!(t.lookup(0).is_some());
-    assert!(t.lookup(1 << 12).is_none(), "page 1 was the LRU victim");
+    assert!(t.lookup(va(1)).is_none(), "page 1 was the LRU victim");
 }
 
 #[test]

@@ -3,9 +3,9 @@
 
 use super::engine::Gpu;
 use super::rt_bank::RtBank;
-use super::service::FaultContext;
+use super::service::{FaultContext, FaultReply};
 use super::tlb::{SizeClass, TlbFill};
-use super::translation::Probe;
+use super::translation::{Lookup, Probe};
 use super::GpuError;
 use crate::addr::{ChipletId, Cycle, Va};
 use crate::driver::Translation;
@@ -23,7 +23,7 @@ pub(super) struct Translated {
 }
 
 impl Translated {
-    fn new(pa: u64, ready: u64, lookup: &super::translation::Lookup) -> Translated {
+    fn new(pa: u64, ready: u64, lookup: &Lookup) -> Translated {
         Translated {
             pa,
             ready,
@@ -41,6 +41,14 @@ pub(super) enum Translate {
     },
 }
 
+/// What the TLB probe found.
+enum Probed {
+    /// An L1 or L2 TLB hit: the translation.
+    Hit(Translated),
+    /// A miss in both levels, leaving the L2 TLB at `at`.
+    Miss { lookup: Lookup, at: u64 },
+}
+
 /// How a walk for a mapped page ended.
 enum Walked {
     /// The TLBs were filled; the translation is ready at `ready`, the walk ended at
@@ -52,6 +60,9 @@ enum Walked {
 
 impl Gpu<'_> {
     /// Translate `va` for `sm` starting at `now`: (PA, cycle the translation is ready).
+    /// Each attempt is 1. the TLBs, then for a miss 2. a walk of the mapped page or
+    /// 3. a fault; a walk that joins a fault, or a fault served in place, tries again at
+    /// the cycle the page's mapping completes.
     pub(super) fn translate(
         &mut self,
         va: u64,
@@ -64,29 +75,13 @@ impl Gpu<'_> {
             // A fault found below was discovered from here (the probes are repeated when
             // the access replays); the timer samples a few attempts' starts.
             self.fault_timer.attempt_start();
-            let chiplet = self.sms[sm as usize].chiplet;
-            let (mm, map_times) = (&self.mm, &self.map_times);
-            let lookup = self.tlbs.lookup(sm, va, now, self.mem.floor, |h, at| {
-                resolve_hit(mm, map_times, va, h, at)
-            });
-            let t2 = match lookup.probe {
-                Probe::L1(u) => {
-                    self.counters.l1_tlb_hits[u.hit.class as usize] += 1;
-                    return Ok(Translate::Ready(Translated::new(u.pa, u.ready, &lookup)));
-                }
-                Probe::L2 { hit: u, at: t2 } => {
-                    let pa = self.coalesced_pa(va, u.pa, &u.hit.entry, chiplet, t2)?;
-                    let c = u.hit.class as usize;
-                    self.counters.l1_tlb_misses[c] += 1;
-                    self.counters.l2_tlb_hits[c] += 1;
-                    self.tlbs.fill_l1(sm, va, &u.hit.entry.not_before(t2));
-                    self.tlbs.release(sm, &lookup, u.ready, u.ready);
-                    return Ok(Translate::Ready(Translated::new(pa, u.ready, &lookup)));
-                }
-                Probe::Miss { at } => at,
+            // 1. L1 TLB, L2 TLB.
+            let (lookup, t2) = match self.probe_tlbs(va, now, sm)? {
+                Probed::Hit(t) => return Ok(Translate::Ready(t)),
+                Probed::Miss { lookup, at } => (lookup, at),
             };
-            let vpn = va >> 12;
             match self.mm.translate(Va(va)) {
+                // 2. The walk of a mapped page.
                 Some(tr) => match self.walk_and_fill(va, t2, sm, instr.alloc as usize, &tr)? {
                     Walked::Filled { ready, walk_done } => {
                         self.tlbs.release(sm, &lookup, ready, walk_done);
@@ -103,55 +98,9 @@ impl Gpu<'_> {
                         now = done;
                     }
                 },
+                // 3. No mapping: a fault.
                 None => {
-                    self.fault_timer
-                        .fault_found(|| self.service.driver_seconds());
-                    let w = self.gmmus[chiplet as usize].walk(
-                        self.mm.page_table(),
-                        vpn,
-                        t2,
-                        None,
-                        &mut self.mem,
-                    );
-                    self.tlbs.release(sm, &lookup, w.done, w.done);
-                    self.count_walk(&w, instr.alloc as usize);
-                    self.counters.faults += 1;
-                    self.per_alloc[instr.alloc as usize].faults += 1;
-                    let mut rt = RtBank {
-                        gmmus: &mut self.gmmus,
-                        per_alloc: &mut self.per_alloc,
-                        now: w.done,
-                        fault: &mut self.block_fault,
-                    };
-                    self.shootdowns.clear();
-                    let reply = self.service.on_fault(FaultContext {
-                        now: Cycle(w.done),
-                        va: Va(va),
-                        chiplet: ChipletId(chiplet as u8),
-                        sm,
-                        alloc: instr.alloc,
-                        write: instr.write,
-                        mm: &mut self.mm,
-                        rt: &mut rt,
-                        shootdowns: &mut self.shootdowns,
-                    })?;
-                    if let Some(f) = self.block_fault.take() {
-                        return Err(f.into());
-                    }
-                    let mapped_at = self.service.mappings_complete_at(Cycle(w.done), &reply).0;
-                    self.stamp_new_mappings(mapped_at);
-                    if let Some(o) = &reply.outcome {
-                        // PMM ends when the last structure is analysed (CLAP §4.2).
-                        if o.analysis.is_some() {
-                            self.counters.pmm_end_instr = Some(self.counters.warp_mem_instrs);
-                        }
-                        for e in &o.evicted {
-                            self.shootdowns
-                                .push((e.va, Va(e.va.0 + crate::addr::PAGE_2M)));
-                        }
-                    }
-                    self.apply_shootdowns();
-                    now = reply.replay_at.0.max(w.done);
+                    now = self.serve_fault(va, t2, sm, instr, &lookup)?;
                     if self.defer_replays {
                         // The warp waits in the engine's queue and re-issues the
                         // instruction then, so other warps run meanwhile (their faults
@@ -163,6 +112,110 @@ impl Gpu<'_> {
             }
         }
         Err(GpuError::FaultNotResolved(Va(va)))
+    }
+
+    /// Step 1: probe the L1 and L2 TLBs for `va` at `now`. A hit is counted and its L1
+    /// fill made; a miss returns the lookup (its ports and miss registers are released
+    /// once the walk or fault ends) and the cycle it left the L2 TLB.
+    #[inline]
+    fn probe_tlbs(&mut self, va: u64, now: u64, sm: u32) -> Result<Probed, GpuError> {
+        let chiplet = self.sms[sm as usize].chiplet;
+        let (mm, map_times) = (&self.mm, &self.map_times);
+        let lookup = self.tlbs.lookup(sm, va, now, self.mem.floor, |h, at| {
+            resolve_hit(mm, map_times, va, h, at)
+        });
+        match lookup.probe {
+            Probe::L1(u) => {
+                self.counters.l1_tlb_hits[u.hit.class as usize] += 1;
+                Ok(Probed::Hit(Translated::new(u.pa, u.ready, &lookup)))
+            }
+            Probe::L2 { hit: u, at: t2 } => {
+                let pa = self.coalesced_pa(va, u.pa, &u.hit.entry, chiplet, t2)?;
+                let c = u.hit.class as usize;
+                self.counters.l1_tlb_misses[c] += 1;
+                self.counters.l2_tlb_hits[c] += 1;
+                self.tlbs.fill_l1(sm, va, &u.hit.entry.not_before(t2));
+                self.tlbs.release(sm, &lookup, u.ready, u.ready);
+                Ok(Probed::Hit(Translated::new(pa, u.ready, &lookup)))
+            }
+            Probe::Miss { at } => Ok(Probed::Miss { lookup, at }),
+        }
+    }
+
+    /// Step 3: the walk that finds no mapping at `at`, then the memory service's fault
+    /// call; the pages it mapped are stamped and its shootdowns applied. Returns the
+    /// cycle the access replays.
+    fn serve_fault(
+        &mut self,
+        va: u64,
+        at: u64,
+        sm: u32,
+        instr: &WarpInstr,
+        lookup: &Lookup,
+    ) -> Result<u64, GpuError> {
+        self.fault_timer
+            .fault_found(|| self.service.driver_seconds());
+        let chiplet = self.sms[sm as usize].chiplet;
+        let w = self.gmmus[chiplet as usize].walk(
+            self.mm.page_table(),
+            Va(va).vpn().0,
+            at,
+            None,
+            &mut self.mem,
+        );
+        self.tlbs.release(sm, lookup, w.done, w.done);
+        self.count_walk(&w, instr.alloc as usize);
+        self.counters.faults += 1;
+        self.per_alloc[instr.alloc as usize].faults += 1;
+        let reply = self.call_fault_service(va, w.done, chiplet, sm, instr)?;
+        let mapped_at = self.service.mappings_complete_at(Cycle(w.done), &reply).0;
+        self.stamp_new_mappings(mapped_at);
+        if let Some(o) = &reply.outcome {
+            // PMM ends when the last structure is analysed (CLAP §4.2).
+            if o.analysis.is_some() {
+                self.counters.pmm_end_instr = Some(self.counters.warp_mem_instrs);
+            }
+            for e in &o.evicted {
+                self.shootdowns
+                    .push((e.va, Va(e.va.0 + crate::addr::PAGE_2M)));
+            }
+        }
+        self.apply_shootdowns();
+        Ok(reply.replay_at.0.max(w.done))
+    }
+
+    /// The memory service's fault call at `at` (the walk's end), with the Remote Trackers
+    /// as its drain port; a block fault raised meanwhile is the error.
+    fn call_fault_service(
+        &mut self,
+        va: u64,
+        at: u64,
+        chiplet: u32,
+        sm: u32,
+        instr: &WarpInstr,
+    ) -> Result<FaultReply, GpuError> {
+        let mut rt = RtBank {
+            gmmus: &mut self.gmmus,
+            per_alloc: &mut self.per_alloc,
+            now: at,
+            fault: &mut self.block_fault,
+        };
+        self.shootdowns.clear();
+        let reply = self.service.on_fault(FaultContext {
+            now: Cycle(at),
+            va: Va(va),
+            chiplet: ChipletId(chiplet as u8),
+            sm,
+            alloc: instr.alloc,
+            write: instr.write,
+            mm: &mut self.mm,
+            rt: &mut rt,
+            shootdowns: &mut self.shootdowns,
+        })?;
+        if let Some(f) = self.block_fault.take() {
+            return Err(f.into());
+        }
+        Ok(reply)
     }
 
     /// An L2 TLB hit on a coalesced 64 KB entry takes its PPN from the chiplet's coalescer
@@ -230,12 +283,12 @@ impl Gpu<'_> {
         let g = &mut self.gmmus[chiplet as usize];
         let w = g.walk(
             self.mm.page_table(),
-            va >> 12,
+            Va(va).vpn().0,
             t2,
             Some(reach),
             &mut self.mem,
         );
-        let mapped_at = self.map_times.get(va >> 12);
+        let mapped_at = self.map_times.get(Va(va).vpn());
         if w.done < mapped_at {
             self.count_walk(&w, alloc);
             self.counters.fault_joins += 1;
@@ -297,7 +350,7 @@ fn resolve_hit(
         Some(pa) => Some((pa, ready)),
         None => {
             let pa = mm.translate(Va(va))?.pa.0;
-            Some((pa, ready.max(map_times.get(va >> 12))))
+            Some((pa, ready.max(map_times.get(Va(va).vpn()))))
         }
     }
 }

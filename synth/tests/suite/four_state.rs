@@ -6,8 +6,8 @@
 //! branch (X-optimism), so this cannot see every dependence on an X state; the last test
 //! shows where it does.
 
-use mcmvm_models::config::HwConfig;
-use mcmvm_models::protocol::{
+use mcmvm_protocol::config::HwConfig;
+use mcmvm_protocol::protocol::{
     AttIn, AttOut, BlockKind, CoalIn, CoalOut, PortDesc, Ports, RtIn, RtOut,
 };
 use std::fmt::Write;

@@ -8,8 +8,8 @@
 //! the target with this flow (no enable flip-flop: `rtl/src/remote_tracker.md`), so only
 //! sky130hd is asserted. One 32-row synthesis: about a minute.
 
-use mcmvm_models::config::{HwConfig, RtReplacement};
-use mcmvm_models::protocol::BlockKind;
+use mcmvm_protocol::config::{HwConfig, RtReplacement};
+use mcmvm_protocol::protocol::BlockKind;
 use mcmvm_synth::Tools;
 
 /// Logic area of main's RT at 80d4777 on sky130hd (see the module comment).
