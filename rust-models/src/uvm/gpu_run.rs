@@ -203,7 +203,7 @@ fn run_on_gpu_once(
     // A block fault keeps its type (the CLI exits 1 on a `--hw check` mismatch).
     let run_err = |e: crate::gpu::GpuError| match e {
         crate::gpu::GpuError::Block(f) => UvmError::Block(f),
-        e => UvmError::Gpu(e),
+        e => UvmError::Gpu(Box::new(e)),
     };
     let mut gpu = Gpu::new(gpu_cfg, workload, mm, Box::new(&mut svc)).map_err(run_err)?;
     // Timed like `simulate`: the run, not building the GPU's structures.

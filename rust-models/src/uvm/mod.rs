@@ -148,8 +148,9 @@ pub enum UvmError {
     },
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// Boxed, as `Gpu`: the error stays small on the paths that succeed.
     #[error("workload")]
-    Workload(#[from] crate::workload::WorkloadError),
+    Workload(#[source] Box<crate::workload::WorkloadError>),
     #[error("writing results into {path}")]
     Io {
         path: std::path::PathBuf,
@@ -173,10 +174,16 @@ pub enum UvmError {
     Driver(#[from] crate::driver::DriverError),
     /// The GPU model failed during a UVM run (a block fault is [`UvmError::Block`]).
     #[error("GPU model")]
-    Gpu(#[source] crate::gpu::GpuError),
+    Gpu(#[source] Box<crate::gpu::GpuError>),
     /// A hardware block's engine failed or disagreed (hardware in the loop).
     #[error("hardware: {0}")]
     Block(#[from] mcmvm_protocol::system::BlockFault),
+}
+
+impl From<crate::workload::WorkloadError> for UvmError {
+    fn from(e: crate::workload::WorkloadError) -> Self {
+        UvmError::Workload(Box::new(e))
+    }
 }
 
 impl UvmError {
