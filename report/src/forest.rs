@@ -7,6 +7,7 @@
 use crate::chart::{self, Bars};
 use crate::csv::{distinct, Table};
 use crate::{Figure, HtmlTable, Outcome, ReportError, Section};
+use mcmvm_models::uvm::means::{geomean_parts, share_cell, GeomeanParts};
 use std::path::Path;
 
 /// One row of `forest.csv`, the columns the page uses.
@@ -204,6 +205,35 @@ impl Kind {
         }
     }
 
+    /// Every row's values, one per series.
+    fn values(self, rows: &[&Row], ablations: bool) -> Vec<Vec<Option<f64>>> {
+        rows.iter()
+            .map(|r| self.pair(r, ablations).into_iter().map(Some).collect())
+            .collect()
+    }
+
+    /// One panel's groups (a workload each, then the summary) and their values.
+    fn panel(
+        self,
+        mine: &[&Row],
+        ablations: bool,
+        n_series: usize,
+    ) -> (Vec<String>, Vec<Vec<Option<f64>>>) {
+        let mut groups: Vec<String> = mine.iter().map(|r| r.workload.clone()).collect();
+        let mut values = self.values(mine, ablations);
+        let mut summary = vec![];
+        for i in 0..n_series {
+            let xs: Vec<f64> = mine.iter().map(|r| self.pair(r, ablations)[i]).collect();
+            let (label, v) = self.summary(&xs);
+            summary.push(Some(v));
+            if i == 0 {
+                groups.push(label.to_string());
+            }
+        }
+        values.push(summary);
+        (groups, values)
+    }
+
     /// The summary group: geometric mean of speed-ups, mean of steps.
     fn summary(self, xs: &[f64]) -> (&'static str, f64) {
         match self {
@@ -256,13 +286,9 @@ fn panels(
     let panel_h = 380u32;
     let width = (220 + 50 * series.len().max(2) as u32 * (ws.len() as u32 + 1)).max(900);
     let height = 60 + panel_h * os.len() as u32;
-    let pairs = |rows: &[&Row]| -> Vec<Vec<Option<f64>>> {
-        rows.iter()
-            .map(|r| kind.pair(r, abl).into_iter().map(Some).collect())
-            .collect()
-    };
     // One scale for every panel: log if the speed-ups span more than 20×.
-    let log = kind == Kind::Speedup && chart::wide_spread(&pairs(&rs.iter().collect::<Vec<_>>()));
+    let log = kind == Kind::Speedup
+        && chart::wide_spread(&kind.values(&rs.iter().collect::<Vec<_>>(), abl));
     crate::write_svg(
         out,
         rel,
@@ -273,18 +299,7 @@ fn panels(
                 let (panel, below) = rest.split_vertically(panel_h);
                 rest = below;
                 let mine: Vec<&Row> = rs.iter().filter(|r| &r.oversub == o).collect();
-                let mut groups: Vec<String> = mine.iter().map(|r| r.workload.clone()).collect();
-                let mut values = pairs(&mine);
-                let mut summary = vec![];
-                for i in 0..series.len() {
-                    let xs: Vec<f64> = mine.iter().map(|r| kind.pair(r, abl)[i]).collect();
-                    let (label, v) = kind.summary(&xs);
-                    summary.push(Some(v));
-                    if i == 0 {
-                        groups.push(label.to_string());
-                    }
-                }
-                values.push(summary);
+                let (groups, values) = kind.panel(&mine, abl, series.len());
                 let all: Vec<usize> = (0..groups.len()).collect();
                 chart::bars(
                     &panel,
@@ -313,6 +328,27 @@ fn panels(
     )
 }
 
+/// The columns of [`table`].
+const HEADER: [&str; 17] = [
+    "workload",
+    "oversub",
+    "Forest",
+    "share of Forest's log-geomean",
+    "SpecForest",
+    "far faults T",
+    "F",
+    "S",
+    "unused % T",
+    "F",
+    "S",
+    "thrash × T",
+    "F",
+    "S",
+    "steps F",
+    "steps S",
+    "classes (Forest)",
+];
+
 /// The terminal table of `mcmvm sweep --suite forest`, as HTML, with a geomean row per
 /// oversubscription.
 fn table(rs: &[Row]) -> HtmlTable {
@@ -320,9 +356,11 @@ fn table(rs: &[Row]) -> HtmlTable {
     let mut rows = Vec::new();
     for o in oversubs(rs) {
         let mine: Vec<&Row> = rs.iter().filter(|r| r.oversub == o).collect();
-        for r in &mine {
+        let means = forest_means(&mine);
+        for (r, (_, share)) in mine.iter().zip(&means.shares) {
             let mut row = vec![r.workload.clone(), r.oversub.clone()];
             row.push(format!("{:.2}×", r.forest_speedup));
+            row.push(share_cell(*share));
             row.push(format!("{:.2}×", r.specforest_speedup));
             row.extend(tri(r.far_faults, 0));
             row.extend(tri(r.unused_pct, 1));
@@ -336,36 +374,51 @@ fn table(rs: &[Row]) -> HtmlTable {
         let s: Vec<f64> = mine.iter().map(|r| r.specforest_speedup).collect();
         let mut g = vec!["geomean".to_string(), o.clone()];
         g.push(format!("{:.3}×", geomean(&f)));
+        g.push(String::new());
         g.push(format!("{:.3}×", geomean(&s)));
-        g.resize(16, String::new());
+        g.resize(17, String::new());
         rows.push(g);
+        rows.push(without_thrashing_row(&o, &means));
     }
-    let header = [
-        "workload",
-        "oversub",
-        "Forest",
-        "SpecForest",
-        "far faults T",
-        "F",
-        "S",
-        "unused % T",
-        "F",
-        "S",
-        "thrash × T",
-        "F",
-        "S",
-        "steps F",
-        "steps S",
-        "classes (Forest)",
-    ];
     HtmlTable {
-        caption: "Speed-up over TBNp, far faults, unused prefetches, thrashing and profiling \
-                  steps (T = TBNp, F = Forest, S = SpecForest)"
-            .to_string(),
-        header: header.map(String::from).to_vec(),
+        caption: format!(
+            "Speed-up over TBNp, each workload's share of Forest's log-geomean (ln speed-up / \
+             Σ ln speed-up), far faults, unused prefetches, thrashing and profiling steps (T = \
+             TBNp, F = Forest, S = SpecForest); below each geomean, Forest's geomean without \
+             the workloads where TBNp thrashes (re-migrates more than {}× the footprint)",
+            mcmvm_models::uvm::means::THRASH_LIMIT
+        ),
+        header: HEADER.map(String::from).to_vec(),
         rows,
         folded: false,
     }
+}
+
+/// Forest's geomean parts over one oversubscription's rows (the sweep's rule,
+/// [`mcmvm_models::uvm::means`]).
+fn forest_means(mine: &[&Row]) -> GeomeanParts {
+    let parts: Vec<(&str, f64, f64)> = mine
+        .iter()
+        .map(|r| (r.workload.as_str(), r.forest_speedup, r.thrash_x[0]))
+        .collect();
+    geomean_parts(&parts)
+}
+
+/// The row under a geomean: Forest's geomean without the workloads where TBNp thrashes.
+fn without_thrashing_row(oversub: &str, means: &GeomeanParts) -> Vec<String> {
+    let left_out = if means.tbnp_thrashing.is_empty() {
+        "none left out".to_string()
+    } else {
+        format!("without {}", means.tbnp_thrashing.join(", "))
+    };
+    let mut g = vec![
+        "geomean, TBNp not thrashing".to_string(),
+        oversub.to_string(),
+        format!("{:.3}×", means.geomean_without_thrashing),
+        left_out,
+    ];
+    g.resize(17, String::new());
+    g
 }
 
 /// Classified objects, and only a count of the rest (a DL network has hundreds).

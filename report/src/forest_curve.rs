@@ -14,6 +14,27 @@ pub fn geomean_without_outlier(xs: &[f64]) -> f64 {
     mcmvm_models::stats::geomean_without_outlier(xs).1
 }
 
+/// values[panel][oversub][series]: the geomean of each series' speed-ups per
+/// oversubscription of `os`, over every workload (panel 0) and without the largest outlier
+/// (panel 1).
+fn curve_values(rs: &[Row], os: &[String], n_series: usize) -> [Vec<Vec<Option<f64>>>; 2] {
+    let abl = has_ablations(rs);
+    let mut values: [Vec<Vec<Option<f64>>>; 2] = [Vec::new(), Vec::new()];
+    for o in os {
+        let mine: Vec<&Row> = rs.iter().filter(|r| &r.oversub == o).collect();
+        let per: Vec<Vec<f64>> = (0..n_series)
+            .map(|i| mine.iter().map(|r| r.speedups(abl)[i]).collect())
+            .collect();
+        values[0].push(per.iter().map(|xs| Some(geomean(xs))).collect());
+        values[1].push(
+            per.iter()
+                .map(|xs| Some(geomean_without_outlier(xs)))
+                .collect(),
+        );
+    }
+    values
+}
+
 /// `sub/fig-curve.svg` when the sweep has more than one oversubscription ratio (None
 /// otherwise): one panel over every workload, one without each policy's largest outlier.
 pub fn figure(
@@ -26,22 +47,8 @@ pub fn figure(
     if os.len() < 2 {
         return Ok(None);
     }
-    let abl = has_ablations(rs);
     let series = speedup_series(rs);
-    // values[panel][oversub][series]
-    let mut values: [Vec<Vec<Option<f64>>>; 2] = [Vec::new(), Vec::new()];
-    for o in &os {
-        let mine: Vec<&Row> = rs.iter().filter(|r| &r.oversub == o).collect();
-        let per: Vec<Vec<f64>> = (0..series.len())
-            .map(|i| mine.iter().map(|r| r.speedups(abl)[i]).collect())
-            .collect();
-        values[0].push(per.iter().map(|xs| Some(geomean(xs))).collect());
-        values[1].push(
-            per.iter()
-                .map(|xs| Some(geomean_without_outlier(xs)))
-                .collect(),
-        );
-    }
+    let values = curve_values(rs, &os, series.len());
     let rel = format!("{sub}/fig-curve.svg");
     let groups: Vec<String> = os.clone();
     let panel_h = 380u32;

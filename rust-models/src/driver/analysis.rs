@@ -3,6 +3,7 @@
 use super::manager::MemoryManager;
 use super::mma::{dominant_level, effective_threshold};
 use super::policy::{BlockMode, Phase};
+use super::state::AllocState;
 use super::table4::{HugeBlocks, MmaFallback, OlpWhy, Table4};
 use super::{alloc_id, AllocStats, DriverStats, MmaReport, PolicyKind, RtDrain};
 use crate::addr::{Vpn, PAGE_2M, PAGE_4K, PAGE_64K};
@@ -40,7 +41,6 @@ impl MemoryManager {
             self.cfg.ratio_target,
             self.cfg.rt_k,
         );
-        let st = &self.allocs[a];
         let needed = self.cfg.mma_min_full_blocks.max(1);
         let mut report = MmaReport {
             alloc: a as AllocIndex,
@@ -55,6 +55,24 @@ impl MemoryManager {
             chosen_bytes: None,
             fallback: None,
         };
+        self.analyse_blocks(a, &mut report);
+        self.choose_region(a, &mut report);
+        let st = &mut self.allocs[a];
+        st.phase = match (report.chosen_bytes, report.fallback) {
+            (Some(bytes), _) => Phase::Analysed {
+                region_log: (bytes / PAGE_4K).trailing_zeros() as u8,
+            },
+            (None, reason) => Phase::OlpFallback(reason.map_or("", MmaFallback::short)),
+        };
+        st.pmm_end_fault = Some(self.n.faults);
+        st.mma = Some(report.clone());
+        report
+    }
+
+    /// Step 1 of MMA: each fully mapped VA block of allocation `a` votes for the level its
+    /// locality tree selects at `report.threshold`.
+    fn analyse_blocks(&self, a: usize, report: &mut MmaReport) {
+        let st = &self.allocs[a];
         let blocks = st.first_block as usize..(st.first_block + st.blocks) as usize;
         for blk in &self.blocks[blocks] {
             let Some(tree) = blk.tree.as_ref() else {
@@ -62,10 +80,16 @@ impl MemoryManager {
             };
             report.blocks_touched += 1;
             if tree.full() {
-                report.level_histogram[tree.select_level(threshold)] += 1;
+                report.level_histogram[tree.select_level(report.threshold)] += 1;
                 report.blocks_analysed += 1;
             }
         }
+    }
+
+    /// Step 2 of MMA: the dominant level with enough votes, else why it falls back to OLP.
+    fn choose_region(&self, a: usize, report: &mut MmaReport) {
+        let st = &self.allocs[a];
+        let needed = report.blocks_needed;
         if report.blocks_analysed >= needed {
             report.chosen_bytes = dominant_level(&report.level_histogram).map(level_bytes);
         } else {
@@ -85,69 +109,11 @@ impl MemoryManager {
                 }
             });
         }
-        let st = &mut self.allocs[a];
-        st.phase = match (report.chosen_bytes, report.fallback) {
-            (Some(bytes), _) => Phase::Analysed {
-                region_log: (bytes / PAGE_4K).trailing_zeros() as u8,
-            },
-            (None, reason) => Phase::OlpFallback(reason.map_or("", MmaFallback::short)),
-        };
-        st.pmm_end_fault = Some(self.n.faults);
-        st.mma = Some(report.clone());
-        report
     }
 
     /// Statistics: PF blocks, page-table pages, per-structure placement, OLP, MMA.
     pub fn stats(&self) -> DriverStats {
-        let allocs = self
-            .allocs
-            .iter()
-            .map(|st| {
-                let mode = self.policy.block_mode(st.view());
-                let (placement, page_bytes) = match mode {
-                    BlockMode::Opportunistic => ("OLP".to_string(), PAGE_2M),
-                    BlockMode::Fixed {
-                        page_log,
-                        region_log,
-                    } => {
-                        let bytes = PAGE_4K << region_log.max(page_log);
-                        (size_label(bytes), bytes)
-                    }
-                };
-                let blocks = self.huge_blocks(st.first_block, st.blocks);
-                let olp = |why| Table4::Olp {
-                    disabled: st.olp_disabled,
-                    why,
-                    result: blocks,
-                };
-                let table4 = match st.phase {
-                    Phase::Analysed { region_log } => {
-                        Table4::Mma(size_label(PAGE_4K << region_log))
-                    }
-                    Phase::Pmm => olp(OlpWhy::PmmNotEnded),
-                    Phase::OlpFallback(_) => match st.mma.as_ref().and_then(|m| m.fallback) {
-                        Some(reason) => olp(OlpWhy::Fallback(reason)),
-                        None => olp(OlpWhy::Policy),
-                    },
-                    Phase::Static if self.policy.kind() == PolicyKind::Olp => olp(OlpWhy::Policy),
-                    Phase::Static => Table4::Static(placement.clone()),
-                };
-                AllocStats {
-                    name: st.name.clone(),
-                    bytes: st.bytes,
-                    mapped_bytes: st.mapped_bytes,
-                    placement,
-                    table4: table4.to_string(),
-                    blocks,
-                    page_bytes,
-                    pmm_end_fault: st.pmm_end_fault,
-                    olp_releases: st.olp_releases,
-                    olp_disabled: st.olp_disabled,
-                    rt_ratio: st.mma.as_ref().map(|m| m.rt_ratio),
-                    mma: st.mma.clone(),
-                }
-            })
-            .collect();
+        let allocs = self.allocs.iter().map(|st| self.alloc_stats(st)).collect();
         DriverStats {
             policy: self.policy.kind().name(),
             faults: self.n.faults,
@@ -161,6 +127,51 @@ impl MemoryManager {
             pt_rehomes: self.n.pt_rehomes,
             migrations: self.n.migrations,
             allocs,
+        }
+    }
+
+    /// One structure's placement, its Table 4 entry and its MMA outcome.
+    fn alloc_stats(&self, st: &AllocState) -> AllocStats {
+        let mode = self.policy.block_mode(st.view());
+        let (placement, page_bytes) = match mode {
+            BlockMode::Opportunistic => ("OLP".to_string(), PAGE_2M),
+            BlockMode::Fixed {
+                page_log,
+                region_log,
+            } => {
+                let bytes = PAGE_4K << region_log.max(page_log);
+                (size_label(bytes), bytes)
+            }
+        };
+        let blocks = self.huge_blocks(st.first_block, st.blocks);
+        let olp = |why| Table4::Olp {
+            disabled: st.olp_disabled,
+            why,
+            result: blocks,
+        };
+        let table4 = match st.phase {
+            Phase::Analysed { region_log } => Table4::Mma(size_label(PAGE_4K << region_log)),
+            Phase::Pmm => olp(OlpWhy::PmmNotEnded),
+            Phase::OlpFallback(_) => match st.mma.as_ref().and_then(|m| m.fallback) {
+                Some(reason) => olp(OlpWhy::Fallback(reason)),
+                None => olp(OlpWhy::Policy),
+            },
+            Phase::Static if self.policy.kind() == PolicyKind::Olp => olp(OlpWhy::Policy),
+            Phase::Static => Table4::Static(placement.clone()),
+        };
+        AllocStats {
+            name: st.name.clone(),
+            bytes: st.bytes,
+            mapped_bytes: st.mapped_bytes,
+            placement,
+            table4: table4.to_string(),
+            blocks,
+            page_bytes,
+            pmm_end_fault: st.pmm_end_fault,
+            olp_releases: st.olp_releases,
+            olp_disabled: st.olp_disabled,
+            rt_ratio: st.mma.as_ref().map(|m| m.rt_ratio),
+            mma: st.mma.clone(),
         }
     }
 

@@ -97,83 +97,132 @@ impl MemoryManager {
     /// its region's reservation if it has one, carries its allocation ID, and no frame is
     /// mapped twice; unmapped pages of touched blocks do not translate; and free + mapped
     /// + reserved-but-unmapped + page-table frames = all frames. For tests: O(mapped).
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), FrameAuditError> {
         let mut seen: HashSet<u64> = HashSet::new();
-        let mut mapped = 0u64;
-        let mut reserved_unused = 0u64;
-        for (b, blk) in self.blocks.iter().enumerate() {
-            let bf = self.block_first_vpn(b);
-            let rl = blk.mode.and_then(|m| m.region_log());
-            for (r, res) in blk.reservations.iter().enumerate() {
-                let (Some(res), Some(rl)) = (res, rl) else {
-                    continue;
-                };
-                for i in 0..1u64 << rl {
-                    if !bit(&blk.mapped, ((r as u64) << rl) + i) {
-                        reserved_unused += 1;
-                        if self.phys.is_free(Pfn(res.pfn.0 + i)) {
-                            return Err(format!(
-                                "reserved frame {} is on a free list",
-                                res.pfn.0 + i
-                            ));
-                        }
-                    }
-                }
-            }
-            if blk.mapped_pages as u32 != blk.mapped.iter().map(|w| w.count_ones()).sum::<u32>() {
-                return Err(format!(
-                    "block {b}: mapped-page count disagrees with its bitmap"
-                ));
-            }
-            for page in 0..BLOCK_FRAMES {
-                let vpn = Vpn(bf + page);
-                let leaf = self.pt.lookup(vpn);
-                if !bit(&blk.mapped, page) {
-                    if leaf.is_some() {
-                        return Err(format!("VPN {vpn} translates but was never mapped"));
-                    }
-                    continue;
-                }
-                let leaf = leaf.ok_or_else(|| format!("mapped VPN {vpn} does not translate"))?;
-                let pfn = leaf.pfn_of(vpn);
-                mapped += 1;
-                if !seen.insert(pfn.0) {
-                    return Err(format!("frame {pfn} is mapped twice (again at VPN {vpn})"));
-                }
-                if self.phys.is_free(pfn) {
-                    return Err(format!("VPN {vpn} maps frame {pfn}, which is free"));
-                }
-                if leaf.pte.alloc_id() != alloc_id(blk.alloc) {
-                    return Err(format!(
-                        "VPN {vpn} carries allocation ID {}",
-                        leaf.pte.alloc_id()
-                    ));
-                }
-                if let Some(rl) = rl {
-                    if let Some(Some(res)) = blk.reservations.get((page >> rl) as usize) {
-                        let expect = res.pfn.0 + (page & ((1 << rl) - 1));
-                        if pfn.0 != expect {
-                            return Err(format!("VPN {vpn} maps {pfn} outside its reservation"));
-                        }
-                    }
-                }
-            }
+        let (mut mapped, mut reserved_unused) = (0u64, 0u64);
+        for b in 0..self.blocks.len() {
+            reserved_unused += self.audit_reservations(b)?;
+            mapped += self.audit_block_pages(b, &mut seen)?;
         }
         let total = self.phys.total_frames();
         let free = self.phys.free_frames();
-        let pt = self.pt.pt_pages();
-        if free + mapped + reserved_unused + pt != total {
-            return Err(format!(
-                "frames not conserved: free {free} + mapped {mapped} + reserved {reserved_unused} + page table {pt} != {total}"
-            ));
+        let page_table = self.pt.pt_pages();
+        if free + mapped + reserved_unused + page_table != total {
+            return Err(FrameAuditError::NotConserved {
+                free,
+                mapped,
+                reserved: reserved_unused,
+                page_table,
+                total,
+            });
         }
         let accounted: u64 = self.allocs.iter().map(|a| a.mapped_bytes).sum();
         if accounted != mapped * PAGE_4K {
-            return Err(format!(
-                "structures account {accounted} bytes, {} mapped",
-                mapped * PAGE_4K
-            ));
+            return Err(FrameAuditError::BytesAccounted {
+                accounted,
+                mapped: mapped * PAGE_4K,
+            });
         }
         Ok(())
     }
+
+    /// Block `b`'s reserved-but-unmapped frames, none of them free; returns their count.
+    fn audit_reservations(&self, b: usize) -> Result<u64, FrameAuditError> {
+        let blk = &self.blocks[b];
+        let mut reserved_unused = 0u64;
+        let Some(rl) = blk.mode.and_then(|m| m.region_log()) else {
+            return Ok(0);
+        };
+        for (r, res) in blk.reservations.iter().enumerate() {
+            let Some(res) = res else {
+                continue;
+            };
+            for i in 0..1u64 << rl {
+                if !bit(&blk.mapped, ((r as u64) << rl) + i) {
+                    reserved_unused += 1;
+                    if self.phys.is_free(Pfn(res.pfn.0 + i)) {
+                        return Err(FrameAuditError::ReservedFree(res.pfn.0 + i));
+                    }
+                }
+            }
+        }
+        Ok(reserved_unused)
+    }
+
+    /// Block `b`'s pages: mapped ones translate to a frame of their own (recorded in
+    /// `seen`), in use, with the block's allocation ID, inside their reservation; unmapped
+    /// ones do not translate. Returns the mapped count.
+    fn audit_block_pages(&self, b: usize, seen: &mut HashSet<u64>) -> Result<u64, FrameAuditError> {
+        let blk = &self.blocks[b];
+        let bf = self.block_first_vpn(b);
+        let rl = blk.mode.and_then(|m| m.region_log());
+        if blk.mapped_pages as u32 != blk.mapped.iter().map(|w| w.count_ones()).sum::<u32>() {
+            return Err(FrameAuditError::BlockCount(b));
+        }
+        let mut mapped = 0u64;
+        for page in 0..BLOCK_FRAMES {
+            let vpn = Vpn(bf + page);
+            let leaf = self.pt.lookup(vpn);
+            if !bit(&blk.mapped, page) {
+                if leaf.is_some() {
+                    return Err(FrameAuditError::TranslatesUnmapped(vpn));
+                }
+                continue;
+            }
+            let leaf = leaf.ok_or(FrameAuditError::MappedUntranslated(vpn))?;
+            let pfn = leaf.pfn_of(vpn);
+            mapped += 1;
+            if !seen.insert(pfn.0) {
+                return Err(FrameAuditError::MappedTwice { pfn, vpn });
+            }
+            if self.phys.is_free(pfn) {
+                return Err(FrameAuditError::MapsFree { vpn, pfn });
+            }
+            if leaf.pte.alloc_id() != alloc_id(blk.alloc) {
+                return Err(FrameAuditError::AllocId {
+                    vpn,
+                    id: leaf.pte.alloc_id(),
+                });
+            }
+            if let Some(rl) = rl {
+                if let Some(Some(res)) = blk.reservations.get((page >> rl) as usize) {
+                    if pfn.0 != res.pfn.0 + (page & ((1 << rl) - 1)) {
+                        return Err(FrameAuditError::OutsideReservation { vpn, pfn });
+                    }
+                }
+            }
+        }
+        Ok(mapped)
+    }
+}
+
+/// The first violation [`MemoryManager::check_invariants`] finds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameAuditError {
+    #[error("reserved frame {0} is on a free list")]
+    ReservedFree(u64),
+    #[error("block {0}: mapped-page count disagrees with its bitmap")]
+    BlockCount(usize),
+    #[error("VPN {0} translates but was never mapped")]
+    TranslatesUnmapped(Vpn),
+    #[error("mapped VPN {0} does not translate")]
+    MappedUntranslated(Vpn),
+    #[error("frame {pfn} is mapped twice (again at VPN {vpn})")]
+    MappedTwice { pfn: Pfn, vpn: Vpn },
+    #[error("VPN {vpn} maps frame {pfn}, which is free")]
+    MapsFree { vpn: Vpn, pfn: Pfn },
+    #[error("VPN {vpn} carries allocation ID {id}")]
+    AllocId { vpn: Vpn, id: u8 },
+    #[error("VPN {vpn} maps {pfn} outside its reservation")]
+    OutsideReservation { vpn: Vpn, pfn: Pfn },
+    #[error("frames not conserved: free {free} + mapped {mapped} + reserved {reserved} + page table {page_table} != {total}")]
+    NotConserved {
+        free: u64,
+        mapped: u64,
+        reserved: u64,
+        page_table: u64,
+        total: u64,
+    },
+    #[error("structures account {accounted} bytes, {mapped} mapped")]
+    BytesAccounted { accounted: u64, mapped: u64 },
 }

@@ -36,6 +36,7 @@ mod state;
 pub mod table4;
 mod uvm_map;
 
+pub use evict::FrameAuditError;
 pub use manager::MemoryManager;
 pub use policy::{BlockMode, Policy};
 pub use table4::{HugeBlocks, MmaFallback};

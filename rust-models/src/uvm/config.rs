@@ -9,7 +9,10 @@ use crate::config::{AttConfig, ConfigError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-use super::tbnp::TreeShape;
+use super::tbnp::{TreeShape, TreeShapeError};
+
+/// Builds the error of an invalid key (`ConfigError` takes its message as text).
+type Bad<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
 
 /// Everything the UVM path needs, validated once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -276,6 +279,20 @@ impl UvmConfig {
             key: key.to_string(),
             message,
         };
+        self.validate_fault_path(&bad)?;
+        self.validate_memory(&bad)?;
+        self.validate_apd(&bad)?;
+        self.validate_trees(&bad)?;
+        // The ATT block's own limits (same checks as configs/hw.toml).
+        let hw = crate::config::HwConfig {
+            access_time_tracker: self.att.clone(),
+            ..Default::default()
+        };
+        hw.validate(path)
+    }
+
+    /// The clock, the host link and the fault path's times.
+    fn validate_fault_path(&self, bad: &Bad) -> Result<(), ConfigError> {
         let g = &self.gpu;
         if g.clock_mhz.is_nan() || g.clock_mhz <= 0.0 {
             return Err(bad(
@@ -307,6 +324,11 @@ impl UvmConfig {
         if f.batch_size == 0 {
             return Err(bad("fault.batch_size", "expected ≥ 1".into()));
         }
+        Ok(())
+    }
+
+    /// Page size, oversubscription and the baseline TBNp.
+    fn validate_memory(&self, bad: &Bad) -> Result<(), ConfigError> {
         if self.memory.page_kb != 4 {
             return Err(bad(
                 "memory.page_kb",
@@ -335,7 +357,12 @@ impl UvmConfig {
             ));
         }
         self.tbnp_shape()
-            .map_err(|m| bad("tbnp.tree_kb / tbnp.big_page_kb", m))?;
+            .map_err(|e| bad("tbnp.tree_kb / tbnp.big_page_kb", e.to_string()))?;
+        Ok(())
+    }
+
+    /// The detector's thresholds.
+    fn validate_apd(&self, bad: &Bad) -> Result<(), ConfigError> {
         let a = &self.forest.apd;
         for (k, v) in [
             ("forest.apd.r2", a.r2),
@@ -352,6 +379,11 @@ impl UvmConfig {
         if a.lc_stable_steps == 0 {
             return Err(bad("forest.apd.lc_stable_steps", "expected ≥ 1".into()));
         }
+        Ok(())
+    }
+
+    /// Forest's per-class tree shapes over its base partition.
+    fn validate_trees(&self, bad: &Bad) -> Result<(), ConfigError> {
         let t = &self.forest.trees;
         if t.partition_kb < 4 || !t.partition_kb.is_power_of_two() {
             return Err(bad(
@@ -374,18 +406,14 @@ impl UvmConfig {
                     ),
                 ));
             }
-            TreeShape::new((tree / 4) as usize, (leaf / 4) as usize).map_err(|m| bad(k, m))?;
+            TreeShape::new((tree / 4) as usize, (leaf / 4) as usize)
+                .map_err(|e| bad(k, e.to_string()))?;
         }
-        // The ATT block's own limits (same checks as configs/hw.toml).
-        let hw = crate::config::HwConfig {
-            access_time_tracker: self.att.clone(),
-            ..Default::default()
-        };
-        hw.validate(path)
+        Ok(())
     }
 
     /// The baseline tree shape in 4 KB pages.
-    pub fn tbnp_shape(&self) -> Result<TreeShape, String> {
+    pub fn tbnp_shape(&self) -> Result<TreeShape, TreeShapeError> {
         TreeShape::new(
             (self.tbnp.tree_kb / 4) as usize,
             (self.tbnp.big_page_kb / 4) as usize,

@@ -52,6 +52,35 @@ pub(super) struct UvmCore {
     kernel_objects: Vec<Vec<usize>>,
 }
 
+/// GPU memory of `capacity` pages: the footprint over the oversubscription, or the whole
+/// span already resident with `UvmPolicy::None`.
+fn initial_residency(layout: &Layout, cfg: &UvmConfig, policy: UvmPolicy) -> Residency {
+    let capacity = if policy == UvmPolicy::None {
+        layout.span_pages
+    } else {
+        ((layout.footprint_pages as f64 / cfg.memory.oversubscription).ceil() as usize).max(1)
+    };
+    let mut res = Residency::new(layout.span_pages, capacity);
+    if policy == UvmPolicy::None {
+        for o in &layout.objects {
+            for p in o.first_page..o.first_page + o.pages {
+                res.migrate_in(p, false, 0);
+            }
+        }
+    }
+    res
+}
+
+/// The objects each kernel is launched with (every object when it declares none).
+fn kernel_objects(wl: &dyn Workload, n_obj: usize) -> Vec<Vec<usize>> {
+    (0..wl.kernels().len())
+        .map(|k| match wl.kernel_objects(k) {
+            Some(objs) => objs.into_iter().map(usize::from).collect(),
+            None => (0..n_obj).collect(),
+        })
+        .collect()
+}
+
 impl UvmCore {
     /// State for `wl` under `policy`; with `UvmPolicy::None` every page starts resident.
     pub(super) fn new(
@@ -61,30 +90,14 @@ impl UvmCore {
         check: bool,
     ) -> Result<Self, mcmvm_protocol::system::BlockFault> {
         let layout = Layout::new(wl.allocations());
-        let capacity = if policy == UvmPolicy::None {
-            layout.span_pages
-        } else {
-            ((layout.footprint_pages as f64 / cfg.memory.oversubscription).ceil() as usize).max(1)
-        };
-        let mut res = Residency::new(layout.span_pages, capacity);
-        if policy == UvmPolicy::None {
-            for o in &layout.objects {
-                for p in o.first_page..o.first_page + o.pages {
-                    res.migrate_in(p, false, 0);
-                }
-            }
-        }
+        let res = initial_residency(&layout, cfg, policy);
+        let capacity = res.capacity();
         let forest = policy
             .tracks_access()
             .then(|| ForestState::new(cfg, &layout, policy == UvmPolicy::SpecForest))
             .transpose()?;
         let n_obj = layout.objects.len();
-        let kernel_objects = (0..wl.kernels().len())
-            .map(|k| match wl.kernel_objects(k) {
-                Some(objs) => objs.into_iter().map(usize::from).collect(),
-                None => (0..n_obj).collect(),
-            })
-            .collect();
+        let kernel_objects = kernel_objects(wl, n_obj);
         let metrics = UvmMetrics {
             workload: wl.name().to_string(),
             policy: policy.name().to_string(),

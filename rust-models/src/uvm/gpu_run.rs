@@ -173,14 +173,8 @@ pub fn run_on_gpu(
     Ok(r)
 }
 
-fn run_on_gpu_once(
-    gpu_cfg: &GpuConfig,
-    ucfg: &UvmConfig,
-    workload: &dyn Workload,
-    spec: RunSpec,
-    policy: UvmPolicy,
-    check: bool,
-) -> Result<GpuUvmReport, UvmError> {
+/// The UVM run's preconditions: a UVM policy, oversubscription ≥ 1, some allocations.
+fn check_run(ucfg: &UvmConfig, workload: &dyn Workload, policy: UvmPolicy) -> Result<(), UvmError> {
     if policy == UvmPolicy::None {
         return Err(UvmError::NoneOnGpu);
     }
@@ -190,16 +184,26 @@ fn run_on_gpu_once(
     if workload.allocations().is_empty() {
         return Err(UvmError::NoAllocations(workload.name().to_string()));
     }
-    let gpu_err = |e: &dyn std::fmt::Display| UvmError::Gpu(e.to_string());
+    Ok(())
+}
+
+fn run_on_gpu_once(
+    gpu_cfg: &GpuConfig,
+    ucfg: &UvmConfig,
+    workload: &dyn Workload,
+    spec: RunSpec,
+    policy: UvmPolicy,
+    check: bool,
+) -> Result<GpuUvmReport, UvmError> {
+    check_run(ucfg, workload, policy)?;
     let mut ucfg = ucfg.clone();
     ucfg.gpu.clock_mhz = gpu_cfg.gpu.clock_mhz;
-    let mm = MemoryManager::new(driver_config(gpu_cfg), spec.policy, workload.allocations())
-        .map_err(|e| gpu_err(&e))?;
+    let mm = MemoryManager::new(driver_config(gpu_cfg), spec.policy, workload.allocations())?;
     let mut svc = UvmGpuService::new(workload, &ucfg, policy, check, &mm)?;
     // A block fault keeps its type (the CLI exits 1 on a `--hw check` mismatch).
     let run_err = |e: crate::gpu::GpuError| match e {
         crate::gpu::GpuError::Block(f) => UvmError::Block(f),
-        e => gpu_err(&e),
+        e => UvmError::Gpu(Box::new(e)),
     };
     let mut gpu = Gpu::new(gpu_cfg, workload, mm, Box::new(&mut svc)).map_err(run_err)?;
     // Timed like `simulate`: the run, not building the GPU's structures.

@@ -275,8 +275,13 @@ impl UvmGpuService {
             return Ok(());
         }
         let bad = |d: String| GpuError::Service(format!("invariant violated at the end: {d}"));
-        self.core.res.check_invariants().map_err(bad)?;
-        mm.check_invariants().map_err(bad)?;
+        // GpuError's service variant carries a message (gpu/ owns it), so the typed
+        // audits' errors become text here.
+        self.core
+            .res
+            .check_invariants()
+            .map_err(|e| bad(e.to_string()))?;
+        mm.check_invariants().map_err(|e| bad(e.to_string()))?;
         for o in 0..self.core.layout.objects.len() {
             let obj = &self.core.layout.objects[o];
             for p in obj.first_page..obj.first_page + obj.pages {

@@ -96,8 +96,28 @@ impl UvmMetrics {
         self.instr_per_s = self.warp_mem_instrs as f64 / busy;
     }
 
-    /// A readable table for the terminal.
+    /// A readable table for the terminal: the run's counters, then one line per object.
     pub fn table(&self) -> String {
+        let mut s = self.counter_rows();
+        for o in &self.objects {
+            s.push_str(&format!(
+                "    {:<20} {:>8} pages  class {:<5} ({:<15}) tree {:>5} KB leaf {:>4} KB  steps {:>4}  faults {:>7}  migrated {:>8}\n",
+                o.name,
+                o.pages,
+                o.class.as_deref().unwrap_or("-"),
+                o.source.as_deref().unwrap_or("-"),
+                o.tree_kb,
+                o.leaf_kb,
+                o.profiling_steps,
+                o.far_faults,
+                o.pages_migrated
+            ));
+        }
+        s
+    }
+
+    /// The table's rows of run-wide counters.
+    fn counter_rows(&self) -> String {
         let mut s = String::new();
         let mut row = |k: &str, v: String| s.push_str(&format!("  {k:<28} {v}\n"));
         row("workload", self.workload.clone());
@@ -147,20 +167,6 @@ impl UvmMetrics {
         let t = &self.service;
         row("fault service (us)", format!("handling {:.0}, block updates {:.0}, migration {:.0}, write-back {:.0}, profiling {:.0}", t.fault_handling_us, t.block_update_us, t.migration_us, t.writeback_us, t.profiling_us));
         row("ATT engine", self.att_engine.clone());
-        for o in &self.objects {
-            s.push_str(&format!(
-                "    {:<20} {:>8} pages  class {:<5} ({:<15}) tree {:>5} KB leaf {:>4} KB  steps {:>4}  faults {:>7}  migrated {:>8}\n",
-                o.name,
-                o.pages,
-                o.class.as_deref().unwrap_or("-"),
-                o.source.as_deref().unwrap_or("-"),
-                o.tree_kb,
-                o.leaf_kb,
-                o.profiling_steps,
-                o.far_faults,
-                o.pages_migrated
-            ));
-        }
         s
     }
 }

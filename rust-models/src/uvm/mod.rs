@@ -37,6 +37,7 @@ mod gpu_tests;
 pub mod layout;
 pub mod lru;
 pub mod mask;
+pub mod means;
 pub mod metrics;
 pub mod residency;
 pub mod sensitivity;
@@ -139,22 +140,50 @@ pub enum UvmError {
     NoAllocations(String),
     #[error("simulation stalled at cycle {cycle}: {detail}")]
     Stall { cycle: u64, detail: String },
-    #[error("invariant violated at cycle {cycle}: {detail}")]
-    Invariant { cycle: u64, detail: String },
+    #[error("invariant violated at cycle {cycle}")]
+    Invariant {
+        cycle: u64,
+        #[source]
+        source: residency::ResidencyError,
+    },
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    #[error("workload: {0}")]
-    Workload(String),
-    #[error("writing results: {0}")]
-    Io(String),
+    /// Boxed, as `Gpu`: the error stays small on the paths that succeed.
+    #[error("workload")]
+    Workload(#[source] Box<crate::workload::WorkloadError>),
+    #[error("writing results into {path}")]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("encoding {what} as JSON")]
+    Json {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("a sweep worker panicked")]
+    WorkerPanicked,
+    #[error("a sweep run did not finish")]
+    RunUnfinished,
     #[error("--uvm none on the GPU model is the first-touch path, not a UVM service")]
     NoneOnGpu,
-    /// The GPU model or its memory manager failed during a UVM run.
-    #[error("GPU model: {0}")]
-    Gpu(String),
+    /// The driver's memory manager could not be built for a UVM run.
+    #[error("driver memory manager")]
+    Driver(#[from] crate::driver::DriverError),
+    /// The GPU model failed during a UVM run (a block fault is [`UvmError::Block`]).
+    #[error("GPU model")]
+    Gpu(#[source] Box<crate::gpu::GpuError>),
     /// A hardware block's engine failed or disagreed (hardware in the loop).
     #[error("hardware: {0}")]
     Block(#[from] mcmvm_protocol::system::BlockFault),
+}
+
+impl From<crate::workload::WorkloadError> for UvmError {
+    fn from(e: crate::workload::WorkloadError) -> Self {
+        UvmError::Workload(Box::new(e))
+    }
 }
 
 impl UvmError {

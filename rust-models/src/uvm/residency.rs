@@ -149,49 +149,66 @@ impl Residency {
         }
     }
 
-    /// Check the invariants of the module doc; the first violation as a message.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    /// Check the invariants of the module doc; the first violation.
+    pub fn check_invariants(&self) -> Result<(), ResidencyError> {
         if self.resident > self.capacity {
-            return Err(format!(
-                "{} pages resident > capacity {}",
-                self.resident, self.capacity
-            ));
+            return Err(ResidencyError::OverCapacity {
+                resident: self.resident,
+                capacity: self.capacity,
+            });
         }
         if self.resident + self.free_frames.len() != self.capacity {
-            return Err(format!(
-                "frames not conserved: {} resident + {} free != {}",
-                self.resident,
-                self.free_frames.len(),
-                self.capacity
-            ));
+            return Err(ResidencyError::FramesNotConserved {
+                resident: self.resident,
+                free: self.free_frames.len(),
+                capacity: self.capacity,
+            });
         }
         let mut counted = 0usize;
         for (page, &frame) in self.frame_of.iter().enumerate() {
             let resident = self.flags[page] & RESIDENT != 0;
             if resident != (frame != NO_FRAME) {
-                return Err(format!("page {page}: resident flag and frame disagree"));
+                return Err(ResidencyError::FlagFrameDisagree(page));
             }
             if frame != NO_FRAME {
                 counted += 1;
                 if self.page_of_frame[frame as usize] != page as u32 {
-                    return Err(format!("frame {frame} does not map back to page {page}"));
+                    return Err(ResidencyError::FrameMapsBack { frame, page });
                 }
             }
         }
         if counted != self.resident {
-            return Err(format!(
-                "{counted} mapped pages but resident count {}",
-                self.resident
-            ));
+            return Err(ResidencyError::MappedCount {
+                counted,
+                resident: self.resident,
+            });
         }
         if self.early_reuses != 0 {
-            return Err(format!(
-                "{} frames reused before their write-back finished",
-                self.early_reuses
-            ));
+            return Err(ResidencyError::EarlyReuse(self.early_reuses));
         }
         Ok(())
     }
+}
+
+/// The first invariant [`Residency::check_invariants`] finds violated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResidencyError {
+    #[error("{resident} pages resident > capacity {capacity}")]
+    OverCapacity { resident: usize, capacity: usize },
+    #[error("frames not conserved: {resident} resident + {free} free != {capacity}")]
+    FramesNotConserved {
+        resident: usize,
+        free: usize,
+        capacity: usize,
+    },
+    #[error("page {0}: resident flag and frame disagree")]
+    FlagFrameDisagree(usize),
+    #[error("frame {frame} does not map back to page {page}")]
+    FrameMapsBack { frame: u32, page: usize },
+    #[error("{counted} mapped pages but resident count {resident}")]
+    MappedCount { counted: usize, resident: usize },
+    #[error("{0} frames reused before their write-back finished")]
+    EarlyReuse(u64),
 }
 
 #[cfg(test)]

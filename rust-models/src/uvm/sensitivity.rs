@@ -69,8 +69,7 @@ pub fn sensitivity(
     };
     let base_cfg = cfg_with(None)?;
     let run = |w: &String, cfg: &UvmConfig, p: UvmPolicy| -> Result<UvmMetrics, UvmError> {
-        let wl = crate::workload::by_name(w, scale, seed)
-            .map_err(|e| UvmError::Workload(e.to_string()))?;
+        let wl = crate::workload::by_name(w, scale, seed)?;
         gpu.run(wl.as_ref(), cfg, p, scale, seed)
     };
     let baselines = run_parallel(workloads, |w| run(w, &base_cfg, UvmPolicy::Tbnp))?;
@@ -85,9 +84,27 @@ pub fn sensitivity(
         }
     }
     let runs = run_parallel(&jobs, |(_, _, _, w, cfg)| run(w, cfg, UvmPolicy::Forest))?;
+    Ok(SensitivityReport {
+        workloads: workloads.to_vec(),
+        oversubscription: base_cfg.memory.oversubscription,
+        scale,
+        seed,
+        points: knob_points(&jobs, &runs, &baselines),
+    })
+}
 
+/// One knob setting's run: (key, value, workload index, workload, its config).
+type KnobJob = (&'static str, &'static str, usize, String, UvmConfig);
+
+/// One point per knob value, in job order: speed-ups over the TBNp `baselines`, mean
+/// profiling steps and the classes found.
+fn knob_points(
+    jobs: &[KnobJob],
+    runs: &[UvmMetrics],
+    baselines: &[UvmMetrics],
+) -> Vec<SensitivityPoint> {
     let mut points: Vec<SensitivityPoint> = Vec::new();
-    for ((key, value, i, _, _), m) in jobs.iter().zip(&runs) {
+    for ((key, value, i, _, _), m) in jobs.iter().zip(runs) {
         let fresh = points
             .last()
             .is_none_or(|p| p.key != *key || p.value != *value);
@@ -117,13 +134,7 @@ pub fn sensitivity(
         p.geomean_speedup = geomean_speedup(p.speedups.iter().copied());
         p.mean_profiling_steps /= p.speedups.len().max(1) as f64;
     }
-    Ok(SensitivityReport {
-        workloads: workloads.to_vec(),
-        oversubscription: base_cfg.memory.oversubscription,
-        scale,
-        seed,
-        points,
-    })
+    points
 }
 
 impl SensitivityReport {
@@ -161,7 +172,10 @@ impl SensitivityReport {
 
     /// `sensitivity.csv` and `sensitivity.json` in `dir`.
     pub fn write(&self, dir: &std::path::Path) -> Result<(), UvmError> {
-        let io = |e: std::io::Error| UvmError::Io(format!("{}: {e}", dir.display()));
+        let io = |source| UvmError::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
         std::fs::create_dir_all(dir).map_err(io)?;
         let mut csv =
             String::from("key,value,geomean_speedup,mean_profiling_steps,ls,hchi,hcli,lc");
@@ -181,8 +195,10 @@ impl SensitivityReport {
             csv.push('\n');
         }
         std::fs::write(dir.join("sensitivity.csv"), csv).map_err(io)?;
-        let json = serde_json::to_string_pretty(self)
-            .map_err(|e| UvmError::Io(format!("sensitivity.json: {e}")))?;
+        let json = serde_json::to_string_pretty(self).map_err(|source| UvmError::Json {
+            what: "the sensitivity study",
+            source,
+        })?;
         std::fs::write(dir.join("sensitivity.json"), json).map_err(io)
     }
 }

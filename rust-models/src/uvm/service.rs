@@ -91,7 +91,27 @@ impl UvmCore {
 
     /// Service one batch starting at cycle `start`; returns its end cycle.
     pub(super) fn service_batch(&mut self, start: u64) -> Result<u64, UvmError> {
-        // 1. fetch and de-duplicate.
+        let faults = self.fetch_faults();
+        let mut us = self.cfg.fault.far_fault_latency_us;
+        self.metrics.service.fault_handling_us += us;
+        let trees = self.group_by_tree(&faults);
+        let pinned = self.pin_trees(&trees);
+        let mut migrated: Vec<usize> = Vec::new();
+        let mut victims: Option<VictimQueue> = None;
+        for (o, tree, tree_faults) in trees {
+            let mut moves = self.tree_moves(o, tree, &tree_faults);
+            self.make_room(&mut moves, &mut us, start, &mut victims);
+            self.migrate_moves(o, &moves, &mut us, start, &mut migrated);
+        }
+        if let Some(q) = victims {
+            self.victim_scratch = q.pages.items;
+        }
+        self.finish_batch(start, us, &migrated, pinned)
+    }
+
+    /// Step 1: fetch up to `batch_size` faults, de-duplicated, without the pages that
+    /// became resident meanwhile.
+    fn fetch_faults(&mut self) -> Vec<usize> {
         let take = self.buffer.len().min(self.cfg.fault.batch_size);
         let mut faults: Vec<usize> = Vec::with_capacity(take);
         for _ in 0..take {
@@ -105,12 +125,13 @@ impl UvmCore {
         faults.retain(|&p| !self.res.is_resident(p));
         self.metrics.batches += 1;
         self.metrics.far_faults += faults.len() as u64;
-        let mut us = self.cfg.fault.far_fault_latency_us;
-        self.metrics.service.fault_handling_us += us;
+        faults
+    }
 
-        // 2. group by tree and pin the blocks the trees span.
-        let mut trees: Vec<(usize, usize, Vec<usize>)> = Vec::new(); // (object, tree index, faults)
-        for &p in &faults {
+    /// Step 2: the sorted faults grouped by (object, tree index), in page order.
+    fn group_by_tree(&mut self, faults: &[usize]) -> Vec<(usize, usize, Vec<usize>)> {
+        let mut trees: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+        for &p in faults {
             let Some(o) = self.layout.object_of(p) else {
                 continue;
             };
@@ -122,8 +143,14 @@ impl UvmCore {
                 _ => trees.push((o, tree, vec![p])),
             }
         }
+        trees
+    }
+
+    /// Step 2: pin the 2 MB blocks the batch's trees span (never a TBNp victim during the
+    /// batch); returns the blocks this call pinned.
+    fn pin_trees(&mut self, trees: &[(usize, usize, Vec<usize>)]) -> Vec<usize> {
         let mut pinned: Vec<usize> = Vec::new();
-        for &(o, tree, _) in &trees {
+        for &(o, tree, _) in trees {
             let obj = &self.layout.objects[o];
             let tp = self.shape_for(o).tree_pages;
             let first = obj.first_page + tree * tp;
@@ -135,129 +162,163 @@ impl UvmCore {
                 }
             }
         }
+        pinned
+    }
 
-        let mut migrated: Vec<usize> = Vec::new();
-        let mut victims: Option<VictimQueue> = None;
-        for (o, tree, tree_faults) in trees {
-            let shape = self.shape_for(o);
-            let obj = self.layout.objects[o].clone();
-            let tree_first = obj.first_page + tree * shape.tree_pages;
-            let valid = shape
-                .tree_pages
-                .min(obj.first_page + obj.pages - tree_first);
-            let mut resident = bitvec![u64, Lsb0; 0; valid];
-            let mut faulted = bitvec![u64, Lsb0; 0; valid];
-            for i in 0..valid {
-                if self.res.is_resident(tree_first + i) {
-                    resident.set(i, true);
-                }
+    /// Step 2: one tree's moves, (page, is a prefetch) in page order: its faulted pages and
+    /// the tree's prefetch decision.
+    fn tree_moves(&self, o: usize, tree: usize, tree_faults: &[usize]) -> Vec<(usize, bool)> {
+        let shape = self.shape_for(o);
+        let obj = &self.layout.objects[o];
+        let tree_first = obj.first_page + tree * shape.tree_pages;
+        let valid = shape
+            .tree_pages
+            .min(obj.first_page + obj.pages - tree_first);
+        let mut resident = bitvec![u64, Lsb0; 0; valid];
+        let mut faulted = bitvec![u64, Lsb0; 0; valid];
+        for i in 0..valid {
+            if self.res.is_resident(tree_first + i) {
+                resident.set(i, true);
             }
-            for &p in &tree_faults {
-                faulted.set(p - tree_first, true);
-            }
-            let preferred = obj.preferred_gpu || self.cfg.tbnp.all_preferred_gpu;
-            let mut prefetch =
-                compute_prefetch(&resident, &faulted, valid, shape, self.cfg.tbnp.threshold)
-                    .prefetch;
-            if preferred {
-                // The driver's first touch with preferred location = this GPU: a block
-                // no processor holds yet is populated whole.
-                for &p in &tree_faults {
-                    let b = p / PAGES_PER_BLOCK;
-                    if !self.block_populated[b] {
-                        let lo = (b * PAGES_PER_BLOCK).max(tree_first);
-                        let hi = ((b + 1) * PAGES_PER_BLOCK).min(tree_first + valid);
-                        for q in lo..hi {
-                            if !faulted[q - tree_first] && !resident[q - tree_first] {
-                                prefetch.set(q - tree_first, true);
-                            }
-                        }
-                    }
-                }
-            }
-            let mut moves: Vec<(usize, bool)> = (0..valid)
-                .filter(|&i| faulted[i] || prefetch[i])
-                .map(|i| (tree_first + i, prefetch[i]))
-                .collect();
-
-            // 3. make room.
-            while self.res.free_frames() < moves.len() {
-                if !self.evict_one(&mut us, start, &mut victims) {
-                    // Nothing evictable (GPU memory holds only this batch's pages): bring
-                    // the faulted pages that fit, give the rest back to the fault buffer.
-                    moves.retain(|&(_, pf)| !pf);
-                    let fit = self.res.free_frames();
-                    for &(p, _) in moves.iter().skip(fit).rev() {
-                        self.queued.set(p, true);
-                        self.buffer.push_front((p as u32, start));
-                    }
-                    moves.truncate(fit);
-                    break;
-                }
-            }
-            for &(p, _) in &moves {
-                // Marks "migrated in this batch": never a victim before the batch ends.
-                self.ready_at[p] = u64::MAX;
-            }
-
-            // 4. per 2 MB block: page-table update, then one transfer per run.
-            let mut i = 0;
-            while i < moves.len() {
-                let block = moves[i].0 / PAGES_PER_BLOCK;
-                let mut j = i;
-                while j < moves.len() && moves[j].0 / PAGES_PER_BLOCK == block {
-                    j += 1;
-                }
-                us += self.cfg.fault.block_update_us;
-                self.metrics.service.block_update_us += self.cfg.fault.block_update_us;
-                self.lru.touch_block(block);
-                self.block_populated.set(block, true);
-                let mut r = i;
-                while r < j {
-                    let mut s = r + 1;
-                    while s < j && moves[s].0 == moves[s - 1].0 + 1 {
-                        s += 1;
-                    }
-                    let arrival = start + self.cfg.us_to_cycles(us);
-                    for &(p, pf) in &moves[r..s] {
-                        if self.res.was_evicted(p) {
-                            self.metrics.thrashed_pages += 1;
-                        }
-                        self.res.migrate_in(p, pf, arrival);
-                        if pf {
-                            self.metrics.pages_prefetched += 1;
-                        }
-                        if let Some(f) = self.forest.as_mut() {
-                            f.note_migrated(p, o);
-                            if !pf {
-                                f.note_faulted_in(p, o);
-                            }
-                        }
-                        migrated.push(p);
-                    }
-                    let bytes = (s - r) as u64 * PAGE_BYTES;
-                    let t = self.cfg.transfer_us(bytes);
-                    us += t;
-                    self.metrics.service.migration_us += t;
-                    self.metrics.host_to_gpu_bytes += bytes;
-                    r = s;
-                }
-                i = j;
-            }
-            self.metrics.pages_migrated += moves.len() as u64;
-            self.obj_migrated[o] += moves.len() as u64;
         }
-
-        if let Some(q) = victims {
-            self.victim_scratch = q.pages.items;
+        for &p in tree_faults {
+            faulted.set(p - tree_first, true);
         }
-        // 5. usable at the end of the batch.
+        let mut prefetch =
+            compute_prefetch(&resident, &faulted, valid, shape, self.cfg.tbnp.threshold).prefetch;
+        if obj.preferred_gpu || self.cfg.tbnp.all_preferred_gpu {
+            // The driver's first touch with preferred location = this GPU: a block no
+            // processor holds yet is populated whole.
+            for &p in tree_faults {
+                let b = p / PAGES_PER_BLOCK;
+                if !self.block_populated[b] {
+                    let lo = (b * PAGES_PER_BLOCK).max(tree_first);
+                    let hi = ((b + 1) * PAGES_PER_BLOCK).min(tree_first + valid);
+                    for q in lo..hi {
+                        if !faulted[q - tree_first] && !resident[q - tree_first] {
+                            prefetch.set(q - tree_first, true);
+                        }
+                    }
+                }
+            }
+        }
+        (0..valid)
+            .filter(|&i| faulted[i] || prefetch[i])
+            .map(|i| (tree_first + i, prefetch[i]))
+            .collect()
+    }
+
+    /// Step 3: evict until `moves` fit. When nothing is evictable (GPU memory holds only
+    /// this batch's pages), keep the faulted pages that fit and give the rest back to the
+    /// fault buffer. The pages kept are marked "migrated in this batch" (never a victim
+    /// before the batch ends).
+    fn make_room(
+        &mut self,
+        moves: &mut Vec<(usize, bool)>,
+        us: &mut f64,
+        start: u64,
+        victims: &mut Option<VictimQueue>,
+    ) {
+        while self.res.free_frames() < moves.len() {
+            if !self.evict_one(us, start, victims) {
+                moves.retain(|&(_, pf)| !pf);
+                let fit = self.res.free_frames();
+                for &(p, _) in moves.iter().skip(fit).rev() {
+                    self.queued.set(p, true);
+                    self.buffer.push_front((p as u32, start));
+                }
+                moves.truncate(fit);
+                break;
+            }
+        }
+        for &(p, _) in moves.iter() {
+            self.ready_at[p] = u64::MAX;
+        }
+    }
+
+    /// Step 4: per 2 MB block of object `o`'s `moves`, the page-table update, then one
+    /// transfer per contiguous run; the pages migrated go into `migrated`.
+    fn migrate_moves(
+        &mut self,
+        o: usize,
+        moves: &[(usize, bool)],
+        us: &mut f64,
+        start: u64,
+        migrated: &mut Vec<usize>,
+    ) {
+        let mut i = 0;
+        while i < moves.len() {
+            let block = moves[i].0 / PAGES_PER_BLOCK;
+            let mut j = i;
+            while j < moves.len() && moves[j].0 / PAGES_PER_BLOCK == block {
+                j += 1;
+            }
+            *us += self.cfg.fault.block_update_us;
+            self.metrics.service.block_update_us += self.cfg.fault.block_update_us;
+            self.lru.touch_block(block);
+            self.block_populated.set(block, true);
+            let mut r = i;
+            while r < j {
+                let mut s = r + 1;
+                while s < j && moves[s].0 == moves[s - 1].0 + 1 {
+                    s += 1;
+                }
+                let arrival = start + self.cfg.us_to_cycles(*us);
+                self.migrate_run(o, &moves[r..s], arrival, migrated);
+                let bytes = (s - r) as u64 * PAGE_BYTES;
+                let t = self.cfg.transfer_us(bytes);
+                *us += t;
+                self.metrics.service.migration_us += t;
+                self.metrics.host_to_gpu_bytes += bytes;
+                r = s;
+            }
+            i = j;
+        }
+        self.metrics.pages_migrated += moves.len() as u64;
+        self.obj_migrated[o] += moves.len() as u64;
+    }
+
+    /// Step 4: one contiguous run of pages arrives at cycle `arrival`.
+    fn migrate_run(
+        &mut self,
+        o: usize,
+        run: &[(usize, bool)],
+        arrival: u64,
+        migrated: &mut Vec<usize>,
+    ) {
+        for &(p, pf) in run {
+            if self.res.was_evicted(p) {
+                self.metrics.thrashed_pages += 1;
+            }
+            self.res.migrate_in(p, pf, arrival);
+            if pf {
+                self.metrics.pages_prefetched += 1;
+            }
+            if let Some(f) = self.forest.as_mut() {
+                f.note_migrated(p, o);
+                if !pf {
+                    f.note_faulted_in(p, o);
+                }
+            }
+            migrated.push(p);
+        }
+    }
+
+    /// Step 5: the migrated pages are usable at the end of the batch; unpin, and check the
+    /// residency invariants when asked.
+    fn finish_batch(
+        &mut self,
+        start: u64,
+        us: f64,
+        migrated: &[usize],
+        pinned: Vec<usize>,
+    ) -> Result<u64, UvmError> {
         let end = start + self.cfg.us_to_cycles(us);
-        for &p in &migrated {
+        for &p in migrated {
             self.ready_at[p] = end;
         }
         if self.record_changes {
-            self.migrated_log.extend_from_slice(&migrated);
+            self.migrated_log.extend_from_slice(migrated);
         }
         for b in pinned {
             self.pinned_blocks.set(b, false);
@@ -265,9 +326,9 @@ impl UvmCore {
         if self.check_invariants {
             self.res
                 .check_invariants()
-                .map_err(|detail| UvmError::Invariant {
+                .map_err(|source| UvmError::Invariant {
                     cycle: start,
-                    detail,
+                    source,
                 })?;
         }
         Ok(end)

@@ -135,6 +135,9 @@ pub struct SweepSummary {
     pub mean_profiling_steps_forest: f64,
     pub mean_profiling_steps_specforest: f64,
     pub mean_profiling_steps_forest_lru: f64,
+    /// Forest's geomean over TBNp: each workload's share of its log, and the geomean
+    /// without the workloads where TBNp thrashes ([`super::means`]).
+    pub forest_means: super::means::GeomeanParts,
 }
 
 impl SweepSummary {
@@ -210,8 +213,7 @@ pub fn forest_jobs(opts: &SweepOptions) -> Result<Vec<ForestJob>, UvmError> {
 
 /// Build the job's workload and run it.
 pub fn run_forest_job(opts: &SweepOptions, job: &ForestJob) -> Result<UvmMetrics, UvmError> {
-    let wl = crate::workload::by_name(&job.workload, opts.scale, opts.seed)
-        .map_err(|e| UvmError::Workload(e.to_string()))?;
+    let wl = crate::workload::by_name(&job.workload, opts.scale, opts.seed)?;
     let mut cfg = opts.config.clone();
     cfg.memory.oversubscription = job.oversubscription;
     opts.gpu
@@ -262,9 +264,19 @@ pub fn summaries_of(oversubs: &[f64], rows: &[SweepRow]) -> Vec<SweepSummary> {
                 mean_profiling_steps_forest: mean(&|r| r.profiling_steps_forest),
                 mean_profiling_steps_specforest: mean(&|r| r.profiling_steps_specforest),
                 mean_profiling_steps_forest_lru: mean(&|r| r.profiling_steps_forest_lru),
+                forest_means: forest_means(&rs),
             }
         })
         .collect()
+}
+
+/// Forest's geomean parts over `rows` (one oversubscription).
+fn forest_means(rows: &[&SweepRow]) -> super::means::GeomeanParts {
+    let parts: Vec<(&str, f64, f64)> = rows
+        .iter()
+        .map(|r| (r.workload.as_str(), r.forest_speedup, r.thrash_multiple[0]))
+        .collect();
+    super::means::geomean_parts(&parts)
 }
 
 /// Run the sweep, runs spread over the machine's cores (`MCMVM_THREADS` caps them).
@@ -329,12 +341,10 @@ pub(super) fn run_parallel<J: Sync, R: Send>(
             });
         }
     });
-    let results = results
-        .into_inner()
-        .map_err(|_| UvmError::Io("a sweep worker panicked".into()))?;
+    let results = results.into_inner().map_err(|_| UvmError::WorkerPanicked)?;
     results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(UvmError::Io("a sweep run did not finish".into()))))
+        .map(|r| r.unwrap_or_else(|| Err(UvmError::RunUnfinished)))
         .collect()
 }
 

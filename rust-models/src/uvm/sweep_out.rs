@@ -34,7 +34,10 @@ impl SweepReport {
             .iter()
             .map(serde_json::to_string_pretty)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| UvmError::Io(e.to_string()))?;
+            .map_err(|source| UvmError::Json {
+                what: "a run's metrics",
+                source,
+            })?;
         self.tables().write(dir, &runs)
     }
 
@@ -48,7 +51,10 @@ impl SweepTables {
     /// `forest.csv` and `forest.json`, the latter with `runs`: each run's metrics as pretty
     /// JSON, in job order.
     pub fn write(&self, dir: &std::path::Path, runs: &[String]) -> Result<(), UvmError> {
-        let io = |e: std::io::Error| UvmError::Io(format!("{}: {e}", dir.display()));
+        let io = |source| UvmError::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
         std::fs::create_dir_all(dir).map_err(io)?;
         std::fs::write(dir.join("forest.csv"), self.csv()).map_err(io)?;
         std::fs::write(dir.join("forest.json"), self.json(runs)?).map_err(io)?;
@@ -58,7 +64,10 @@ impl SweepTables {
     /// `forest.json`: byte for byte what serde_json writes for the [`SweepReport`] whose
     /// `runs` have the pretty JSON texts `runs`.
     pub fn json(&self, runs: &[String]) -> Result<String, UvmError> {
-        let head = serde_json::to_string_pretty(self).map_err(|e| UvmError::Io(e.to_string()))?;
+        let head = serde_json::to_string_pretty(self).map_err(|source| UvmError::Json {
+            what: "the Forest sweep's tables",
+            source,
+        })?;
         let head = head.strip_suffix("\n}").unwrap_or(&head);
         Ok(format!(
             "{head},\n  \"runs\": {}\n}}",
@@ -73,13 +82,14 @@ impl SweepTables {
 far_faults_tbnp,far_faults_forest,far_faults_specforest,unused_pct_tbnp,unused_pct_forest,unused_pct_specforest,\
 thrash_x_tbnp,thrash_x_forest,thrash_x_specforest,profiling_steps_forest,profiling_steps_specforest,\
 forest_lru_cycles,tbnp_aae_cycles,forest_lru_speedup,tbnp_aae_speedup,far_faults_forest_lru,far_faults_tbnp_aae,\
-unused_pct_forest_lru,unused_pct_tbnp_aae,thrash_x_forest_lru,thrash_x_tbnp_aae,profiling_steps_forest_lru,classes\n",
+unused_pct_forest_lru,unused_pct_tbnp_aae,thrash_x_forest_lru,thrash_x_tbnp_aae,profiling_steps_forest_lru,classes,\
+forest_log_share,tbnp_thrashes\n",
         );
         for r in &self.rows {
             let (f, u, t) = (&r.far_faults, &r.unused_prefetch_pct, &r.thrash_multiple);
             csv.push_str(&format!(
                 "{},{},{},{},{},{:.4},{:.4},{},{},{},{:.2},{:.2},{:.2},{:.4},{:.4},{:.4},{},{},\
-{},{},{:.4},{:.4},{},{},{:.2},{:.2},{:.4},{:.4},{},{}\n",
+{},{},{:.4},{:.4},{},{},{:.2},{:.2},{:.4},{:.4},{},{},{},{}\n",
                 r.workload,
                 r.oversubscription,
                 r.tbnp_cycles,
@@ -110,6 +120,9 @@ unused_pct_forest_lru,unused_pct_tbnp_aae,thrash_x_forest_lru,thrash_x_tbnp_aae,
                 t[4],
                 r.profiling_steps_forest_lru,
                 r.classes,
+                self.forest_log_share(r)
+                    .map_or_else(String::new, |s| format!("{s:.6}")),
+                super::means::tbnp_thrashes(t[0]),
             ));
         }
         csv
@@ -137,9 +150,56 @@ unused_pct_forest_lru,unused_pct_tbnp_aae,thrash_x_forest_lru,thrash_x_tbnp_aae,
 TBNp's trees, Forest's access-aware eviction)\n",
         );
         s.push_str(&curve_table(&self.summaries));
+        s.push_str(&means_table(&self.summaries));
         s.push_str(&paper_table(&self.summaries, &self.rows));
         s
     }
+
+    /// Row `r`'s share of Forest's log-geomean at its oversubscription.
+    fn forest_log_share(&self, r: &SweepRow) -> Option<f64> {
+        let m = self
+            .summaries
+            .iter()
+            .find(|m| m.oversubscription == r.oversubscription)?;
+        m.forest_means
+            .shares
+            .iter()
+            .find(|(w, _)| *w == r.workload)
+            .and_then(|s| s.1)
+    }
+}
+
+/// Per oversubscription: each workload's share of Forest's log-geomean over TBNp, and the
+/// geomean without the workloads where TBNp thrashes beyond 10× the footprint.
+pub fn means_table(summaries: &[SweepSummary]) -> String {
+    let mut s = String::new();
+    for m in summaries {
+        let f = &m.forest_means;
+        let shares: Vec<String> = f
+            .shares
+            .iter()
+            .map(|(w, x)| format!("{w} {}", super::means::share_cell(*x)))
+            .collect();
+        s.push_str(&format!(
+            "forest's share of its log-geomean at oversub {:.2}: {}\n",
+            m.oversubscription,
+            shares.join(", ")
+        ));
+        let left_out = if f.tbnp_thrashing.is_empty() {
+            "none".to_string()
+        } else {
+            f.tbnp_thrashing.join(", ")
+        };
+        s.push_str(&format!(
+            "forest geomean at oversub {:.2}: {:.3}x; without the workloads where tbnp \
+             thrashes > {}x the footprint ({left_out}): {:.3}x\n",
+            m.oversubscription,
+            f.geomean,
+            super::means::THRASH_LIMIT,
+            f.geomean_without_thrashing
+        ));
+    }
+    s
 }
 
 /// Geometric means over TBNp per oversubscription × policy, over every workload and

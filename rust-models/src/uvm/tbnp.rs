@@ -35,23 +35,40 @@ impl TreeShape {
         leaf_pages: 16,
     };
 
-    /// A shape, or a message saying what is wrong with the sizes.
-    pub fn new(tree_pages: usize, leaf_pages: usize) -> Result<TreeShape, String> {
+    /// A shape, or what is wrong with the sizes.
+    pub fn new(tree_pages: usize, leaf_pages: usize) -> Result<TreeShape, TreeShapeError> {
         if !tree_pages.is_power_of_two() || !leaf_pages.is_power_of_two() {
-            return Err(format!(
-                "tree ({tree_pages} pages) and leaf ({leaf_pages} pages) must be powers of two"
-            ));
+            return Err(TreeShapeError::NotPowerOfTwo {
+                tree_pages,
+                leaf_pages,
+            });
         }
         if leaf_pages > tree_pages {
-            return Err(format!(
-                "leaf ({leaf_pages} pages) is larger than the tree ({tree_pages} pages)"
-            ));
+            return Err(TreeShapeError::LeafLargerThanTree {
+                tree_pages,
+                leaf_pages,
+            });
         }
         Ok(TreeShape {
             tree_pages,
             leaf_pages,
         })
     }
+}
+
+/// Why a tree and leaf size make no [`TreeShape`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TreeShapeError {
+    #[error("tree ({tree_pages} pages) and leaf ({leaf_pages} pages) must be powers of two")]
+    NotPowerOfTwo {
+        tree_pages: usize,
+        leaf_pages: usize,
+    },
+    #[error("leaf ({leaf_pages} pages) is larger than the tree ({tree_pages} pages)")]
+    LeafLargerThanTree {
+        tree_pages: usize,
+        leaf_pages: usize,
+    },
 }
 
 /// One chosen prefetch region, in pages relative to the tree's first page.

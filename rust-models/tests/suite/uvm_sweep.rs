@@ -91,13 +91,42 @@ fn the_sweep_has_the_table_the_curve_and_both_ablations() {
         "{table}"
     );
     assert!(table.contains("223 -> 10"), "{table}");
+    assert!(
+        table.contains("forest's share of its log-geomean at oversub 1.50: ls "),
+        "{table}"
+    );
+    assert!(
+        table.contains("without the workloads where tbnp thrashes > 10x the footprint"),
+        "{table}"
+    );
     let csv = std::fs::read_to_string(dir.join("forest.csv")).unwrap();
     let mut lines = csv.lines();
-    assert!(lines
-        .next()
-        .unwrap()
-        .ends_with(",profiling_steps_forest_lru,classes"));
-    assert_eq!(lines.count(), 4, "{csv}");
+    let header = lines.next().unwrap();
+    assert!(
+        header.ends_with(",profiling_steps_forest_lru,classes,forest_log_share,tbnp_thrashes"),
+        "{header}"
+    );
+    let cells: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(cells.len(), 4, "{csv}");
+    // Each oversubscription's shares of Forest's log-geomean sum to 1 (or are all empty
+    // when the logs cancel), and the thrash flag follows TBNp's thrash multiple.
+    let col = |name: &str| header.split(',').position(|c| c == name).unwrap();
+    let (share, flag, thrash) = (
+        col("forest_log_share"),
+        col("tbnp_thrashes"),
+        col("thrash_x_tbnp"),
+    );
+    for o in ["1.25", "1.5"] {
+        let mine: Vec<&Vec<&str>> = cells.iter().filter(|c| c[1] == o).collect();
+        if mine.iter().all(|c| !c[share].is_empty()) {
+            let sum: f64 = mine.iter().map(|c| c[share].parse::<f64>().unwrap()).sum();
+            assert!((sum - 1.0).abs() < 1e-5, "{o}: {sum}");
+        }
+        for c in &mine {
+            let thrashes = c[thrash].parse::<f64>().unwrap() > 10.0;
+            assert_eq!(c[flag], thrashes.to_string(), "{c:?}");
+        }
+    }
     let json = std::fs::read_to_string(dir.join("forest.json")).unwrap();
     assert!(json.starts_with("{\n  \"seed\": 1,"), "{json}");
     std::fs::remove_dir_all(&dir).ok();
