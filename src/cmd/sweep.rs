@@ -148,6 +148,19 @@ pub struct Args {
     /// all run again).
     #[arg(long, conflicts_with = "plan")]
     pub resume: bool,
+    /// clap, forest: instead of the study, its headline figures over the plausible box of
+    /// the timing parameters neither paper gives (docs/calibration.md), each as config
+    /// value [low, high] with the points that give them and a flag where the sign flips;
+    /// planned and sharded like any sweep. Writes robustness.txt, .csv, .json.
+    #[arg(long)]
+    pub robustness: bool,
+    /// --robustness: `corners` (the primary parameters at both ends; default) or N
+    /// Latin-hypercube points over every parameter of the box (16 or more).
+    #[arg(long, value_name = "N|corners")]
+    pub points: Option<String>,
+    /// --robustness --points N: the Latin hypercube's seed.
+    #[arg(long, default_value_t = 38)]
+    pub design_seed: u64,
 }
 
 #[derive(clap::Subcommand)]
@@ -175,6 +188,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     };
     if !split && (args.plan.is_some() || args.task_id.is_some() || args.resume) {
         anyhow::bail!("--plan, --task-id and --resume go with --suite clap or forest");
+    }
+    if args.points.is_some() && !args.robustness {
+        anyhow::bail!("--points goes with --robustness");
+    }
+    if args.robustness && !split {
+        anyhow::bail!("--robustness goes with --suite clap or forest");
     }
     if !args.forest() && args.gpu_config.is_some() {
         anyhow::bail!("--gpu-config goes with --suite forest or forest-sensitivity");

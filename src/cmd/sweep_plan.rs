@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 mod all;
 mod merge;
 mod resume;
+mod robust;
 use all::{all_clap, all_forest};
 pub use merge::{merge, MergeArgs};
 
@@ -53,6 +54,9 @@ pub struct SweepId {
     pub scale: Scale,
     /// forest: the oversubscriptions of the tables, in order (exact text).
     pub oversubs: Vec<String>,
+    /// `--robustness`: the design over the plausible box (`corners`, `lhs N seed S`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robustness: Option<String>,
 }
 
 /// A run file without its `report` (which follows it, see [`run_file_text`]).
@@ -176,6 +180,9 @@ struct Split {
 
 /// The sweep of `suite` (clap or forest): its plan, one job, or all of them.
 pub fn run(args: &Args, suite: &str, mode: Mode) -> anyhow::Result<u8> {
+    if args.robustness {
+        return robust::run(args, suite, mode);
+    }
     if suite == "clap" {
         let s = clap_sweep(args)?;
         let mut workloads: Vec<&str> = s.jobs.iter().map(|j| j.workload.as_str()).collect();
@@ -261,6 +268,7 @@ fn sweep_id(args: &Args, suite: &str, runs: usize, words: String) -> SweepId {
         seed: args.seed,
         scale: args.scale_spec(),
         oversubs: Vec::new(),
+        robustness: None,
     }
 }
 

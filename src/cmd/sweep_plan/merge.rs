@@ -47,6 +47,15 @@ pub fn merge(m: MergeArgs) -> anyhow::Result<u8> {
     files.retain(|f| f.0 == suite);
     files.sort_by_key(|f| f.1);
     let out = m.out.clone().unwrap_or_else(|| m.dir.clone());
+    if is_robustness(&files)? {
+        println!(
+            "merge {suite} --robustness: {} run files from {}",
+            files.len(),
+            runs_dir.display()
+        );
+        super::robust::outputs(&m.dir, &suite, &files, &out)?;
+        return Ok(0);
+    }
     if suite == "clap" {
         let (id, summaries, reports) = clap_runs(&m.dir, &files, false)?;
         println!("merge clap: {} runs from {}", id.runs, runs_dir.display());
@@ -141,8 +150,25 @@ fn run_files(runs_dir: &Path) -> anyhow::Result<Vec<(String, usize, PathBuf)>> {
     Ok(files)
 }
 
+/// Whether the first of `files` is a run of a `--robustness` sweep (`load` checks that
+/// every other is of the same sweep).
+fn is_robustness(files: &[(String, usize, PathBuf)]) -> anyhow::Result<bool> {
+    #[derive(serde::Deserialize)]
+    struct Sweep {
+        sweep: SweepId,
+    }
+    let Some((_, _, path)) = files.first() else {
+        return Ok(false);
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let head: Sweep = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a run file", path.display()))?;
+    Ok(head.sweep.robustness.is_some())
+}
+
 /// Every run of one sweep, in job order: (summary, report's pretty JSON).
-fn load<S: DeserializeOwned>(
+pub(super) fn load<S: DeserializeOwned>(
     dir: &Path,
     files: &[(String, usize, PathBuf)],
     partial: bool,
