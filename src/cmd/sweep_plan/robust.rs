@@ -97,7 +97,9 @@ pub fn run(args: &Args, suite: &str, mode: Mode) -> anyhow::Result<u8> {
     }
 }
 
-fn clap(args: &Args, mode: Mode) -> anyhow::Result<u8> {
+/// The CLAP box's plan: every point of the design on `--config` (default the 4-chiplet
+/// MCM GPU), each checked to build here; and the config's path.
+fn clap_plan(args: &Args) -> anyhow::Result<(Plan, PathBuf)> {
     let config = args
         .config
         .clone()
@@ -113,10 +115,15 @@ fn clap(args: &Args, mode: Mode) -> anyhow::Result<u8> {
         &PARAMS,
         &HEADLINES,
         points,
-        workloads.clone(),
+        workloads,
         args.scale_spec(),
         args.seed,
     )?;
+    Ok((plan, config))
+}
+
+fn clap(args: &Args, mode: Mode) -> anyhow::Result<u8> {
+    let (plan, config) = clap_plan(args)?;
     let jobs = plan.jobs();
     let names = jobs
         .iter()
@@ -126,7 +133,7 @@ fn clap(args: &Args, mode: Mode) -> anyhow::Result<u8> {
         })
         .collect();
     let out = out_dir(args, "clap");
-    let lists = vec![("--workloads", workloads.join(","))];
+    let lists = vec![("--workloads", plan.workloads.join(","))];
     let split = split_of(args, "clap", &config, lists, names, &out)?;
     let plan = &plan;
     let tag = |j: &fit::PlanJob,
