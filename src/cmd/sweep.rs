@@ -10,7 +10,9 @@
 //! command per run, `--task-id N` runs one job of the fixed job list into `OUT/runs/`, and
 //! `mcmvm sweep merge OUT` builds the same tables and files from those runs. The
 //! in-process sweep writes the same run files as its runs end, so `--resume` continues a
-//! killed or interrupted sweep.
+//! killed or interrupted sweep. `--robustness` (clap and forest; `sweep_plan::robust`)
+//! runs the suite's headline figures over the plausible box of the unknown timing
+//! parameters instead, through the same plan / task / merge / resume machinery.
 
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;

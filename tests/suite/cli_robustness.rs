@@ -130,3 +130,60 @@ fn a_sharded_robustness_sweep_merges_into_the_one_process_files() {
     assert_eq!(json["headlines"][0]["paper"], 1.175);
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn a_planned_forest_robustness_sweep_merges_into_the_one_process_files() {
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_robustness_forest");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).expect("temp dir");
+    let (one, split, plan) = (tmp.join("one"), tmp.join("split"), tmp.join("plan.txt"));
+    let args = |extra: [&str; 2], more: &[&str]| -> Vec<String> {
+        [
+            "sweep",
+            "--suite",
+            "forest",
+            "--robustness",
+            "--points",
+            "1",
+            "--scale",
+            "0.005",
+            "--workloads",
+            "ls,hchi",
+        ]
+        .iter()
+        .chain(&extra)
+        .chain(more)
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let run = |a: Vec<String>| mcmvm(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let printed = ok(run(args(["--out", one.to_str().unwrap()], &[])));
+    // 2 points x 2 workloads x tbnp, forest, specforest.
+    assert!(printed.contains("12 runs"), "{printed}");
+    let plan_s = plan.to_str().unwrap();
+    ok(run(args(
+        ["--out", split.to_str().unwrap()],
+        &["--plan", plan_s],
+    )));
+    let lines: Vec<String> = read(&plan).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 12, "{lines:?}");
+    assert!(lines[0].contains("--gpu-config") && lines[0].contains("--robustness"));
+    shard(&lines, &tmp);
+    ok(mcmvm(&["sweep", "merge", split.to_str().unwrap()]));
+    for f in ["robustness.txt", "robustness.csv", "robustness.json"] {
+        assert_eq!(read(&split.join(f)), read(&one.join(f)), "{f} differs");
+    }
+    let csv = read(&one.join("robustness.csv"));
+    assert!(csv.contains("\nforest_over_tbnp,1.72,"), "{csv}");
+    assert!(csv.contains("\nspecforest_over_tbnp,1.86,"), "{csv}");
+    let refused = mcmvm(&[
+        "sweep",
+        "--suite",
+        "forest",
+        "--robustness",
+        "--oversub",
+        "2",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&tmp);
+}
