@@ -8,7 +8,7 @@ use anyhow::Context;
 use mcmvm_models::calibrate::design::{self, Design};
 use mcmvm_models::calibrate::fit::{self, Plan};
 use mcmvm_models::calibrate::params::PARAMS;
-use mcmvm_models::calibrate::{report, rewrite, robustness, targets};
+use mcmvm_models::calibrate::{report, rewrite, targets};
 use mcmvm_models::workload::Scale;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -43,9 +43,9 @@ pub struct Args {
     /// Write the best point's values into --config, with provenance comments.
     #[arg(long)]
     pub write: bool,
-    /// Instead of fitting: CLAP's headline figures (over s64k, s2m, ideal) at every point
-    /// of the design, each printed as config value [low, high] and flagged where its sign
-    /// flips inside the box (predictions, never fitted).
+    /// Instead of fitting: `mcmvm sweep --suite clap --robustness` with these options
+    /// (`--grid small`: its corners; `--points N`: its Latin hypercube) into --out: CLAP's
+    /// headline figures over the box as config value [low, high] (predictions, never fitted).
     #[arg(long, conflicts_with = "write")]
     pub robustness: bool,
 }
@@ -82,6 +82,9 @@ impl Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.robustness {
+        return robustness(&args);
+    }
     // Before an hour of runs, not after.
     anyhow::ensure!(
         !args.write || args.config.is_file(),
@@ -92,16 +95,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let (text, config) = super::configs::text(&args.config)?;
     let design = args.design();
     let points = design::points(design, &PARAMS)?;
-    let goals: &[targets::Target] = if args.robustness {
-        &robustness::HEADLINES
-    } else {
-        &targets::TARGETS
-    };
     let plan = Plan::new(
         &config,
         &text,
         &PARAMS,
-        goals,
+        &targets::TARGETS,
         points,
         args.workloads()?,
         args.scale,
@@ -110,17 +108,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let runs = run_jobs(&plan, design)?;
     let by_point: Vec<_> = runs.iter().map(|(j, r)| (j.point, r.clone())).collect();
     let results = plan.evaluate(&by_point);
-    if args.robustness {
-        let ranges = robustness::ranges(&plan, &results);
-        let table = robustness::text(&ranges, plan.points.len());
-        print!("{table}");
-        write_outputs(&args.out, &plan, design, &results, &runs)?;
-        let path = args.out.join("robustness.txt");
-        std::fs::write(&path, table)
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-        println!("wrote {}", path.display());
-        return Ok(0);
-    }
     print!("{}", report::text(&plan, &results)?);
     write_outputs(&args.out, &plan, design, &results, &runs)?;
     let best = fit::best(&results).context("no point has a residual (a run is missing)")?;
@@ -218,4 +205,39 @@ fn write_config(
         .with_context(|| format!("{}: cannot write", path.display()))?;
     println!("wrote {} fitted keys into {}", fitted.len(), path.display());
     Ok(())
+}
+
+/// `--robustness`: the same as `mcmvm sweep --suite clap --robustness` with this command's
+/// config, scale, seeds, workloads and design (one implementation: the sweep's).
+fn robustness(args: &Args) -> anyhow::Result<u8> {
+    #[derive(clap::Parser)]
+    struct Sweep {
+        #[command(flatten)]
+        args: super::sweep::Args,
+    }
+    let points = match (args.points, args.grid.as_deref()) {
+        (Some(n), _) => n.to_string(),
+        (None, Some("full")) => {
+            anyhow::bail!("--robustness --grid full: use --points N (a Latin hypercube)")
+        }
+        _ => "corners".to_string(),
+    };
+    let mut words: Vec<String> = ["mcmvm", "--suite", "clap", "--robustness", "--points"]
+        .map(String::from)
+        .to_vec();
+    words.push(points);
+    for (flag, value) in [
+        ("--config", args.config.display().to_string()),
+        ("--scale", args.scale.to_string()),
+        ("--seed", args.seed.to_string()),
+        ("--design-seed", args.design_seed.to_string()),
+        ("--out", args.out.display().to_string()),
+    ] {
+        words.extend([flag.to_string(), value]);
+    }
+    if let Some(w) = &args.workloads {
+        words.extend(["--workloads".to_string(), w.clone()]);
+    }
+    let sweep = <Sweep as clap::Parser>::try_parse_from(words)?;
+    super::sweep::run(sweep.args)
 }

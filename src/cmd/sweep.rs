@@ -10,7 +10,9 @@
 //! command per run, `--task-id N` runs one job of the fixed job list into `OUT/runs/`, and
 //! `mcmvm sweep merge OUT` builds the same tables and files from those runs. The
 //! in-process sweep writes the same run files as its runs end, so `--resume` continues a
-//! killed or interrupted sweep.
+//! killed or interrupted sweep. `--robustness` (clap and forest; `sweep_plan::robust`)
+//! runs the suite's headline figures over the plausible box of the unknown timing
+//! parameters instead, through the same plan / task / merge / resume machinery.
 
 use anyhow::Context;
 use mcmvm_models::driver::PolicyKind;
@@ -148,6 +150,19 @@ pub struct Args {
     /// all run again).
     #[arg(long, conflicts_with = "plan")]
     pub resume: bool,
+    /// clap, forest: instead of the study, its headline figures over the plausible box of
+    /// the timing parameters neither paper gives (docs/calibration.md), each as config
+    /// value [low, high] with the points that give them and a flag where the sign flips;
+    /// planned and sharded like any sweep. Writes robustness.txt, .csv, .json.
+    #[arg(long)]
+    pub robustness: bool,
+    /// --robustness: `corners` (the primary parameters at both ends; default) or N
+    /// Latin-hypercube points over every parameter of the box (16 or more).
+    #[arg(long, value_name = "N|corners")]
+    pub points: Option<String>,
+    /// --robustness --points N: the Latin hypercube's seed.
+    #[arg(long, default_value_t = 38)]
+    pub design_seed: u64,
 }
 
 #[derive(clap::Subcommand)]
@@ -175,6 +190,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     };
     if !split && (args.plan.is_some() || args.task_id.is_some() || args.resume) {
         anyhow::bail!("--plan, --task-id and --resume go with --suite clap or forest");
+    }
+    if args.points.is_some() && !args.robustness {
+        anyhow::bail!("--points goes with --robustness");
+    }
+    if args.robustness && !split {
+        anyhow::bail!("--robustness goes with --suite clap or forest");
     }
     if !args.forest() && args.gpu_config.is_some() {
         anyhow::bail!("--gpu-config goes with --suite forest or forest-sensitivity");

@@ -69,12 +69,10 @@ fn workloads(args: &Args, main: &[RunSummary]) -> anyhow::Result<Vec<String>> {
     }
 }
 
-/// Run the extra jobs (reusing the main sweep's runs of the same job at the same scale),
-/// print their tables and write `clap_8chiplet.csv`, `clap_pmm.csv`,
-/// `clap_min_blocks.csv`.
-pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Result<Extras> {
-    // Under `--scale paper` the extras run at the quick default size unless
-    // --extras-scale says otherwise (paper-size extras would multiply the sweep's time).
+/// The extra runs' scale, and the main sweep's multiplier (None under `--scale paper`).
+/// Under `--scale paper` the extras run at the quick default size unless --extras-scale
+/// says otherwise (paper-size extras would multiply the sweep's time).
+fn extras_scale(args: &Args) -> anyhow::Result<(f64, Option<f64>)> {
     let main_factor = match args.scale_spec() {
         mcmvm_models::workload::Scale::Factor(x) => Some(x),
         mcmvm_models::workload::Scale::Paper => None,
@@ -83,13 +81,19 @@ pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Re
     if !(scale.is_finite() && scale > 0.0) {
         anyhow::bail!("--extras-scale: expected a positive number, got {scale}");
     }
-    let ws = workloads(args, main)?;
-    let mut cfg8 = super::configs::gpu(Path::new("mcm-8chiplet"))?;
-    cfg8.engines = s.cfg.engines.clone();
-    let jobs = extras::extra_jobs(&s.cfg, &ws);
+    Ok((scale, main_factor))
+}
+
+/// The extra jobs split into those the main sweep already ran (same job, same scale: its
+/// summary) and those to run.
+fn reuse<'a>(
+    jobs: &'a [ExtraJob],
+    main: &[RunSummary],
+    same_scale: bool,
+) -> (Vec<ExtraRun>, Vec<&'a ExtraJob>) {
     let from_main = |j: &ExtraJob| -> Option<RunSummary> {
         let m = j.main_equivalent()?;
-        (Some(scale) == main_factor)
+        same_scale
             .then(|| {
                 main.iter()
                     .find(|r| r.workload == m.workload && r.policy == m.policy.name())
@@ -97,12 +101,23 @@ pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Re
             .flatten()
             .cloned()
     };
-    let reused: Vec<ExtraRun> = jobs
+    let reused = jobs
         .iter()
         .filter_map(|j| from_main(j).map(|r| (j.clone(), r)))
         .collect();
-    let todo: Vec<&ExtraJob> = jobs.iter().filter(|j| from_main(j).is_none()).collect();
-    let n_reused = reused.len();
+    let todo = jobs.iter().filter(|j| from_main(j).is_none()).collect();
+    (reused, todo)
+}
+
+/// The line that opens the extra runs.
+fn announce(
+    args: &Args,
+    main: &[RunSummary],
+    ws: &[String],
+    todo: usize,
+    reused: usize,
+    scale: f64,
+) {
     println!();
     println!(
         "extras: the 8-chiplet GPU ({}), clap at PMM thresholds {} and MMA block counts {}: \
@@ -112,8 +127,8 @@ pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Re
             .map(|f| format!("{:.0}%", 100.0 * f))
             .join(" "),
         extras::MIN_FULL_BLOCKS.map(|b| b.to_string()).join(" "),
-        todo.len(),
-        n_reused,
+        todo,
+        reused,
         ws.join(","),
         scale,
         if args.extras_workloads.is_none() && ws.len() < main_workloads(main) {
@@ -122,14 +137,23 @@ pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Re
             ""
         }
     );
-    let t0 = std::time::Instant::now();
+}
+
+/// Run `todo` in parallel with a progress bar: each job with its summary or its error.
+fn run_todo(
+    s: &ClapSweep,
+    cfg8: &mcmvm_models::gpu::GpuConfig,
+    todo: &[&ExtraJob],
+    scale: f64,
+    seed: u64,
+) -> Vec<(ExtraJob, anyhow::Result<RunSummary>)> {
     let bar = super::progress::bar(todo.len() as u64, "extra runs");
-    let results: Vec<(ExtraJob, Result<RunSummary, String>)> = todo
+    let results = todo
         .par_iter()
         .map(|job| {
-            let r = extras::run_extra(&s.cfg, &cfg8, job, scale, args.seed)
+            let r = extras::run_extra(&s.cfg, cfg8, job, scale, seed)
                 .map(|rep| RunSummary::of(&rep))
-                .map_err(|e| e.to_string());
+                .map_err(anyhow::Error::from);
             bar.set_message(format!(
                 "{} {} {}",
                 job.workload,
@@ -141,27 +165,17 @@ pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Re
         })
         .collect();
     bar.finish_and_clear();
-    let mut runs = reused;
-    let mut failed = 0;
-    for (job, r) in results {
-        match r {
-            Ok(sum) => runs.push((job, sum)),
-            Err(e) => {
-                failed += 1;
-                eprintln!(
-                    "extra run {} {} {} failed: {e}",
-                    job.workload,
-                    job.policy,
-                    job.variant.label()
-                );
-            }
-        }
-    }
-    // Job order, whichever finished first.
-    runs.sort_by_key(|(j, _)| jobs.iter().position(|k| k == j));
-    let chiplets8 = tables::chiplets8(&runs, &extras::CHIPLETS8_POLICIES);
-    let pmm = extras::pmm_sensitivity(&s.cfg, &runs);
-    let min_blocks = extras::min_blocks_sensitivity(&s.cfg, &runs);
+    results
+}
+
+/// The three extra tables printed, then (after `took`) their CSVs in `out`.
+fn print_and_write(
+    out: &Path,
+    chiplets8: &Chiplets8,
+    pmm: &Sensitivity,
+    min_blocks: &Sensitivity,
+    took: std::time::Duration,
+) -> anyhow::Result<()> {
     println!();
     println!("8 chiplets (mcm-8chiplet): speed-up over s64k (remote-access ratio)");
     print!("{}", chiplets8.text());
@@ -174,14 +188,47 @@ pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Re
          clap over s64k"
     );
     print!("{}", min_blocks.text());
-    println!("(extras {:.0} s)", t0.elapsed().as_secs_f64());
-    write(&s.out, "clap_8chiplet.csv", chiplets8.csv())?;
-    write(&s.out, "clap_pmm.csv", pmm.csv())?;
-    write(&s.out, "clap_min_blocks.csv", min_blocks.csv())?;
+    println!("(extras {:.0} s)", took.as_secs_f64());
+    write(out, "clap_8chiplet.csv", chiplets8.csv())?;
+    write(out, "clap_pmm.csv", pmm.csv())?;
+    write(out, "clap_min_blocks.csv", min_blocks.csv())?;
     println!(
         "wrote {}/clap_8chiplet.csv, clap_pmm.csv, clap_min_blocks.csv",
-        s.out.display()
+        out.display()
     );
+    Ok(())
+}
+
+/// Run the extra jobs (reusing the main sweep's runs of the same job at the same scale),
+/// print their tables and write `clap_8chiplet.csv`, `clap_pmm.csv`,
+/// `clap_min_blocks.csv`.
+pub(super) fn run(args: &Args, s: &ClapSweep, main: &[RunSummary]) -> anyhow::Result<Extras> {
+    let (scale, main_factor) = extras_scale(args)?;
+    let ws = workloads(args, main)?;
+    let mut cfg8 = super::configs::gpu(Path::new("mcm-8chiplet"))?;
+    cfg8.engines = s.cfg.engines.clone();
+    let jobs = extras::extra_jobs(&s.cfg, &ws);
+    let (mut runs, todo) = reuse(&jobs, main, Some(scale) == main_factor);
+    let n_reused = runs.len();
+    announce(args, main, &ws, todo.len(), n_reused, scale);
+    let t0 = std::time::Instant::now();
+    let mut failed = 0;
+    for (job, r) in run_todo(s, &cfg8, &todo, scale, args.seed) {
+        match r {
+            Ok(sum) => runs.push((job, sum)),
+            Err(e) => {
+                failed += 1;
+                let what = format!("{} {} {}", job.workload, job.policy, job.variant.label());
+                eprintln!("extra run {what} failed: {e}");
+            }
+        }
+    }
+    // Job order, whichever finished first.
+    runs.sort_by_key(|(j, _)| jobs.iter().position(|k| k == j));
+    let chiplets8 = tables::chiplets8(&runs, &extras::CHIPLETS8_POLICIES);
+    let pmm = extras::pmm_sensitivity(&s.cfg, &runs);
+    let min_blocks = extras::min_blocks_sensitivity(&s.cfg, &runs);
+    print_and_write(&s.out, &chiplets8, &pmm, &min_blocks, t0.elapsed())?;
     Ok(Extras {
         scale,
         workloads: ws,

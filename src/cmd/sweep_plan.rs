@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 mod all;
 mod merge;
 mod resume;
+mod robust;
 use all::{all_clap, all_forest};
 pub use merge::{merge, MergeArgs};
 
@@ -53,6 +54,9 @@ pub struct SweepId {
     pub scale: Scale,
     /// forest: the oversubscriptions of the tables, in order (exact text).
     pub oversubs: Vec<String>,
+    /// `--robustness`: the design over the plausible box (`corners`, `lhs N seed S`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robustness: Option<String>,
 }
 
 /// A run file without its `report` (which follows it, see [`run_file_text`]).
@@ -176,81 +180,95 @@ struct Split {
 
 /// The sweep of `suite` (clap or forest): its plan, one job, or all of them.
 pub fn run(args: &Args, suite: &str, mode: Mode) -> anyhow::Result<u8> {
-    if suite == "clap" {
-        let s = clap_sweep(args)?;
-        let mut workloads: Vec<&str> = s.jobs.iter().map(|j| j.workload.as_str()).collect();
-        workloads.dedup();
-        let policies: Vec<&str> = s.policies.iter().map(|p| p.name()).collect();
-        let lists = [
-            ("--policies", policies.join(",")),
-            ("--workloads", workloads.join(",")),
-        ];
-        let split = Split {
-            id: sweep_id(
-                args,
-                suite,
-                s.jobs.len(),
-                shared_words(args, &s.config, &lists)?,
-            ),
-            out: absolute(&s.out)?,
-            names: s
-                .jobs
-                .iter()
-                .map(|j| format!("{}-{}", j.workload, j.policy))
-                .collect(),
-        };
-        let n = match mode {
-            Mode::Plan => return write_plan(args, &split),
-            Mode::All { resume } => return all_clap(args, &s, &split, resume),
-            Mode::Task(n) => n,
-        };
-        let job = in_range(&split, n).map(|i| &s.jobs[i])?;
-        run_task(&split, n, &job.workload, job.policy.name(), None, || {
-            let scale = args.scale_spec().factor(&job.workload);
-            let r = clap_study::run_job(&s.cfg, job, scale, args.seed)?;
-            Ok((RunSummary::of(&r), serde_json::to_string_pretty(&r)?))
-        })
+    if args.robustness {
+        robust::run(args, suite, mode)
+    } else if suite == "clap" {
+        run_clap(args, mode)
     } else {
-        let s = forest_sweep(args)?;
-        let oversubs: Vec<String> = s.opts.oversubs.iter().map(|o| o.to_string()).collect();
-        let gpu = if s.gpu_config.is_file() {
-            absolute(&s.gpu_config)?
-        } else {
-            s.gpu_config.clone()
-        };
-        let lists = [
-            ("--workloads", s.opts.workloads.join(",")),
-            ("--oversub", oversubs.join(",")),
-            ("--gpu-config", gpu.display().to_string()),
-        ];
-        let mut id = sweep_id(
+        run_forest(args, mode)
+    }
+}
+
+/// The CLAP sweep's plan, one job, or all of them.
+fn run_clap(args: &Args, mode: Mode) -> anyhow::Result<u8> {
+    let suite = "clap";
+    let s = clap_sweep(args)?;
+    let mut workloads: Vec<&str> = s.jobs.iter().map(|j| j.workload.as_str()).collect();
+    workloads.dedup();
+    let policies: Vec<&str> = s.policies.iter().map(|p| p.name()).collect();
+    let lists = [
+        ("--policies", policies.join(",")),
+        ("--workloads", workloads.join(",")),
+    ];
+    let split = Split {
+        id: sweep_id(
             args,
             suite,
             s.jobs.len(),
             shared_words(args, &s.config, &lists)?,
-        );
-        id.oversubs = s.opts.oversubs.iter().map(|o| format!("{o:?}")).collect();
-        let split = Split {
-            id,
-            out: absolute(&s.out)?,
-            names: s
-                .jobs
-                .iter()
-                .map(|j| format!("{}-{}-{}", j.workload, j.policy.name(), j.oversubscription))
-                .collect(),
-        };
-        let n = match mode {
-            Mode::Plan => return write_plan(args, &split),
-            Mode::All { resume } => return all_forest(args, s, &split, resume),
-            Mode::Task(n) => n,
-        };
-        let job = in_range(&split, n).map(|i| &s.jobs[i])?;
-        let over = Some(format!("{:?}", job.oversubscription));
-        run_task(&split, n, &job.workload, job.policy.name(), over, || {
-            let m = run_forest_job(&s.opts, job)?;
-            Ok((RunPart::of(&m), serde_json::to_string_pretty(&m)?))
-        })
-    }
+        ),
+        out: absolute(&s.out)?,
+        names: s
+            .jobs
+            .iter()
+            .map(|j| format!("{}-{}", j.workload, j.policy))
+            .collect(),
+    };
+    let n = match mode {
+        Mode::Plan => return write_plan(args, &split),
+        Mode::All { resume } => return all_clap(args, &s, &split, resume),
+        Mode::Task(n) => n,
+    };
+    let job = in_range(&split, n).map(|i| &s.jobs[i])?;
+    run_task(&split, n, &job.workload, job.policy.name(), None, || {
+        let scale = args.scale_spec().factor(&job.workload);
+        let r = clap_study::run_job(&s.cfg, job, scale, args.seed)?;
+        Ok((RunSummary::of(&r), serde_json::to_string_pretty(&r)?))
+    })
+}
+
+/// The Forest sweep's plan, one job, or all of them.
+fn run_forest(args: &Args, mode: Mode) -> anyhow::Result<u8> {
+    let suite = "forest";
+    let s = forest_sweep(args)?;
+    let oversubs: Vec<String> = s.opts.oversubs.iter().map(|o| o.to_string()).collect();
+    let gpu = if s.gpu_config.is_file() {
+        absolute(&s.gpu_config)?
+    } else {
+        s.gpu_config.clone()
+    };
+    let lists = [
+        ("--workloads", s.opts.workloads.join(",")),
+        ("--oversub", oversubs.join(",")),
+        ("--gpu-config", gpu.display().to_string()),
+    ];
+    let mut id = sweep_id(
+        args,
+        suite,
+        s.jobs.len(),
+        shared_words(args, &s.config, &lists)?,
+    );
+    id.oversubs = s.opts.oversubs.iter().map(|o| format!("{o:?}")).collect();
+    let split = Split {
+        id,
+        out: absolute(&s.out)?,
+        names: s
+            .jobs
+            .iter()
+            .map(|j| format!("{}-{}-{}", j.workload, j.policy.name(), j.oversubscription))
+            .collect(),
+    };
+    let n = match mode {
+        Mode::Plan => return write_plan(args, &split),
+        Mode::All { resume } => return all_forest(args, s, &split, resume),
+        Mode::Task(n) => n,
+    };
+    let job = in_range(&split, n).map(|i| &s.jobs[i])?;
+    let over = Some(format!("{:?}", job.oversubscription));
+    run_task(&split, n, &job.workload, job.policy.name(), over, || {
+        let m = run_forest_job(&s.opts, job)?;
+        Ok((RunPart::of(&m), serde_json::to_string_pretty(&m)?))
+    })
 }
 
 fn sweep_id(args: &Args, suite: &str, runs: usize, words: String) -> SweepId {
@@ -261,6 +279,7 @@ fn sweep_id(args: &Args, suite: &str, runs: usize, words: String) -> SweepId {
         seed: args.seed,
         scale: args.scale_spec(),
         oversubs: Vec::new(),
+        robustness: None,
     }
 }
 

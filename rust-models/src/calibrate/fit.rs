@@ -14,7 +14,7 @@ use super::targets::{self, Target};
 use super::CalibrateError;
 use crate::driver::PolicyKind;
 use crate::gpu::sweep::{run_job, Job, RunSummary};
-use crate::gpu::GpuConfig;
+use crate::gpu::{GpuConfig, RunReport};
 use crate::workload::Scale;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -136,10 +136,14 @@ impl Plan {
 
     /// Run one job with its point's values.
     pub fn run(&self, job: &PlanJob) -> Result<RunSummary, CalibrateError> {
+        Ok(RunSummary::of(&self.run_report(job)?))
+    }
+
+    /// Run one job with its point's values: its whole report (a sweep's run file).
+    pub fn run_report(&self, job: &PlanJob) -> Result<RunReport, CalibrateError> {
         let cfg = self.point_config(&self.points[job.point])?;
         let scale = self.scale.factor(&job.job.workload);
-        let report = run_job(&cfg, &job.job, scale, self.seed)?;
-        Ok(RunSummary::of(&report))
+        Ok(run_job(&cfg, &job.job, scale, self.seed)?)
     }
 
     /// Every point's figures and residual from the finished runs.

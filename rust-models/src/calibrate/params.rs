@@ -237,6 +237,84 @@ pub fn plausible_box() -> Vec<(&'static str, f64, f64)> {
     PARAMS.iter().map(|p| (p.key, p.low, p.high)).collect()
 }
 
+/// The UVM timing parameters neither the Forest paper nor its sources give
+/// (`configs/uvm-turing.toml` marks them "assumption"), whole microseconds: `low` is the
+/// slower end. Keys of the UVM config, not the GPU's. `shipped` is uvm-turing.toml's.
+pub const UVM_PARAMS: [Param; 4] = [
+    Param {
+        key: "fault.block_update_us",
+        short: "block_us",
+        kind: Kind::Real,
+        shipped: 2.0,
+        low: 4.0,
+        high: 1.0,
+        grid: &[4.0, 2.0, 1.0],
+        continuous: true,
+        primary: true,
+        source: "assumption (uvm-turing.toml): block lock, page-table update and TLB \
+                 invalidate per 2 MB VA block of a batch; half to twice the shipped 2 us",
+    },
+    Param {
+        key: "fault.interrupt_delay_us",
+        short: "irq_us",
+        kind: Kind::Real,
+        shipped: 1.0,
+        low: 4.0,
+        high: 1.0,
+        grid: &[4.0, 2.0, 1.0],
+        continuous: true,
+        primary: true,
+        source: "assumption (uvm-turing.toml): interrupt to fault-buffer read, the window \
+                 in which faults join a batch; 1-4 us (the 45 us batch cost is given)",
+    },
+    Param {
+        key: "host_link.transfer_latency_us",
+        short: "dma_us",
+        kind: Kind::Real,
+        shipped: 1.0,
+        low: 4.0,
+        high: 1.0,
+        grid: &[4.0, 2.0, 1.0],
+        continuous: true,
+        primary: false,
+        source: "assumption (uvm-turing.toml, ~1 us for a small cudaMemcpy on PCIe 3): \
+                 fixed cost of one DMA transfer; 1-4 us",
+    },
+    Param {
+        key: "fault.profiling_step_us",
+        short: "profile_us",
+        kind: Kind::Real,
+        shipped: 2.0,
+        low: 4.0,
+        high: 1.0,
+        grid: &[4.0, 2.0, 1.0],
+        continuous: true,
+        primary: false,
+        source: "assumption (uvm-turing.toml): driver time of one Forest profiling step; \
+                 half to twice the shipped 2 us",
+    },
+];
+
+/// The Forest study's box: the GPU parameters of [`PARAMS`] that a one-chiplet GPU has
+/// (all but the ring's bandwidth), then [`UVM_PARAMS`]. Primary (its corners): the warp's
+/// loads in flight (how much of a fault's stall other loads hide) and the two per-batch
+/// fault costs, the unknowns on the far-fault path that dominates an oversubscribed run.
+pub fn forest_box() -> Vec<Param> {
+    let gpu = PARAMS
+        .iter()
+        .filter(|p| p.key != "interconnect.total_bandwidth_gbs")
+        .map(|p| Param {
+            primary: p.key == "gpu.loads_in_flight_per_warp",
+            ..*p
+        });
+    gpu.chain(UVM_PARAMS).collect()
+}
+
+/// Whether `key` is one of the UVM config's (else the GPU config's).
+pub fn is_uvm_key(key: &str) -> bool {
+    UVM_PARAMS.iter().any(|p| p.key == key)
+}
+
 /// The parameter of a key, if the table has it.
 pub fn param(key: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| p.key == key)

@@ -40,9 +40,24 @@ fn cell(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
 pub fn text(plan: &Plan, results: &[PointResult]) -> Result<String, CalibrateError> {
     let cols = varied(plan);
     let vals = values(plan)?;
+    let mut s = points_table(plan, results, &cols, &vals);
+    if let Some(b) = super::fit::best(results) {
+        best_text(&mut s, plan, results, b, &cols, &vals);
+    }
+    Ok(s)
+}
+
+/// One line per point: the varied parameters' values, the figures, the residual; then
+/// the paper's figures.
+fn points_table(
+    plan: &Plan,
+    results: &[PointResult],
+    cols: &[usize],
+    vals: &[Vec<Option<f64>>],
+) -> String {
     let mut s = String::new();
     let _ = write!(s, "{:<10}", "point");
-    for &i in &cols {
+    for &i in cols {
         let _ = write!(s, " {:>11}", plan.params[i].short);
     }
     for t in &plan.targets {
@@ -51,7 +66,7 @@ pub fn text(plan: &Plan, results: &[PointResult]) -> Result<String, CalibrateErr
     let _ = writeln!(s, " {:>9}", "residual");
     for r in results {
         let _ = write!(s, "{:<10}", plan.points[r.point].label);
-        for &i in &cols {
+        for &i in cols {
             let p = &plan.params[i];
             let _ = write!(s, " {:>11}", cell(vals[r.point][i], |v| p.format(v)));
         }
@@ -65,51 +80,60 @@ pub fn text(plan: &Plan, results: &[PointResult]) -> Result<String, CalibrateErr
         let _ = writeln!(s, " {:>9}", cell(r.residual, |x| format!("{x:.5}")));
     }
     let _ = write!(s, "{:<10}", "paper");
-    for _ in &cols {
+    for _ in cols {
         let _ = write!(s, " {:>11}", "");
     }
     for t in &plan.targets {
         let _ = write!(s, " {:>16}", format!("{:+.2}%", 100.0 * (t.paper - 1.0)));
     }
     let _ = writeln!(s);
-    if let Some(b) = super::fit::best(results) {
+    s
+}
+
+/// The best point `b`: its values, then each target's figure, log error and term.
+fn best_text(
+    s: &mut String,
+    plan: &Plan,
+    results: &[PointResult],
+    b: &PointResult,
+    cols: &[usize],
+    vals: &[Vec<Option<f64>>],
+) {
+    let _ = writeln!(
+        s,
+        "\nbest: {} (residual {:.5}; the config as given: {})",
+        plan.points[b.point].label,
+        b.residual.unwrap_or(f64::NAN),
+        cell(results.first().and_then(|r| r.residual), |x| format!(
+            "{x:.5}"
+        ))
+    );
+    for &i in cols {
+        let p = &plan.params[i];
         let _ = writeln!(
             s,
-            "\nbest: {} (residual {:.5}; the config as given: {})",
-            plan.points[b.point].label,
-            b.residual.unwrap_or(f64::NAN),
-            cell(results.first().and_then(|r| r.residual), |x| format!(
-                "{x:.5}"
-            ))
+            "  {} = {}",
+            p.key,
+            cell(vals[b.point][i], |v| p.format(v))
         );
-        for &i in &cols {
-            let p = &plan.params[i];
-            let _ = writeln!(
-                s,
-                "  {} = {}",
-                p.key,
-                cell(vals[b.point][i], |v| p.format(v))
-            );
-        }
+    }
+    let _ = writeln!(
+        s,
+        "{:<18} {:>9} {:>9} {:>13} {:>9}",
+        "target", "paper", "ours", "ln(ours/pap)", "term"
+    );
+    for (k, t) in plan.targets.iter().enumerate() {
+        let pct = |x: f64| format!("{:+.2}%", 100.0 * (x - 1.0));
         let _ = writeln!(
             s,
             "{:<18} {:>9} {:>9} {:>13} {:>9}",
-            "target", "paper", "ours", "ln(ours/pap)", "term"
+            t.id,
+            pct(t.paper),
+            cell(b.figures[k], pct),
+            cell(b.figures[k], |f| format!("{:+.4}", (f / t.paper).ln())),
+            cell(b.terms[k], |x| format!("{x:.5}"))
         );
-        for (k, t) in plan.targets.iter().enumerate() {
-            let pct = |x: f64| format!("{:+.2}%", 100.0 * (x - 1.0));
-            let _ = writeln!(
-                s,
-                "{:<18} {:>9} {:>9} {:>13} {:>9}",
-                t.id,
-                pct(t.paper),
-                cell(b.figures[k], pct),
-                cell(b.figures[k], |f| format!("{:+.4}", (f / t.paper).ln())),
-                cell(b.terms[k], |x| format!("{x:.5}"))
-            );
-        }
     }
-    Ok(s)
 }
 
 /// `calibrate.csv`: one row per point.

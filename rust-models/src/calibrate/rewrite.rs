@@ -59,38 +59,13 @@ pub fn rewrite(
     }
     for (p, value) in fitted {
         let (section, name) = p.section_and_name();
-        let mut current: Option<&str> = None;
-        let mut opened = None;
-        let mut found = None;
-        let mut last_key = None;
-        for (k, line) in lines.iter().enumerate() {
-            if let Some(h) = header(line) {
-                if opened.is_some() {
-                    break;
-                }
-                current = Some(h);
-                if h == section {
-                    opened = Some(k);
-                }
-                continue;
-            }
-            if current == Some(section) {
-                if assigns(line, name) {
-                    found = Some(k);
-                    break;
-                }
-                if is_assignment(line) {
-                    last_key = Some(k);
-                }
-            }
-        }
-        let opened = opened.ok_or_else(|| CalibrateError::NoSection {
+        let at = locate(&lines, section, name).ok_or_else(|| CalibrateError::NoSection {
             path: path.to_path_buf(),
             section: section.to_string(),
             key: p.key.to_string(),
         })?;
         let comment = provenance(p, fitted_on) + "\n";
-        match found {
+        match at.found {
             Some(k) => {
                 let indent: String = lines[k].chars().take_while(|c| c.is_whitespace()).collect();
                 let trailing = lines[k]
@@ -105,7 +80,7 @@ pub fn rewrite(
                 }
             }
             None => {
-                let at = last_key.unwrap_or(opened) + 1;
+                let at = at.last_key.unwrap_or(at.opened) + 1;
                 lines.insert(at, format!("{name} = {}\n", p.format(*value)));
                 lines.insert(at, comment);
             }
@@ -114,6 +89,50 @@ pub fn rewrite(
     let out: String = lines.concat();
     read_back(&out, path, fitted)?;
     Ok(out)
+}
+
+/// Where a key sits in a config's lines.
+struct KeyAt {
+    /// The section's header line.
+    opened: usize,
+    /// The key's assignment, if the section has one.
+    found: Option<usize>,
+    /// The section's last assignment before the key (or to its end).
+    last_key: Option<usize>,
+}
+
+/// The first `[section]` of `lines` and `name`'s place in it (None: no such section).
+fn locate(lines: &[String], section: &str, name: &str) -> Option<KeyAt> {
+    let mut current: Option<&str> = None;
+    let mut opened = None;
+    let mut found = None;
+    let mut last_key = None;
+    for (k, line) in lines.iter().enumerate() {
+        if let Some(h) = header(line) {
+            if opened.is_some() {
+                break;
+            }
+            current = Some(h);
+            if h == section {
+                opened = Some(k);
+            }
+            continue;
+        }
+        if current == Some(section) {
+            if assigns(line, name) {
+                found = Some(k);
+                break;
+            }
+            if is_assignment(line) {
+                last_key = Some(k);
+            }
+        }
+    }
+    Some(KeyAt {
+        opened: opened?,
+        found,
+        last_key,
+    })
 }
 
 /// Parse and validate the new text and check each fitted key holds its value.

@@ -1,21 +1,22 @@
-//! A range on every headline (issue #38 item 4): CLAP's figures against its baselines,
-//! run over the plausible box of the unknown parameters ([`super::params`]; its corners or
-//! a Latin hypercube, [`super::design`]) instead of at the shipped values only. These are
-//! the mechanism's *predictions*: they are measured over the box, never fitted.
+//! A range on every headline (issue #38 item 4): the mechanisms' figures against their
+//! baselines, run over the plausible box of the unknown parameters ([`super::params`]; its
+//! corners or a Latin hypercube, [`super::design`]) instead of at the shipped values only.
+//! These are *predictions*: measured over the box, never fitted.
 //!
-//! Each headline is a [`Target`] (a geomean speed-up of one policy over another) with the
-//! paper's figure; a point's figure comes from the same plan and runner as the fit
-//! ([`super::fit::Plan`]). The range is the lowest and highest figure over the points; a
-//! headline whose range holds 1 (a gain at one end of the box, a loss at the other) is
+//! `mcmvm sweep --robustness` runs the points as an ordinary planned, shardable sweep;
+//! this module holds what is independent of how the runs ran: the headlines with the
+//! paper's figures, a point's CLAP figures from its runs, and the ranges. The range of a
+//! headline is the lowest and highest figure over the points, with the point that gives
+//! each; one whose range holds 1 (a gain at one end of the box, a loss at the other) is
 //! flagged: its sign is not the model's to tell.
 
-use super::fit::{Plan, PointResult};
-use super::targets::Target;
+use super::targets::{Target, TARGETS};
 use crate::driver::PolicyKind;
 use serde::Serialize;
 
-/// CLAP §5.1's headline figures, as speed-ups (clap over ideal = 1 − 0.0578).
-pub const HEADLINES: [Target; 3] = [
+/// CLAP §5.1's headline figures, as speed-ups (clap over ideal = 1 − 0.0578), then ideal
+/// over S-64KB, the baseline ratio the fit aims at (so its range sits beside CLAP's).
+pub const HEADLINES: [Target; 4] = [
     Target {
         id: "clap_over_s64k",
         figure: "CLAP over S-64KB (geomean speed-up)",
@@ -46,40 +47,137 @@ pub const HEADLINES: [Target; 3] = [
         base: PolicyKind::Ideal,
         weight: 1.0,
     },
+    TARGETS[0],
 ];
+
+/// One headline figure: what it is and the paper's value (a speed-up ratio).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Headline {
+    pub id: &'static str,
+    pub figure: &'static str,
+    pub paper: f64,
+}
+
+impl Headline {
+    pub const fn of(t: &Target) -> Headline {
+        Headline {
+            id: t.id,
+            figure: t.figure,
+            paper: t.paper,
+        }
+    }
+}
+
+/// The Forest paper's headline figures at 150 % oversubscription (geomean speed-ups over
+/// TBNp): predictions, never fitted.
+pub const FOREST_HEADLINES: [Headline; 2] = [
+    Headline {
+        id: "forest_over_tbnp",
+        figure: "Forest over TBNp at 150 % (geomean speed-up)",
+        paper: 1.72,
+    },
+    Headline {
+        id: "specforest_over_tbnp",
+        figure: "SpecForest over TBNp at 150 % (geomean speed-up)",
+        paper: 1.86,
+    },
+];
+
+/// The oversubscription Forest's headlines are at.
+pub const FOREST_OVERSUB: f64 = 1.5;
+
+/// One point of the box and its figure of each headline (None: a run is missing).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PointFigures {
+    pub point: usize,
+    pub label: String,
+    /// The point's `--set KEY=VALUE` overrides (none: the config as given).
+    pub settings: Vec<String>,
+    pub figures: Vec<Option<f64>>,
+}
 
 /// One headline over the box.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Range {
     pub id: &'static str,
+    pub figure: &'static str,
     pub paper: f64,
     /// At the config as given (point 0).
     pub config: Option<f64>,
     pub low: Option<f64>,
+    /// The label of the point that gives `low` (the first, of equals).
+    pub low_point: Option<String>,
     pub high: Option<f64>,
+    pub high_point: Option<String>,
     /// The range holds 1: a gain at one end of the box, a loss at the other.
     pub sign_flips: bool,
 }
 
-/// Each of the plan's targets over its points (`results` from [`Plan::evaluate`]).
-pub fn ranges(plan: &Plan, results: &[PointResult]) -> Vec<Range> {
-    ranges_for(&plan.targets, results)
+/// Each headline's range over `points` (whose `figures` follow `headlines`' order).
+pub fn ranges(headlines: &[Headline], points: &[PointFigures]) -> Vec<Range> {
+    headlines
+        .iter()
+        .enumerate()
+        .map(|(k, h)| {
+            let at = |p: &PointFigures| p.figures.get(k).copied().flatten();
+            let xs: Vec<(f64, &str)> = points
+                .iter()
+                .filter_map(|p| at(p).map(|x| (x, p.label.as_str())))
+                .collect();
+            let low = xs
+                .iter()
+                .copied()
+                .reduce(|a, b| if b.0 < a.0 { b } else { a });
+            let high = xs
+                .iter()
+                .copied()
+                .reduce(|a, b| if b.0 > a.0 { b } else { a });
+            Range {
+                id: h.id,
+                figure: h.figure,
+                paper: h.paper,
+                config: points.iter().find(|p| p.point == 0).and_then(at),
+                low: low.map(|l| l.0),
+                low_point: low.map(|l| l.1.to_string()),
+                high: high.map(|h| h.0),
+                high_point: high.map(|h| h.1.to_string()),
+                sign_flips: matches!((low, high), (Some(l), Some(h)) if l.0 < 1.0 && h.0 > 1.0),
+            }
+        })
+        .collect()
 }
 
-/// The ranges as text: each headline as value [low, high] beside the paper's.
-pub fn text(ranges: &[Range], points: usize) -> String {
-    let pct = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{:+.1}%", 100.0 * (x - 1.0)));
+/// A speed-up ratio as a signed percentage (`-`: missing).
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".to_string(), |x| format!("{:+.1}%", 100.0 * (x - 1.0)))
+}
+
+/// The ranges as text: each headline as value [low, high] beside the paper's, the points
+/// that give low and high, the sign flag; then each point's settings.
+pub fn text(ranges: &[Range], points: &[PointFigures]) -> String {
     let mut s = format!(
-        "headline over the plausible box ({points} points; a prediction, never fitted)\n{:<18} {:>9} {:>9}  {:<22} {}\n",
-        "figure", "paper", "config", "[low, high]", "sign"
+        "headlines over the plausible box ({} points; predictions, never fitted)\n\
+         {:<21} {:>7} {:>7}  {:<18} {:<22} sign\n",
+        points.len(),
+        "figure",
+        "paper",
+        "config",
+        "[low, high]",
+        "low at / high at"
     );
     for r in ranges {
+        let at = format!(
+            "{} / {}",
+            r.low_point.as_deref().unwrap_or("-"),
+            r.high_point.as_deref().unwrap_or("-")
+        );
         s.push_str(&format!(
-            "{:<18} {:>9} {:>9}  {:<22} {}\n",
+            "{:<21} {:>7} {:>7}  {:<18} {:<22} {}\n",
             r.id,
             pct(Some(r.paper)),
             pct(r.config),
             format!("[{}, {}]", pct(r.low), pct(r.high)),
+            at,
             if r.sign_flips {
                 "FLIPS inside the box"
             } else {
@@ -87,58 +185,87 @@ pub fn text(ranges: &[Range], points: usize) -> String {
             }
         ));
     }
+    s.push_str("points:\n");
+    for p in points {
+        let set = if p.settings.is_empty() {
+            "(the config as given)".to_string()
+        } else {
+            p.settings.join(" ")
+        };
+        s.push_str(&format!("  {:<10} {set}\n", p.label));
+    }
     s
 }
 
-/// [`ranges`] for `targets` (the plan's, in order).
-pub fn ranges_for(targets: &[Target], results: &[PointResult]) -> Vec<Range> {
-    targets
-        .iter()
-        .enumerate()
-        .map(|(k, t)| {
-            let at = |r: &PointResult| r.figures.get(k).copied().flatten();
-            let xs: Vec<f64> = results.iter().filter_map(at).collect();
-            let low = xs.iter().copied().reduce(f64::min);
-            let high = xs.iter().copied().reduce(f64::max);
-            Range {
-                id: t.id,
-                paper: t.paper,
-                config: results.iter().find(|r| r.point == 0).and_then(at),
-                low,
-                high,
-                sign_flips: matches!((low, high), (Some(l), Some(h)) if l < 1.0 && h > 1.0),
-            }
-        })
-        .collect()
+/// The ranges as CSV, one headline a row (ratios, full precision).
+pub fn csv(ranges: &[Range]) -> String {
+    let num = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x}"));
+    let mut s = String::from("id,paper,config,low,low_point,high,high_point,sign_flips\n");
+    for r in ranges {
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{}\n",
+            r.id,
+            r.paper,
+            num(r.config),
+            num(r.low),
+            r.low_point.as_deref().unwrap_or(""),
+            num(r.high),
+            r.high_point.as_deref().unwrap_or(""),
+            r.sign_flips
+        ));
+    }
+    s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::fit::PointResult;
 
-    fn result(point: usize, figures: &[f64]) -> PointResult {
-        PointResult {
+    fn point(point: usize, figures: &[f64]) -> PointFigures {
+        PointFigures {
             point,
+            label: if point == 0 {
+                "config".into()
+            } else {
+                format!("corner-{}", point - 1)
+            },
+            settings: Vec::new(),
             figures: figures.iter().map(|&x| Some(x)).collect(),
-            terms: vec![None; figures.len()],
-            residual: None,
         }
     }
 
     #[test]
-    fn a_range_holding_one_is_flagged_and_the_config_is_point_0() {
-        let results = [
-            result(0, &[1.02, 1.30, 0.95]),
-            result(1, &[0.97, 1.10, 0.90]),
-            result(2, &[1.05, 1.40, 0.99]),
+    fn a_range_holding_one_is_flagged_with_the_points_at_its_ends() {
+        let heads: Vec<Headline> = HEADLINES.iter().map(Headline::of).collect();
+        let points = [
+            point(0, &[1.02, 1.30, 0.95, 1.10]),
+            point(1, &[0.97, 1.10, 0.90, 1.05]),
+            point(2, &[1.05, 1.40, 0.99, 1.00]),
         ];
-        let r = ranges_for(&HEADLINES, &results);
+        let r = ranges(&heads, &points);
         assert_eq!(r[0].config, Some(1.02));
         assert_eq!((r[0].low, r[0].high), (Some(0.97), Some(1.05)));
+        assert_eq!(r[0].low_point.as_deref(), Some("corner-0"));
+        assert_eq!(r[0].high_point.as_deref(), Some("corner-1"));
         assert!(r[0].sign_flips, "a loss at one end, a gain at the other");
         assert!(!r[1].sign_flips && !r[2].sign_flips);
-        let t = text(&r, 3);
+        // A range that touches 1 without crossing it keeps its sign.
+        assert!(!r[3].sign_flips);
+        assert_eq!(r[3].low_point.as_deref(), Some("corner-1"));
+        let t = text(&r, &points);
         assert!(t.contains("[-3.0%, +5.0%]") && t.contains("FLIPS"), "{t}");
+        let c = csv(&r);
+        assert!(c.contains("\nclap_over_s64k,1.175,1.02,0.97,corner-0,1.05,corner-1,true\n"));
+    }
+
+    #[test]
+    fn a_missing_figure_is_left_out_of_the_range() {
+        let heads = FOREST_HEADLINES;
+        let mut p1 = point(1, &[0.9, 1.2]);
+        p1.figures[0] = None;
+        let r = ranges(&heads, &[point(0, &[1.5, 1.6]), p1]);
+        assert_eq!((r[0].low, r[0].high), (Some(1.5), Some(1.5)));
+        assert_eq!((r[1].low, r[1].high), (Some(1.2), Some(1.6)));
+        assert!(!r[0].sign_flips && !r[1].sign_flips);
     }
 }

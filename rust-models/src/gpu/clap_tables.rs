@@ -272,6 +272,19 @@ pub struct PaperFigure {
     pub difference: Option<f64>,
 }
 
+/// The geometric mean over `ws` of `policy`'s speed-up over `base` (base cycles / its
+/// cycles), over the workloads that ran both.
+fn geomean_over(runs: &[RunSummary], ws: &[String], policy: &str, base: &str) -> Option<f64> {
+    let xs: Vec<f64> = ws
+        .iter()
+        .filter_map(|w| {
+            let (b, r) = (find(runs, w, base)?, find(runs, w, policy)?);
+            (r.cycles > 0).then(|| b.cycles as f64 / r.cycles as f64)
+        })
+        .collect();
+    geomean(&xs)
+}
+
 /// CLAP's headline figures (§5.1, §5.2, §4.2) beside ours: the main runs' geometric
 /// means, the 8-chiplet table, the PMM table's 30 % row (None where not run).
 pub fn paper_figures(
@@ -280,26 +293,8 @@ pub fn paper_figures(
     pmm: Option<&Sensitivity>,
 ) -> Vec<PaperFigure> {
     let ws = workloads(runs);
-    let gm = |p: &str| {
-        let xs: Vec<f64> = ws
-            .iter()
-            .filter_map(|w| {
-                let (b, r) = (find(runs, w, "s64k")?, find(runs, w, p)?);
-                (r.cycles > 0).then(|| b.cycles as f64 / r.cycles as f64)
-            })
-            .collect();
-        geomean(&xs)
-    };
-    let over = |base: &str| {
-        let xs: Vec<f64> = ws
-            .iter()
-            .filter_map(|w| {
-                let (b, r) = (find(runs, w, base)?, find(runs, w, "clap")?);
-                (r.cycles > 0).then(|| b.cycles as f64 / r.cycles as f64)
-            })
-            .collect();
-        geomean(&xs).map(|g| g - 1.0)
-    };
+    let gm = |p: &str| geomean_over(runs, &ws, p, "s64k");
+    let over = |base: &str| geomean_over(runs, &ws, "clap", base).map(|g| g - 1.0);
     let from_ideal = gm("clap").zip(gm("ideal")).map(|(c, i)| 1.0 - c / i);
     let pmm30 = pmm.and_then(|t| {
         t.rows

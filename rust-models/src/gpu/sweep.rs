@@ -258,35 +258,7 @@ pub fn figure18(runs: &[RunReport]) -> String {
 pub fn figure18_of(runs: &[RunSummary]) -> String {
     let ws = workloads_in_order(runs);
     let ps = policies_in_order(runs);
-    let mut s = String::new();
-    let _ = writeln!(s, "Figure 18: speed-up over s64k (remote-access ratio)");
-    let _ = write!(s, "{:<15}", "workload");
-    for p in &ps {
-        let _ = write!(s, " {:>16}", p);
-    }
-    let _ = writeln!(s);
-    for w in &ws {
-        let _ = write!(s, "{:<15}", w);
-        for p in &ps {
-            let cell = match (speedup(runs, w, p, "s64k"), find(runs, w, p)) {
-                (Some(x), Some(r)) => format!("{:.3} ({:>5.1}%)", x, 100.0 * r.remote_ratio),
-                (None, Some(r)) => format!("- ({:>5.1}%)", 100.0 * r.remote_ratio),
-                _ => "failed".to_string(),
-            };
-            let _ = write!(s, " {:>16}", cell);
-        }
-        let _ = writeln!(s);
-    }
-    let _ = write!(s, "{:<15}", "geomean");
-    for p in &ps {
-        let xs: Vec<f64> = ws
-            .iter()
-            .filter_map(|w| speedup(runs, w, p, "s64k"))
-            .collect();
-        let g = geomean(&xs).map_or("-".into(), |g| format!("{g:.3}"));
-        let _ = write!(s, " {:>16}", g);
-    }
-    let _ = writeln!(s);
+    let mut s = figure18_rows(runs, &ws, &ps);
     for base in ["s64k", "s2m", "ideal"] {
         let xs: Vec<f64> = ws
             .iter()
@@ -301,30 +273,68 @@ pub fn figure18_of(runs: &[RunSummary]) -> String {
             );
         }
     }
-    // One workload can carry a geometric mean (a TLB-thrashing transpose): the same
-    // figure over s64k without the workload CLAP gains most on, beside it.
+    s.push_str(&without_top_outlier(runs, &ws));
+    s
+}
+
+/// Figure 18's table: a row per workload, then the geometric means.
+fn figure18_rows(runs: &[RunSummary], ws: &[String], ps: &[String]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Figure 18: speed-up over s64k (remote-access ratio)");
+    let _ = write!(s, "{:<15}", "workload");
+    for p in ps {
+        let _ = write!(s, " {:>16}", p);
+    }
+    let _ = writeln!(s);
+    for w in ws {
+        let _ = write!(s, "{:<15}", w);
+        for p in ps {
+            let cell = match (speedup(runs, w, p, "s64k"), find(runs, w, p)) {
+                (Some(x), Some(r)) => format!("{:.3} ({:>5.1}%)", x, 100.0 * r.remote_ratio),
+                (None, Some(r)) => format!("- ({:>5.1}%)", 100.0 * r.remote_ratio),
+                _ => "failed".to_string(),
+            };
+            let _ = write!(s, " {:>16}", cell);
+        }
+        let _ = writeln!(s);
+    }
+    let _ = write!(s, "{:<15}", "geomean");
+    for p in ps {
+        let xs: Vec<f64> = ws
+            .iter()
+            .filter_map(|w| speedup(runs, w, p, "s64k"))
+            .collect();
+        let g = geomean(&xs).map_or("-".into(), |g| format!("{g:.3}"));
+        let _ = write!(s, " {:>16}", g);
+    }
+    let _ = writeln!(s);
+    s
+}
+
+/// One workload can carry a geometric mean (a TLB-thrashing transpose): the line with
+/// CLAP over s64k without the workload CLAP gains most on (empty with two or fewer).
+fn without_top_outlier(runs: &[RunSummary], ws: &[String]) -> String {
     let per: Vec<(&str, f64)> = ws
         .iter()
         .filter_map(|w| speedup(runs, w, "clap", "s64k").map(|x| (w.as_str(), x)))
         .collect();
-    if per.len() > 2 {
-        let top = per
-            .iter()
-            .copied()
-            .fold(per[0], |a, b| if b.1 > a.1 { b } else { a });
-        let rest: Vec<f64> = per.iter().filter(|p| p.0 != top.0).map(|p| p.1).collect();
-        if let Some(g) = geomean(&rest) {
-            let _ = writeln!(
-                s,
-                "CLAP vs s64k without the largest outlier ({}, {:.3}): {g:.3} ({:+.1}%) over {} workloads",
-                top.0,
-                top.1,
-                100.0 * (g - 1.0),
-                rest.len()
-            );
-        }
+    if per.len() <= 2 {
+        return String::new();
     }
-    s
+    let top = per
+        .iter()
+        .copied()
+        .fold(per[0], |a, b| if b.1 > a.1 { b } else { a });
+    let rest: Vec<f64> = per.iter().filter(|p| p.0 != top.0).map(|p| p.1).collect();
+    geomean(&rest).map_or(String::new(), |g| {
+        format!(
+            "CLAP vs s64k without the largest outlier ({}, {:.3}): {g:.3} ({:+.1}%) over {} workloads\n",
+            top.0,
+            top.1,
+            100.0 * (g - 1.0),
+            rest.len()
+        )
+    })
 }
 
 /// Table 4 as text: the page size CLAP gave each workload's three largest structures.

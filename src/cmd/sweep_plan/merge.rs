@@ -47,6 +47,15 @@ pub fn merge(m: MergeArgs) -> anyhow::Result<u8> {
     files.retain(|f| f.0 == suite);
     files.sort_by_key(|f| f.1);
     let out = m.out.clone().unwrap_or_else(|| m.dir.clone());
+    if is_robustness(&files)? {
+        println!(
+            "merge {suite} --robustness: {} run files from {}",
+            files.len(),
+            runs_dir.display()
+        );
+        super::robust::outputs(&m.dir, &suite, &files, &out)?;
+        return Ok(0);
+    }
     if suite == "clap" {
         let (id, summaries, reports) = clap_runs(&m.dir, &files, false)?;
         println!("merge clap: {} runs from {}", id.runs, runs_dir.display());
@@ -141,8 +150,43 @@ fn run_files(runs_dir: &Path) -> anyhow::Result<Vec<(String, usize, PathBuf)>> {
     Ok(files)
 }
 
+/// Whether the first of `files` is a run of a `--robustness` sweep (`load` checks that
+/// every other is of the same sweep).
+fn is_robustness(files: &[(String, usize, PathBuf)]) -> anyhow::Result<bool> {
+    #[derive(serde::Deserialize)]
+    struct Sweep {
+        sweep: SweepId,
+    }
+    let Some((_, _, path)) = files.first() else {
+        return Ok(false);
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let head: Sweep = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a run file", path.display()))?;
+    Ok(head.sweep.robustness.is_some())
+}
+
+/// One run file: its head and its report's pretty JSON, checked to hold task `n`.
+fn read_run<S: DeserializeOwned>(path: &Path, n: usize) -> anyhow::Result<(RunHead<S>, String)> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let head: RunHead<S> = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a run file", path.display()))?;
+    let report = report_text(&text).with_context(|| {
+        format!(
+            "{}: its `report` is not laid out as --task-id writes it",
+            path.display()
+        )
+    })?;
+    if head.task != n {
+        anyhow::bail!("{}: holds task {}, not {n}", path.display(), head.task);
+    }
+    Ok((head, report))
+}
+
 /// Every run of one sweep, in job order: (summary, report's pretty JSON).
-fn load<S: DeserializeOwned>(
+pub(super) fn load<S: DeserializeOwned>(
     dir: &Path,
     files: &[(String, usize, PathBuf)],
     partial: bool,
@@ -150,19 +194,7 @@ fn load<S: DeserializeOwned>(
     let mut id: Option<(SweepId, &Path)> = None;
     let mut runs: Vec<Option<(S, String)>> = Vec::new();
     for (_, n, path) in files {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
-        let head: RunHead<S> = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a run file", path.display()))?;
-        let report = report_text(&text).with_context(|| {
-            format!(
-                "{}: its `report` is not laid out as --task-id writes it",
-                path.display()
-            )
-        })?;
-        if head.task != *n {
-            anyhow::bail!("{}: holds task {}, not {n}", path.display(), head.task);
-        }
+        let (head, report) = read_run::<S>(path, *n)?;
         match &id {
             None => {
                 runs.resize_with(head.sweep.runs, || None);
@@ -190,28 +222,33 @@ fn load<S: DeserializeOwned>(
     };
     let missing: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].is_none()).collect();
     if !missing.is_empty() && !partial {
-        eprintln!(
-            "missing {} of {} runs in {}/runs; run them again:",
-            missing.len(),
-            id.runs,
-            dir.display()
-        );
-        for &n in &missing {
-            eprintln!(
-                "  mcmvm sweep --suite {} --task-id {n} {} --out {}",
-                id.suite,
-                id.args,
-                dir.display()
-            );
-        }
-        let list: Vec<String> = missing.iter().map(|n| n.to_string()).collect();
-        anyhow::bail!(
-            "{}/runs: {} of {} runs missing (tasks {}), nothing merged",
-            dir.display(),
-            missing.len(),
-            id.runs,
-            list.join(", ")
-        );
+        return Err(missing_runs(dir, &id, &missing));
     }
     Ok((id, runs.into_iter().flatten().collect()))
+}
+
+/// The error of a merge with runs missing, each listed on stderr with its command.
+fn missing_runs(dir: &Path, id: &SweepId, missing: &[usize]) -> anyhow::Error {
+    eprintln!(
+        "missing {} of {} runs in {}/runs; run them again:",
+        missing.len(),
+        id.runs,
+        dir.display()
+    );
+    for &n in missing {
+        eprintln!(
+            "  mcmvm sweep --suite {} --task-id {n} {} --out {}",
+            id.suite,
+            id.args,
+            dir.display()
+        );
+    }
+    let list: Vec<String> = missing.iter().map(|n| n.to_string()).collect();
+    anyhow::anyhow!(
+        "{}/runs: {} of {} runs missing (tasks {}), nothing merged",
+        dir.display(),
+        missing.len(),
+        id.runs,
+        list.join(", ")
+    )
 }

@@ -171,36 +171,7 @@ pub(super) fn run_all<S: Serialize + Send>(
     tick: &(dyn Fn(usize, Option<f64>) + Sync),
 ) -> anyhow::Result<usize> {
     use rayon::prelude::*;
-    refuse_others(split)?;
-    let found = (0..jobs.len())
-        .map(|n| check(split, n))
-        .collect::<anyhow::Result<Vec<Found>>>()?;
-    for (n, f) in found.iter().enumerate() {
-        if *f == Found::Unreadable {
-            println!(
-                "note: {} is not a whole run file; it runs again",
-                run_path(split, n).display()
-            );
-        }
-    }
-    let done = found.iter().filter(|f| **f == Found::Done).count();
-    let dir = split.out.join("runs");
-    if resume {
-        println!(
-            "resume: {done} of {} runs already in {}, {} to run",
-            jobs.len(),
-            dir.display(),
-            jobs.len() - done
-        );
-    } else if done > 0 {
-        println!(
-            "note: {} holds {done} runs of this sweep: all run again (--resume keeps them)",
-            dir.display()
-        );
-    }
-    let todo: Vec<usize> = (0..jobs.len())
-        .filter(|&n| !resume || found[n] != Found::Done)
-        .collect();
+    let todo = to_run(split, resume, jobs.len())?;
     for n in (0..jobs.len()).filter(|n| !todo.contains(n)) {
         tick(n, None);
     }
@@ -217,28 +188,7 @@ pub(super) fn run_all<S: Serialize + Send>(
         s.spawn(|| watch(split, &finished));
         let failed = todo
             .par_iter()
-            .map(|&n| -> anyhow::Result<usize> {
-                let job = &jobs[n];
-                let t0 = std::time::Instant::now();
-                let (summary, report) = match (job.run)() {
-                    Ok(r) => r,
-                    Err(e) => {
-                        eprintln!("run {n} ({}) failed: {e:#}", split.names[n]);
-                        return Ok(1);
-                    }
-                };
-                let head = RunHead {
-                    sweep: split.id.clone(),
-                    task: n,
-                    workload: job.workload.clone(),
-                    policy: job.policy.clone(),
-                    oversubscription: job.oversubscription.clone(),
-                    summary,
-                };
-                write_run(split, n, &head, &report)?;
-                tick(n, Some(t0.elapsed().as_secs_f64()));
-                Ok(0)
-            })
+            .map(|&n| run_one(split, n, &jobs[n], tick))
             .collect::<anyhow::Result<Vec<usize>>>();
         finished.store(true, Ordering::SeqCst);
         failed.map(|f| f.iter().sum())
@@ -252,6 +202,68 @@ pub(super) fn run_all<S: Serialize + Send>(
         stop(split);
     }
     failed
+}
+
+/// The jobs to run of `split`'s `n` (all of them, or with `resume` those without a valid
+/// run file), after refusing another sweep's files and saying what was found.
+fn to_run(split: &Split, resume: bool, n: usize) -> anyhow::Result<Vec<usize>> {
+    refuse_others(split)?;
+    let found = (0..n)
+        .map(|k| check(split, k))
+        .collect::<anyhow::Result<Vec<Found>>>()?;
+    for (k, f) in found.iter().enumerate() {
+        if *f == Found::Unreadable {
+            println!(
+                "note: {} is not a whole run file; it runs again",
+                run_path(split, k).display()
+            );
+        }
+    }
+    let done = found.iter().filter(|f| **f == Found::Done).count();
+    let dir = split.out.join("runs");
+    if resume {
+        println!(
+            "resume: {done} of {n} runs already in {}, {} to run",
+            dir.display(),
+            n - done
+        );
+    } else if done > 0 {
+        println!(
+            "note: {} holds {done} runs of this sweep: all run again (--resume keeps them)",
+            dir.display()
+        );
+    }
+    Ok((0..n)
+        .filter(|&k| !resume || found[k] != Found::Done)
+        .collect())
+}
+
+/// Run job `n` and write its file; 1 if the run failed (said on stderr), else 0.
+fn run_one<S: Serialize>(
+    split: &Split,
+    n: usize,
+    job: &Job<'_, S>,
+    tick: &(dyn Fn(usize, Option<f64>) + Sync),
+) -> anyhow::Result<usize> {
+    let t0 = std::time::Instant::now();
+    let (summary, report) = match (job.run)() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("run {n} ({}) failed: {e:#}", split.names[n]);
+            return Ok(1);
+        }
+    };
+    let head = RunHead {
+        sweep: split.id.clone(),
+        task: n,
+        workload: job.workload.clone(),
+        policy: job.policy.clone(),
+        oversubscription: job.oversubscription.clone(),
+        summary,
+    };
+    write_run(split, n, &head, &report)?;
+    tick(n, Some(t0.elapsed().as_secs_f64()));
+    Ok(0)
 }
 
 /// Until `finished`: on Ctrl-C, wait for a file being written, say how to resume, exit.
