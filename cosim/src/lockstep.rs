@@ -300,7 +300,7 @@ mod tests {
     fn the_reference_monitor_passes_the_twin_and_reports_a_wrong_engine_as_a_mismatch() {
         let cfg = HwConfig::default();
         let opts = LockstepOptions {
-            engines: vec![EngineKind::Model],
+            engines: vec![EngineKind::Twin],
             cycles: 1_000,
             vcd: None,
         };
@@ -314,7 +314,7 @@ mod tests {
         let plain = lockstep::<Rt>(&cfg, &opts, traffic()).expect("runs");
         assert!(plain.coverage.is_none(), "no monitor, no coverage");
 
-        let model = Rt::engine(EngineKind::Model, &cfg).expect("twin");
+        let model = Rt::engine(EngineKind::Twin, &cfg).expect("twin");
         let wrong: BoxedEngine<RtIn, RtOut> = Box::new(ShortDrain(model));
         let monitor = mcmvm_refcheck::monitor_for::<RtIn, RtOut>(Rt::KIND, &cfg);
         let report = run_lockstep_monitored(
@@ -428,13 +428,13 @@ mod tests {
 
     #[test]
     fn the_reference_monitor_agrees_with_the_rusthdl_engine() {
-        check_rtl(&[EngineKind::Model, EngineKind::RustHdl], 3_000);
+        check_rtl(&[EngineKind::Twin, EngineKind::RustHdl], 3_000);
     }
 
     /// Builds the three Verilator models (minutes of C++): run with `--ignored`.
     #[test]
     #[ignore]
     fn the_reference_monitor_agrees_with_the_verilator_engine() {
-        check_rtl(&[EngineKind::Verilator, EngineKind::Model], 100_000);
+        check_rtl(&[EngineKind::Verilator, EngineKind::Twin], 100_000);
     }
 }

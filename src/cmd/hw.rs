@@ -40,11 +40,7 @@ fn cosim<B: CosimBlock>(
     stimulus: impl Iterator<Item = B::In>,
 ) -> Result<LockstepReport, String> {
     let opts = LockstepOptions {
-        engines: vec![
-            EngineKind::Model,
-            EngineKind::RustHdl,
-            EngineKind::Verilator,
-        ],
+        engines: vec![EngineKind::Twin, EngineKind::RustHdl, EngineKind::Verilator],
         cycles,
         vcd: Some(vcd.to_path_buf()),
     };
@@ -152,7 +148,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         );
     }
     println!(
-        "engines: model (Rust twin), rusthdl (rust-hdl simulate()), verilator (emitted Verilog)"
+        "engines: twin (Rust twin), rusthdl (rust-hdl simulate()), verilator (emitted Verilog)"
     );
     let json: Vec<_> = rows
         .iter()
