@@ -1,6 +1,6 @@
-//! Lockstep speed per block: `model,verilator` over 2 M cycles and `model,rusthdl` over
+//! Lockstep speed per block: `twin,verilator` over 2 M cycles and `twin,rusthdl` over
 //! 200 k cycles of seeded random stimulus, printing the lockstep rate and each engine's
-//! own rate (time inside its `step`). Targets (issue 2): model,verilator on the RT at
+//! own rate (time inside its `step`). Targets (issue 2): twin,verilator on the RT at
 //! least 1 M cycles/s; rusthdl at least 100 k cycles/s.
 //!
 //! Run: `cargo bench -p mcmvm-cosim --bench lockstep` (MCMVM_BENCH_CYCLES scales it).
@@ -73,8 +73,8 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(2_000_000);
     println!("seed {SEED}; random stimulus, reset 1/4096");
-    let fast = [EngineKind::Model, EngineKind::Verilator];
-    let hdl = [EngineKind::Model, EngineKind::RustHdl];
+    let fast = [EngineKind::Twin, EngineKind::Verilator];
+    let hdl = [EngineKind::Twin, EngineKind::RustHdl];
     run::<Rt>(&fast, scale);
     run::<Rt>(&hdl, scale / 10);
     run::<Coalescer>(&fast, scale);

@@ -2,7 +2,7 @@
 //!
 //! Every engine of a block is a `CycleModel` over the same port sets, so the lockstep can
 //! hold them side by side as trait objects:
-//! - `model`: the behavioural twin from `mcmvm_models::blocks`, the system model's fast path;
+//! - `twin`: the behavioural twin from `mcmvm_models::blocks`, the system model's fast path;
 //! - `rusthdl`: the RustHDL module run by rust-hdl's `simulate()` (adapter in `mcmvm_rtl`);
 //! - `verilator`: the *emitted Verilog* compiled by Verilator (this crate's bridge).
 
@@ -19,7 +19,7 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EngineKind {
     /// The behavioural twin.
-    Model,
+    Twin,
     /// rust-hdl's own simulator on the RustHDL module.
     RustHdl,
     /// Verilator on the emitted Verilog.
@@ -28,22 +28,18 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order the CLI lists them.
-    pub const ALL: [EngineKind; 3] = [
-        EngineKind::Model,
-        EngineKind::RustHdl,
-        EngineKind::Verilator,
-    ];
+    pub const ALL: [EngineKind; 3] = [EngineKind::Twin, EngineKind::RustHdl, EngineKind::Verilator];
 
     /// The command-line name, also the engine's VCD scope.
     pub fn name(self) -> &'static str {
         match self {
-            EngineKind::Model => "model",
+            EngineKind::Twin => "twin",
             EngineKind::RustHdl => "rusthdl",
             EngineKind::Verilator => "verilator",
         }
     }
 
-    /// Parse a comma-separated list (`model,verilator`): each name once, at least one.
+    /// Parse a comma-separated list (`twin,verilator`): each name once, at least one.
     pub fn parse_list(list: &str) -> Result<Vec<EngineKind>, CosimError> {
         let mut engines = Vec::new();
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -69,6 +65,11 @@ impl std::fmt::Display for EngineKind {
 impl FromStr for EngineKind {
     type Err = CosimError;
     fn from_str(s: &str) -> Result<Self, CosimError> {
+        // `model` was the twin's name before `--hw` and `--engines` shared one vocabulary;
+        // old scripts still pass it.
+        if s == "model" {
+            return Ok(EngineKind::Twin);
+        }
         EngineKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
@@ -107,7 +108,7 @@ impl CosimBlock for Rt {
     const KIND: BlockKind = BlockKind::RemoteTracker;
     fn engine(kind: EngineKind, cfg: &HwConfig) -> Result<BoxedEngine<RtIn, RtOut>, CosimError> {
         Ok(match kind {
-            EngineKind::Model => Box::new(remote_tracker::RemoteTracker::new(&cfg.remote_tracker)),
+            EngineKind::Twin => Box::new(remote_tracker::RemoteTracker::new(&cfg.remote_tracker)),
             EngineKind::RustHdl => Box::new(mcmvm_rtl::remote_tracker::RemoteTrackerHdlSim::new(
                 &cfg.remote_tracker,
             )),
@@ -129,7 +130,7 @@ impl CosimBlock for Coalescer {
         cfg: &HwConfig,
     ) -> Result<BoxedEngine<CoalIn, CoalOut>, CosimError> {
         Ok(match kind {
-            EngineKind::Model => Box::new(tlb_coalescer::TlbCoalescer::new(&cfg.tlb_coalescer)),
+            EngineKind::Twin => Box::new(tlb_coalescer::TlbCoalescer::new(&cfg.tlb_coalescer)),
             EngineKind::RustHdl => Box::new(mcmvm_rtl::tlb_coalescer::TlbCoalescerHdlSim::new(
                 &cfg.tlb_coalescer,
             )),
@@ -148,7 +149,7 @@ impl CosimBlock for Att {
     const KIND: BlockKind = BlockKind::AccessTimeTracker;
     fn engine(kind: EngineKind, cfg: &HwConfig) -> Result<BoxedEngine<AttIn, AttOut>, CosimError> {
         Ok(match kind {
-            EngineKind::Model => Box::new(access_time_tracker::AccessTimeTracker::new(
+            EngineKind::Twin => Box::new(access_time_tracker::AccessTimeTracker::new(
                 &cfg.access_time_tracker,
             )),
             EngineKind::RustHdl => att_hdl_sim(&cfg.access_time_tracker),
@@ -179,18 +180,23 @@ mod tests {
     #[test]
     fn engine_lists_parse_and_bad_names_list_the_valid_ones() {
         assert_eq!(
-            EngineKind::parse_list("model,rusthdl,verilator").unwrap(),
+            EngineKind::parse_list("twin,rusthdl,verilator").unwrap(),
             EngineKind::ALL.to_vec()
         );
-        let err = EngineKind::parse_list("model,spice")
+        assert_eq!(
+            EngineKind::parse_list("model").unwrap(),
+            vec![EngineKind::Twin],
+            "old scripts' name for the twin still parses"
+        );
+        let err = EngineKind::parse_list("twin,spice")
             .unwrap_err()
             .to_string();
         assert_eq!(
             err,
-            "unknown engine `spice`: expected one of model, rusthdl, verilator"
+            "unknown engine `spice`: expected one of twin, rusthdl, verilator"
         );
         assert!(matches!(
-            EngineKind::parse_list("model,model"),
+            EngineKind::parse_list("twin,model"),
             Err(CosimError::DuplicateEngine(_))
         ));
         assert!(matches!(

@@ -7,13 +7,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum CosimError {
     /// An engine name on the command line is not one of the three.
-    #[error("unknown engine `{0}`: expected one of model, rusthdl, verilator")]
+    #[error("unknown engine `{0}`: expected one of twin, rusthdl, verilator")]
     UnknownEngine(String),
     /// The same engine was asked for twice.
     #[error("engine `{0}` given twice: each engine runs once")]
     DuplicateEngine(String),
     /// No engine was given.
-    #[error("no engines given: expected one or more of model, rusthdl, verilator")]
+    #[error("no engines given: expected one or more of twin, rusthdl, verilator")]
     NoEngines,
     /// A stimulus file could not be used.
     #[error("{path}: {message}")]

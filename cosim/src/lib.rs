@@ -2,7 +2,7 @@
 //!
 //! A block is proven to behave like its behavioural twin by running up to three engines on
 //! the same inputs, cycle by cycle, and comparing every output on every cycle:
-//! the twin (`model`), rust-hdl's simulator on the RustHDL module (`rusthdl`), and the
+//! the twin (`twin`), rust-hdl's simulator on the RustHDL module (`rusthdl`), and the
 //! *emitted Verilog* compiled by Verilator (`verilator`). The last closes the loop on the
 //! Verilog generator itself: rust-hdl and Verilog disagree on expression widths in places
 //! (literals are emitted as 32-bit constants), and only the Verilator engine sees that.

@@ -52,6 +52,17 @@ pub struct StateViolation {
     pub invariant: String,
 }
 
+impl StateViolation {
+    /// The lockstep's report of it: the [`STATE_INVARIANT`] pseudo-signal, the engine at 1.
+    fn as_mismatch(&self) -> Mismatch {
+        Mismatch {
+            cycle: self.cycle,
+            signal: STATE_INVARIANT,
+            values: vec![(self.engine.clone(), 1)],
+        }
+    }
+}
+
 impl std::fmt::Display for StateViolation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -183,58 +194,31 @@ pub fn run_lockstep_monitored<I: Ports, O: Ports>(
         return Err(CosimError::ZeroCycles);
     }
     let names: Vec<String> = engines.iter().map(|(n, _)| n.clone()).collect();
-    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let mut wave = match vcd {
-        Some(path) => Some(WaveRecorder::<I, O>::create(path, &name_refs)?),
-        None => None,
-    };
+    let mut wave = open_wave::<I, O>(vcd, &names)?;
     let mut scoreboard = Scoreboard::new(names.clone());
-    let mut outputs = vec![O::default(); engines.len()];
-    let mut inside = vec![Duration::ZERO; engines.len()];
-    let mut mismatch = None;
-    let mut violation = None;
-    let mut invariant = None;
+    let (mut outputs, mut inside) = (
+        vec![O::default(); engines.len()],
+        vec![Duration::ZERO; engines.len()],
+    );
+    let (mut mismatch, mut violation, mut invariant) = (None, None, None);
     let mut ran = 0u64;
     let start = Instant::now();
     for (cycle, input) in (0..cycles).zip(stimulus) {
-        for ((_, engine), (out, spent)) in engines
-            .iter_mut()
-            .zip(outputs.iter_mut().zip(inside.iter_mut()))
-        {
-            let t0 = Instant::now();
-            *out = engine.step(&input);
-            *spent += t0.elapsed();
-        }
+        step_all(&mut engines, &input, &mut outputs, &mut inside);
         ran = cycle + 1;
         if let Some(w) = wave.as_mut() {
             w.record(cycle, &input, &outputs)?;
         }
+        // The engines' disagreement is the most direct report, then a broken state
+        // invariant, then the reference monitor's violation.
         let mut found = scoreboard.check(cycle, &outputs);
-        if let Some(v) = engines.iter().find_map(|(name, e)| {
-            e.state_violation().map(|inv| StateViolation {
-                engine: name.clone(),
-                cycle,
-                invariant: inv,
-            })
-        }) {
-            found.get_or_insert_with(|| Mismatch {
-                cycle,
-                signal: STATE_INVARIANT,
-                values: vec![(v.engine.clone(), 1)],
-            });
+        if let Some(v) = first_state_violation(&engines, cycle) {
+            found.get_or_insert_with(|| v.as_mismatch());
             invariant = Some(v);
         }
-        if let Some(monitor) = monitor.as_mut() {
-            if let Err(v) = monitor.observe(cycle, &input, &outputs[0]) {
-                // An engine disagreement in the same cycle is the more direct report.
-                found.get_or_insert_with(|| Mismatch {
-                    cycle,
-                    signal: v.signal,
-                    values: vec![
-                        (names[0].clone(), v.got),
-                        ("reference".to_string(), v.expected),
-                    ],
-                });
+        if let Some(m) = monitor.as_mut() {
+            if let Err(v) = m.observe(cycle, &input, &outputs[0]) {
+                found.get_or_insert_with(|| reference_mismatch(cycle, &names[0], &v));
                 violation = Some(v);
             }
         }
@@ -243,24 +227,75 @@ pub fn run_lockstep_monitored<I: Ports, O: Ports>(
             break;
         }
     }
-    let vcd = match wave {
-        Some(w) => Some(w.finish(ran)?),
-        None => None,
-    };
-    let wall = start.elapsed();
+    let vcd = wave.map(|w| w.finish(ran)).transpose()?;
     Ok(LockstepReport {
         cycles: ran,
         mismatch,
         violation,
         invariant,
         coverage: monitor.map(|m| m.coverage().clone()),
-        wall,
-        engine_time: names
-            .into_iter()
-            .zip(inside)
-            .map(|(engine, time)| EngineTime { engine, time })
-            .collect(),
+        wall: start.elapsed(),
+        engine_time: engine_times(names, inside),
         vcd,
+    })
+}
+
+/// The lockstep's report of a reference violation on engine `first`'s outputs.
+fn reference_mismatch(cycle: u64, first: &str, v: &Violation) -> Mismatch {
+    Mismatch {
+        cycle,
+        signal: v.signal,
+        values: vec![(first.to_string(), v.got), ("reference".into(), v.expected)],
+    }
+}
+
+/// Each engine's time inside its `step`, by name.
+fn engine_times(names: Vec<String>, inside: Vec<Duration>) -> Vec<EngineTime> {
+    names
+        .into_iter()
+        .zip(inside)
+        .map(|(engine, time)| EngineTime { engine, time })
+        .collect()
+}
+
+/// The wave recorder for `vcd`, one output scope per engine, if a path was given.
+fn open_wave<I: Ports, O: Ports>(
+    vcd: Option<&Path>,
+    names: &[String],
+) -> Result<Option<WaveRecorder<I, O>>, CosimError> {
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    vcd.map(|path| WaveRecorder::<I, O>::create(path, &name_refs))
+        .transpose()
+}
+
+/// Step every engine on `input` into `outputs`, adding each one's time to `inside`.
+fn step_all<I: Ports, O: Ports>(
+    engines: &mut [(String, BoxedEngine<I, O>)],
+    input: &I,
+    outputs: &mut [O],
+    inside: &mut [Duration],
+) {
+    for ((_, engine), (out, spent)) in engines
+        .iter_mut()
+        .zip(outputs.iter_mut().zip(inside.iter_mut()))
+    {
+        let t0 = Instant::now();
+        *out = engine.step(input);
+        *spent += t0.elapsed();
+    }
+}
+
+/// The first engine whose state broke an invariant after `cycle`'s edge.
+fn first_state_violation<I: Ports, O: Ports>(
+    engines: &[(String, BoxedEngine<I, O>)],
+    cycle: u64,
+) -> Option<StateViolation> {
+    engines.iter().find_map(|(name, e)| {
+        e.state_violation().map(|inv| StateViolation {
+            engine: name.clone(),
+            cycle,
+            invariant: inv,
+        })
     })
 }
 
@@ -300,7 +335,7 @@ mod tests {
     fn the_reference_monitor_passes_the_twin_and_reports_a_wrong_engine_as_a_mismatch() {
         let cfg = HwConfig::default();
         let opts = LockstepOptions {
-            engines: vec![EngineKind::Model],
+            engines: vec![EngineKind::Twin],
             cycles: 1_000,
             vcd: None,
         };
@@ -314,7 +349,7 @@ mod tests {
         let plain = lockstep::<Rt>(&cfg, &opts, traffic()).expect("runs");
         assert!(plain.coverage.is_none(), "no monitor, no coverage");
 
-        let model = Rt::engine(EngineKind::Model, &cfg).expect("twin");
+        let model = Rt::engine(EngineKind::Twin, &cfg).expect("twin");
         let wrong: BoxedEngine<RtIn, RtOut> = Box::new(ShortDrain(model));
         let monitor = mcmvm_refcheck::monitor_for::<RtIn, RtOut>(Rt::KIND, &cfg);
         let report = run_lockstep_monitored(
@@ -428,13 +463,13 @@ mod tests {
 
     #[test]
     fn the_reference_monitor_agrees_with_the_rusthdl_engine() {
-        check_rtl(&[EngineKind::Model, EngineKind::RustHdl], 3_000);
+        check_rtl(&[EngineKind::Twin, EngineKind::RustHdl], 3_000);
     }
 
     /// Builds the three Verilator models (minutes of C++): run with `--ignored`.
     #[test]
     #[ignore]
     fn the_reference_monitor_agrees_with_the_verilator_engine() {
-        check_rtl(&[EngineKind::Verilator, EngineKind::Model], 100_000);
+        check_rtl(&[EngineKind::Verilator, EngineKind::Twin], 100_000);
     }
 }

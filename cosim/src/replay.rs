@@ -1,4 +1,4 @@
-//! Replaying recorded port traffic: the `inputs` scope of a VCD written by `mcmvm run
+//! Recorded port traffic as stimulus: the `inputs` scope of a VCD written by `mcmvm run
 //! --record-ports` (or by a lockstep run) read back as one block's stimulus, cycle for
 //! cycle, so a corner case a workload found becomes a directed testbench
 //! (`mcmvm cosim --block B --stimulus FILE.vcd`).
@@ -98,37 +98,70 @@ fn bounded_header(reader: &mut impl BufRead) -> Result<Vec<u8>, String> {
     }
 }
 
-/// The stimulus recorded in `path` for the block whose input set is `I`.
-pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Stimulus<I>, CosimError> {
-    let err = |message: String| CosimError::Stimulus {
+/// A VCD parser positioned after a header [`bounded_header`] has checked.
+type VcdParser = vcd::Parser<std::io::Chain<std::io::Cursor<Vec<u8>>, BufReader<Box<dyn Read>>>>;
+
+/// The stimulus error for `path`.
+fn bad(path: &Path, message: String) -> CosimError {
+    CosimError::Stimulus {
         path: path.to_path_buf(),
         message,
-    };
-    let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
-    let reader: Box<dyn std::io::Read> = if path.extension().is_some_and(|x| x == "gz") {
+    }
+}
+
+/// The stimulus recorded in `path` for the block whose input set is `I`.
+pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Stimulus<I>, CosimError> {
+    // 1. Open (through gzip for `.gz`), bound the header, parse it.
+    let mut parser = open(path)?;
+    let header = parser
+        .parse_header()
+        .map_err(|e| bad(path, format!("not a VCD file: {e}")))?;
+    // 2. Every input port of `I`, at its width, and nothing else under `inputs`.
+    let ports = input_ports::<I>(path, &header)?;
+    // 3. The value changes, as runs of equal inputs.
+    let stimulus = read_runs::<I>(path, parser, &ports)?;
+    if stimulus.cycles == 0 {
+        return Err(bad(path, "no cycles recorded".to_string()));
+    }
+    Ok(stimulus)
+}
+
+fn open(path: &Path) -> Result<VcdParser, CosimError> {
+    let file = std::fs::File::open(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+    let reader: Box<dyn Read> = if path.extension().is_some_and(|x| x == "gz") {
         Box::new(flate2::read::GzDecoder::new(file))
     } else {
         Box::new(file)
     };
     let mut reader = BufReader::new(reader);
-    let header = bounded_header(&mut reader).map_err(err)?;
-    let mut parser = vcd::Parser::new(std::io::Cursor::new(header).chain(reader));
-    let header = parser
-        .parse_header()
-        .map_err(|e| err(format!("not a VCD file: {e}")))?;
+    let header = bounded_header(&mut reader).map_err(|m| bad(path, m))?;
+    Ok(vcd::Parser::new(std::io::Cursor::new(header).chain(reader)))
+}
+
+/// Each input port's id code in `header`, mapped to its index in `I::PORTS`.
+fn input_ports<I: Ports>(
+    path: &Path,
+    header: &vcd::Header,
+) -> Result<HashMap<IdCode, usize>, CosimError> {
     let mut ports: HashMap<IdCode, usize> = HashMap::new();
     for (i, p) in I::PORTS.iter().enumerate() {
         let var = header.find_var(&["inputs", p.name]).ok_or_else(|| {
-            err(format!(
-                "no input port `inputs.{}` ({} bits): the recording is of another block",
-                p.name, p.width
-            ))
+            bad(
+                path,
+                format!(
+                    "no input port `inputs.{}` ({} bits): the recording is of another block",
+                    p.name, p.width
+                ),
+            )
         })?;
         if var.size != p.width {
-            return Err(err(format!(
-                "input port `{}` is {} bits wide in the file, the block's is {}",
-                p.name, var.size, p.width
-            )));
+            return Err(bad(
+                path,
+                format!(
+                    "input port `{}` is {} bits wide in the file, the block's is {}",
+                    p.name, var.size, p.width
+                ),
+            ));
         }
         ports.insert(var.code, i);
     }
@@ -143,11 +176,24 @@ pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Stimulus<I>, CosimError> {
         }
         _ => None,
     });
-    if let Some(name) = extra {
-        return Err(err(format!(
-            "input `{name}` is not a port of this block: the recording is of another block"
-        )));
+    match extra {
+        Some(name) => Err(bad(
+            path,
+            format!(
+                "input `{name}` is not a port of this block: the recording is of another block"
+            ),
+        )),
+        None => Ok(ports),
     }
+}
+
+/// The body's value changes of `ports`, as runs of cycles with equal inputs.
+fn read_runs<I: Ports>(
+    path: &Path,
+    parser: VcdParser,
+    ports: &HashMap<IdCode, usize>,
+) -> Result<Stimulus<I>, CosimError> {
+    let err = |message: String| bad(path, message);
     let mut current = I::default();
     let mut runs: Vec<(I, u64)> = Vec::new();
     let mut cycles = 0u64;
@@ -180,21 +226,23 @@ pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Stimulus<I>, CosimError> {
             }
             Command::ChangeVector(id, v) => {
                 if let Some(&i) = ports.get(&id) {
-                    let mut x = 0u64;
-                    for b in v.iter() {
-                        x = (x << 1)
-                            | bit(b).ok_or_else(|| err(undefined(I::PORTS[i].name, at)))?;
-                    }
+                    let x = vector(&v).ok_or_else(|| err(undefined(I::PORTS[i].name, at)))?;
                     current.set(i, x);
                 }
             }
             _ => {}
         }
     }
-    if cycles == 0 {
-        return Err(err("no cycles recorded".to_string()));
-    }
     Ok(Stimulus { runs, cycles })
+}
+
+/// A vector's value, most significant bit first; `None` if any bit is X or Z.
+fn vector(v: &vcd::Vector) -> Option<u64> {
+    let mut x = 0u64;
+    for b in v.iter() {
+        x = (x << 1) | bit(b)?;
+    }
+    Some(x)
 }
 
 fn bit(v: Value) -> Option<u64> {

@@ -112,17 +112,7 @@ pub(crate) struct Cached {
 /// The cache directory of `src`'s model under `root`, building it on first use.
 pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached, CosimError> {
     let version = crate::verilator_memo::verilator_version(tools, root, src.module)?;
-    let hash = Fnv::new()
-        .part(FORMAT)
-        .part(&src.verilog)
-        .part(&src.harness)
-        .part(&src.shim)
-        .part(&version)
-        .parts(VERILATOR_FLAGS)
-        .parts(CXX_FLAGS)
-        .parts(LINK_FLAGS)
-        .0;
-    let name = format!("{}-{hash:016x}", src.module);
+    let name = entry_name(src, &version);
     let dir = root.join(&name);
     let library = dir.join(library_name(src.module));
     let found = |stale| Cached {
@@ -146,6 +136,39 @@ pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached,
             Some(why)
         }
     };
+    let built = build_entry(src, tools, root, &version, (&name, &dir))?;
+    Ok(Cached {
+        dir,
+        library,
+        built,
+        stale,
+    })
+}
+
+/// The entry's directory name: the module and a hash of everything that goes into it.
+fn entry_name(src: &Sources, version: &str) -> String {
+    let hash = Fnv::new()
+        .part(FORMAT)
+        .part(&src.verilog)
+        .part(&src.harness)
+        .part(&src.shim)
+        .part(version)
+        .parts(VERILATOR_FLAGS)
+        .parts(CXX_FLAGS)
+        .parts(LINK_FLAGS)
+        .0;
+    format!("{}-{hash:016x}", src.module)
+}
+
+/// Build the entry in a temporary directory and publish it as `dir` (the entry's lock
+/// held); whether this process's build was the one published.
+fn build_entry(
+    src: &Sources,
+    tools: &Tools,
+    root: &Path,
+    version: &str,
+    (name, dir): (&str, &Path),
+) -> Result<bool, CosimError> {
     announce!(
         "verilator: building {} for {} (first use; cached in {})",
         src.module,
@@ -154,12 +177,12 @@ pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached,
     );
     let start = Instant::now();
     let tmp = temp_dir(root, src.module)?;
-    let warnings = build(src, tools, root, &version, &tmp)
-        .and_then(|w| manifest::write(&tmp, &name, &version).map(|()| w))
+    let warnings = build(src, tools, root, version, &tmp)
+        .and_then(|w| manifest::write(&tmp, name, version).map(|()| w))
         .inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&tmp);
         })?;
-    let built = publish(&tmp, &dir, &dir.join(manifest::MANIFEST))?;
+    let built = publish(&tmp, dir, &dir.join(manifest::MANIFEST))?;
     announce!(
         "verilator: built {} in {:.1} s ({} warning(s){})",
         src.module,
@@ -171,12 +194,7 @@ pub(crate) fn model(src: &Sources, tools: &Tools, root: &Path) -> Result<Cached,
             "; another process finished first, using its build"
         }
     );
-    Ok(Cached {
-        dir,
-        library,
-        built,
-        stale,
-    })
+    Ok(built)
 }
 
 /// The lock of entry `name` under `root`, held until dropped (`flock`: released by the

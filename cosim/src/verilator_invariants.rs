@@ -119,33 +119,17 @@ fn remote_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, Cosim
     let m = "remote_tracker";
     let rt = &cfg.remote_tracker;
     let n = rt.entries;
-    let row = |field: &str, i: usize| format!("{field}${i}");
     // Every register an invariant reads must exist (an error names a missing one).
     for field in ["alloc_id", "remote", "valid"] {
-        width(verilog, m, &row(field, 0))?;
+        width(verilog, m, &rt_row(field, 0))?;
     }
-    let cnt_w = width(verilog, m, &row("access", 0))?;
-    let valid = |i: usize| q(&row("valid", i));
+    let cnt_w = width(verilog, m, &rt_row("access", 0))?;
     let max = if rt.counter_bits >= 64 {
         u64::MAX
     } else {
         (1u64 << rt.counter_bits) - 1
     };
-    let mut out = vec![Invariant {
-        name: "rt: no two valid rows hold one allocation ID".into(),
-        holds: all(pairs(n)
-            .map(|(i, j)| {
-                format!(
-                    "!({} && {} && {} == {})",
-                    valid(i),
-                    valid(j),
-                    q(&row("alloc_id", i)),
-                    q(&row("alloc_id", j))
-                )
-            })
-            .collect()),
-        system_only: false,
-    }];
+    let mut out = vec![rt_unique_ids(n)];
     match rt.replacement {
         RtReplacement::Ranks => out.push(rank_permutation(n, verilog)?),
         RtReplacement::Nru => out.push(nru_clear_bit(n, verilog)?),
@@ -154,38 +138,75 @@ fn remote_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, Cosim
         RtReplacement::TreePlru => {}
     }
     if cnt_w < 64 && max < (1u64 << cnt_w) - 1 {
-        out.push(Invariant {
-            name: format!("rt: no counter of a valid row exceeds the saturation value {max}"),
-            holds: all((0..n)
-                .map(|i| {
-                    format!(
-                        "(!{} || ({} <= {} && {} <= {}))",
-                        valid(i),
-                        q(&row("access", i)),
-                        lit(cnt_w, max),
-                        q(&row("remote", i)),
-                        lit(cnt_w, max)
-                    )
-                })
-                .collect()),
-            system_only: false,
-        });
+        out.push(rt_saturation(n, cnt_w, max));
     }
-    out.push(Invariant {
+    out.push(rt_remote_within_walks(n));
+    Ok(out)
+}
+
+/// Register `field` of RT row `i`, as the emitted Verilog names it.
+fn rt_row(field: &str, i: usize) -> String {
+    format!("{field}${i}")
+}
+
+/// Whether RT row `i` is valid, as an expression.
+fn rt_valid(i: usize) -> String {
+    q(&rt_row("valid", i))
+}
+
+fn rt_unique_ids(n: usize) -> Invariant {
+    Invariant {
+        name: "rt: no two valid rows hold one allocation ID".into(),
+        holds: all(pairs(n)
+            .map(|(i, j)| {
+                format!(
+                    "!({} && {} && {} == {})",
+                    rt_valid(i),
+                    rt_valid(j),
+                    q(&rt_row("alloc_id", i)),
+                    q(&rt_row("alloc_id", j))
+                )
+            })
+            .collect()),
+        system_only: false,
+    }
+}
+
+/// Counters of `cnt_w` bits that saturate at `max`, below what the width holds.
+fn rt_saturation(n: usize, cnt_w: u32, max: u64) -> Invariant {
+    Invariant {
+        name: format!("rt: no counter of a valid row exceeds the saturation value {max}"),
+        holds: all((0..n)
+            .map(|i| {
+                format!(
+                    "(!{} || ({} <= {} && {} <= {}))",
+                    rt_valid(i),
+                    q(&rt_row("access", i)),
+                    lit(cnt_w, max),
+                    q(&rt_row("remote", i)),
+                    lit(cnt_w, max)
+                )
+            })
+            .collect()),
+        system_only: false,
+    }
+}
+
+fn rt_remote_within_walks(n: usize) -> Invariant {
+    Invariant {
         name: "rt: a valid row counts no more remote walks than walks".into(),
         holds: all((0..n)
             .map(|i| {
                 format!(
                     "(!{} || {} <= {})",
-                    valid(i),
-                    q(&row("remote", i)),
-                    q(&row("access", i))
+                    rt_valid(i),
+                    q(&rt_row("remote", i)),
+                    q(&rt_row("access", i))
                 )
             })
             .collect()),
         system_only: false,
-    });
-    Ok(out)
+    }
 }
 
 /// `ranks`: the valid rows' ranks are a permutation of 0..valid rows (README, State).
@@ -303,25 +324,8 @@ fn access_time_tracker(cfg: &HwConfig, verilog: &str) -> Result<Vec<Invariant>, 
 /// RTL keeps it: an age matrix (`newer$i`: the slots touched after slot `i`) or ranks.
 fn recency(n: usize, verilog: &str) -> Result<Vec<Invariant>, CosimError> {
     let m = "access_time_tracker";
-    let valid = |i: usize| format!("{}[{i}]", q("valid"));
     if width(verilog, m, "newer$0").is_ok() {
-        let newer = |i: usize, j: usize| format!("{}[{j}]", q(&format!("newer${i}")));
-        return Ok(vec![Invariant {
-            name: "att: of two valid objects exactly one was touched more recently (age matrix)"
-                .into(),
-            holds: all(pairs(n)
-                .map(|(i, j)| {
-                    format!(
-                        "(!({} && {}) || ({} != {}))",
-                        valid(i),
-                        valid(j),
-                        newer(i, j),
-                        newer(j, i)
-                    )
-                })
-                .collect()),
-            system_only: false,
-        }]);
+        return Ok(vec![age_matrix_order(n)]);
     }
     // `tree-plru`: every value of the 31 node bits is a legal state (the README's walk
     // reaches a valid slot from any of them), so there is no order to state.
@@ -329,42 +333,72 @@ fn recency(n: usize, verilog: &str) -> Result<Vec<Invariant>, CosimError> {
         return Ok(Vec::new());
     }
     if let Ok(rank_w) = width(verilog, m, "rank$0") {
-        let rank = |i: usize| q(&format!("rank${i}"));
-        let count_w = bits_for(n as u64).max(rank_w + 1);
-        let valid_count = count(&(0..n).map(valid).collect::<Vec<_>>(), count_w);
-        let below = (0..n).map(|i| {
-            format!(
-                "(!{} || {{{}'d0, {}}} < ({valid_count}))",
-                valid(i),
-                count_w - rank_w,
-                rank(i)
-            )
-        });
-        let distinct = pairs(n).map(|(i, j)| {
-            format!(
-                "!({} && {} && {} == {})",
-                valid(i),
-                valid(j),
-                rank(i),
-                rank(j)
-            )
-        });
-        return Ok(vec![Invariant {
-            name: "att: the valid objects' recency ranks are a permutation of 0..valid objects"
-                .into(),
-            holds: format!(
-                "({}) && ({})",
-                all(below.collect()),
-                all(distinct.collect())
-            ),
-            system_only: false,
-        }]);
+        return Ok(vec![rank_permutation_att(n, rank_w)]);
     }
     Err(CosimError::Invariants(format!(
         "{m}: the recency invariant reads an age matrix (`newer$i`), ranks (`rank$i`) or a \
          pseudo-LRU tree (`tree$0`), and the emitted Verilog declares none (update \
          cosim/src/verilator_invariants.rs)"
     )))
+}
+
+/// Whether ATT slot `i` is valid, as an expression.
+fn att_valid(i: usize) -> String {
+    format!("{}[{i}]", q("valid"))
+}
+
+/// Age matrix: of two valid slots, exactly one is newer than the other.
+fn age_matrix_order(n: usize) -> Invariant {
+    let newer = |i: usize, j: usize| format!("{}[{j}]", q(&format!("newer${i}")));
+    Invariant {
+        name: "att: of two valid objects exactly one was touched more recently (age matrix)".into(),
+        holds: all(pairs(n)
+            .map(|(i, j)| {
+                format!(
+                    "(!({} && {}) || ({} != {}))",
+                    att_valid(i),
+                    att_valid(j),
+                    newer(i, j),
+                    newer(j, i)
+                )
+            })
+            .collect()),
+        system_only: false,
+    }
+}
+
+/// Ranks of `rank_w` bits: every valid slot's rank is below the number of valid slots,
+/// and no two valid slots share one.
+fn rank_permutation_att(n: usize, rank_w: u32) -> Invariant {
+    let rank = |i: usize| q(&format!("rank${i}"));
+    let count_w = bits_for(n as u64).max(rank_w + 1);
+    let valid_count = count(&(0..n).map(att_valid).collect::<Vec<_>>(), count_w);
+    let below = (0..n).map(|i| {
+        format!(
+            "(!{} || {{{}'d0, {}}} < ({valid_count}))",
+            att_valid(i),
+            count_w - rank_w,
+            rank(i)
+        )
+    });
+    let distinct = pairs(n).map(|(i, j)| {
+        format!(
+            "!({} && {} && {} == {})",
+            att_valid(i),
+            att_valid(j),
+            rank(i),
+            rank(j)
+        )
+    });
+    Invariant {
+        name: "att: the valid objects' recency ranks are a permutation of 0..valid objects".into(),
+        holds: format!(
+            "({}) && ({})",
+            all(below.collect()),
+            all(distinct.collect())
+        ),
+        system_only: false,
+    }
 }
 
 #[cfg(test)]

@@ -137,7 +137,7 @@ fn coalescer_stimulus(seed: u64) -> impl Iterator<Item = CoalIn> {
 /// Twin and Verilator model of `B` in lockstep for [`CYCLES`] cycles: no mismatch.
 fn assert_agrees_with_twin<B: CosimBlock>(cfg: &HwConfig, stimulus: impl Iterator<Item = B::In>) {
     let opts = LockstepOptions {
-        engines: vec![EngineKind::Model, EngineKind::Verilator],
+        engines: vec![EngineKind::Twin, EngineKind::Verilator],
         cycles: CYCLES,
         vcd: None,
     };

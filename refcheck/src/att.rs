@@ -197,60 +197,111 @@ impl AttMonitor {
             ..Why::default()
         };
         if bits(input.reset, 1) != 0 {
-            self.coverage.hit(AttBin::Reset);
-            // Only the valid bits and the output registers are cleared.
-            for s in &mut self.slots {
-                s.valid = false;
-            }
-            self.regs = AttOut::default();
-            if let Some(tree) = &mut self.tree {
-                *tree = [[false; 16]; TREE_LEVELS];
-            }
+            self.reset();
             why.reset = true;
             self.why = Some(why);
             return;
         }
+        // 1. The access: the lowest valid slot whose range holds it.
         let mut rec = AttOut::default();
         let vpn = bits(input.acc_vpn, 32);
         self.coverage
             .hit_if(self.slots.iter().all(|s| s.valid), AttBin::TableFull);
         let hit = if bits(input.acc_valid, 1) != 0 {
             why.access = Some(vpn);
-            let mut holders = self
-                .slots
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.valid && s.start <= vpn && vpn <= s.end)
-                .map(|(i, _)| i);
-            let hit = holders.next();
-            self.coverage.hit_if(hit.is_none(), AttBin::RangeMiss);
-            self.coverage
-                .hit_if(holders.next().is_some(), AttBin::OverlapLowestWins);
-            hit
+            self.lookup(vpn)
         } else {
             None
         };
-        let mut wrapped = false;
-        let mut ceased_before = false;
+        // 2. The hit counts and is recorded.
+        let (wrapped, ceased_before) = match hit {
+            Some(h) => self.count_hit(h, vpn, &mut rec),
+            None => (false, false),
+        };
+        // 3. The driver's writes, then the tree.
+        let [reg, cease, rm] = self.apply_writes(cycle, input, hit);
+        // 4. The interrupt: the interval wrapped, no cease, no write named the slot.
         if let Some(h) = hit {
-            let s = &mut self.slots[h];
-            ceased_before = s.cease;
-            self.coverage
-                .hit_if(s.timer >= self.timer_max, AttBin::TimerSaturated);
-            if s.timer < self.timer_max {
-                s.timer += 1;
-                s.interval += 1;
-                if s.interval == self.threshold {
-                    s.interval = 0;
-                    wrapped = true;
-                }
+            let named = [reg, cease, rm].contains(&Some(h));
+            if wrapped && !ceased_before && !named {
+                rec.irq_valid = 1;
+                rec.irq_obj = h as u64;
+                self.coverage.hit(AttBin::IrqAtThreshold);
             }
-            rec.rec_valid = 1;
-            rec.rec_obj = h as u64;
-            rec.rec_vpn = vpn;
-            rec.rec_timer = s.timer;
-            self.touch(h);
+            let c = &mut self.coverage;
+            c.hit_if(wrapped && ceased_before, AttBin::CeaseSuppressesIrq);
+            c.hit_if(
+                wrapped && !ceased_before && named,
+                AttBin::WriteSuppressesIrq,
+            );
+            why.named = named;
         }
+        why.hit = hit;
+        why.wrapped = wrapped;
+        why.ceased = ceased_before;
+        self.regs = rec;
+        self.why = Some(why);
+    }
+
+    /// Synchronous reset: only the valid bits, the output registers and the tree clear.
+    fn reset(&mut self) {
+        self.coverage.hit(AttBin::Reset);
+        for s in &mut self.slots {
+            s.valid = false;
+        }
+        self.regs = AttOut::default();
+        if let Some(tree) = &mut self.tree {
+            *tree = [[false; 16]; TREE_LEVELS];
+        }
+    }
+
+    /// The lowest valid slot holding `vpn`.
+    fn lookup(&mut self, vpn: u64) -> Option<usize> {
+        let mut holders = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.valid && s.start <= vpn && vpn <= s.end)
+            .map(|(i, _)| i);
+        let hit = holders.next();
+        self.coverage.hit_if(hit.is_none(), AttBin::RangeMiss);
+        self.coverage
+            .hit_if(holders.next().is_some(), AttBin::OverlapLowestWins);
+        hit
+    }
+
+    /// Slot `h`'s timer and interval advance (unless saturated) and the record goes into
+    /// `rec`; whether the interval wrapped, and whether the slot was ceased before.
+    fn count_hit(&mut self, h: usize, vpn: u64, rec: &mut AttOut) -> (bool, bool) {
+        let mut wrapped = false;
+        let s = &mut self.slots[h];
+        let ceased_before = s.cease;
+        self.coverage
+            .hit_if(s.timer >= self.timer_max, AttBin::TimerSaturated);
+        if s.timer < self.timer_max {
+            s.timer += 1;
+            s.interval += 1;
+            if s.interval == self.threshold {
+                s.interval = 0;
+                wrapped = true;
+            }
+        }
+        rec.rec_valid = 1;
+        rec.rec_obj = h as u64;
+        rec.rec_vpn = vpn;
+        rec.rec_timer = s.timer;
+        self.touch(h);
+        (wrapped, ceased_before)
+    }
+
+    /// Register, cease and remove (in that order: remove wins), then the tree touches of
+    /// the access `hit` and the register; the slots `[reg, cease, rm]` named.
+    fn apply_writes(
+        &mut self,
+        cycle: u64,
+        input: &AttIn,
+        hit: Option<usize>,
+    ) -> [Option<usize>; 3] {
         let reg = self.slot_of(input.reg_valid, input.reg_obj);
         let cease = self.slot_of(input.cease_valid, input.cease_obj);
         let rm = self.slot_of(input.rm_valid, input.rm_obj);
@@ -282,26 +333,7 @@ impl AttMonitor {
                 self.tree_touch(t);
             }
         }
-        if let Some(h) = hit {
-            let named = [reg, cease, rm].contains(&Some(h));
-            if wrapped && !ceased_before && !named {
-                rec.irq_valid = 1;
-                rec.irq_obj = h as u64;
-                self.coverage.hit(AttBin::IrqAtThreshold);
-            }
-            let c = &mut self.coverage;
-            c.hit_if(wrapped && ceased_before, AttBin::CeaseSuppressesIrq);
-            c.hit_if(
-                wrapped && !ceased_before && named,
-                AttBin::WriteSuppressesIrq,
-            );
-            why.named = named;
-        }
-        why.hit = hit;
-        why.wrapped = wrapped;
-        why.ceased = ceased_before;
-        self.regs = rec;
-        self.why = Some(why);
+        [reg, cease, rm]
     }
 
     /// The bins of the cycle's driver writes (`reg`, `cease`, `rm`: the slots they name)

@@ -31,7 +31,7 @@
 //! Every output is predicted exactly; nothing is checked only as a property.
 
 use crate::coverage::{bins, Coverage, Covered};
-use crate::rt_table::{Row, Table, Touch};
+use crate::rt_table::{Key, Row, Table, Touch};
 use crate::{bits, compare, Monitor, Violation};
 use mcmvm_protocol::config::{RtConfig, RtReplacement};
 use mcmvm_protocol::protocol::{RtIn, RtOut};
@@ -171,101 +171,120 @@ impl RtMonitor {
         // The row a miss would replace, before the drain frees one.
         let victim_before = if full { self.table.victim() } else { None };
         let allocated_before = self.allocated.take();
-        // (ID, rank or row number) of the row the drain cleared.
-        let mut drained = None;
-        if let Some(d) = self.drain.take() {
-            self.why.drain = Some(d);
-            out.drain_done = 1;
-            if let Some(key) = self.table.find(d.id) {
-                // Cleared at the edge; under `ranks` the rows ranked after it move up one.
-                let row = self.table.remove(key).unwrap_or(Row {
-                    id: d.id,
-                    access: 0,
-                    remote: 0,
-                });
-                out.drain_hit = 1;
-                out.drain_access = row.access;
-                out.drain_remote = row.remote;
-                drained = Some((d.id, key));
-                self.coverage.hit(RtBin::DrainHit);
-            } else {
-                self.coverage.hit(RtBin::DrainMiss);
-            }
-            if self.walk.is_some_and(|w| w.id == d.id) {
-                self.coverage.hit(RtBin::WalkDrainSameId);
-                self.coverage
-                    .hit_if(drained.is_some(), RtBin::WalkRestartsDrainedRow);
-            }
-        }
+        let drained = match self.drain.take() {
+            Some(d) => self.drain_stage(d, &mut out),
+            None => None,
+        };
         if let Some(w) = self.walk.take() {
             self.why.walk = Some(w);
             let found = self.table.find(w.id);
-            if let Some((key, mut row)) = found.and_then(|k| Some((k, self.table.get(k)?))) {
-                let c = &mut self.coverage;
-                c.hit(if w.remote {
-                    RtBin::WalkHitRemote
-                } else {
-                    RtBin::WalkHitLocal
-                });
-                c.hit_if(row.access == self.saturation, RtBin::AccessSaturated);
-                c.hit_if(
-                    w.remote && row.remote == self.saturation,
-                    RtBin::RemoteSaturated,
-                );
-                c.hit_if(allocated_before == Some(w.id), RtBin::BackToBackNewId);
-                row.access = self.bump(row.access);
-                if w.remote {
-                    row.remote = self.bump(row.remote);
-                }
-                self.table.set(key, row);
-                if w.remote {
-                    // A remote-counter write makes the row the most recent; a local hit
-                    // leaves the order alone.
-                    let t = self.table.touch(key);
-                    self.count_touch(t);
-                }
+            if let Some((key, row)) = found.and_then(|k| Some((k, self.table.get(k)?))) {
+                self.walk_hit(w, key, row, allocated_before);
             } else if self.entries > 0 {
                 let victim_drained = full
                     && drained.is_some_and(|(id, key)| id != w.id && Some(key) == victim_before);
                 self.coverage
                     .hit_if(victim_drained, RtBin::DrainOfVictimRow);
-                if self.table.len() >= self.entries {
-                    self.coverage.hit(if w.remote {
-                        RtBin::WalkEvictRemote
-                    } else {
-                        RtBin::WalkEvictLocal
-                    });
-                    // No free row: replace the victim (rank `entries - 1` under `ranks`).
-                    let victim = self.table.victim().and_then(|k| self.table.remove(k));
-                    if let Some(victim) = victim {
-                        self.why.evicted = Some(victim.id);
-                        if self.report_evictions {
-                            out.evict_valid = 1;
-                            out.evict_alloc_id = u64::from(victim.id);
-                            out.evict_access = victim.access;
-                            out.evict_remote = victim.remote;
-                        }
-                    }
-                } else {
-                    self.coverage.hit(if w.remote {
-                        RtBin::WalkMissRemote
-                    } else {
-                        RtBin::WalkMissLocal
-                    });
-                }
-                let row = Row {
-                    id: w.id,
-                    access: 1,
-                    remote: u64::from(w.remote),
-                };
-                // A walk restarting the row its ID's drain just cleared keeps that row.
-                let restart = drained.filter(|(id, _)| *id == w.id).map(|(_, k)| k);
-                let t = self.table.insert(row, restart);
-                self.count_touch(t);
-                self.allocated = Some(w.id);
+                self.walk_miss(w, drained, &mut out);
             }
         }
         out
+    }
+
+    /// The drain `d`: its row's counters out and the row cleared at the edge; the
+    /// (ID, key) of the row it cleared, if it hit.
+    fn drain_stage(&mut self, d: Drain, out: &mut RtOut) -> Option<(u8, Key)> {
+        self.why.drain = Some(d);
+        out.drain_done = 1;
+        let mut drained = None;
+        if let Some(key) = self.table.find(d.id) {
+            // Cleared at the edge; under `ranks` the rows ranked after it move up one.
+            let row = self.table.remove(key).unwrap_or(Row {
+                id: d.id,
+                access: 0,
+                remote: 0,
+            });
+            out.drain_hit = 1;
+            out.drain_access = row.access;
+            out.drain_remote = row.remote;
+            drained = Some((d.id, key));
+            self.coverage.hit(RtBin::DrainHit);
+        } else {
+            self.coverage.hit(RtBin::DrainMiss);
+        }
+        if self.walk.is_some_and(|w| w.id == d.id) {
+            self.coverage.hit(RtBin::WalkDrainSameId);
+            self.coverage
+                .hit_if(drained.is_some(), RtBin::WalkRestartsDrainedRow);
+        }
+        drained
+    }
+
+    /// A walk that hit row `key`: its counters count (saturating), and a remote walk makes
+    /// the row the most recent.
+    fn walk_hit(&mut self, w: Walk, key: Key, mut row: Row, allocated_before: Option<u8>) {
+        let c = &mut self.coverage;
+        c.hit(if w.remote {
+            RtBin::WalkHitRemote
+        } else {
+            RtBin::WalkHitLocal
+        });
+        c.hit_if(row.access == self.saturation, RtBin::AccessSaturated);
+        c.hit_if(
+            w.remote && row.remote == self.saturation,
+            RtBin::RemoteSaturated,
+        );
+        c.hit_if(allocated_before == Some(w.id), RtBin::BackToBackNewId);
+        row.access = self.bump(row.access);
+        if w.remote {
+            row.remote = self.bump(row.remote);
+        }
+        self.table.set(key, row);
+        if w.remote {
+            // A remote-counter write makes the row the most recent; a local hit
+            // leaves the order alone.
+            let t = self.table.touch(key);
+            self.count_touch(t);
+        }
+    }
+
+    /// A walk that missed: a new row, replacing the victim when the table is full (its
+    /// counters out when evictions are reported).
+    fn walk_miss(&mut self, w: Walk, drained: Option<(u8, Key)>, out: &mut RtOut) {
+        if self.table.len() >= self.entries {
+            self.coverage.hit(if w.remote {
+                RtBin::WalkEvictRemote
+            } else {
+                RtBin::WalkEvictLocal
+            });
+            // No free row: replace the victim (rank `entries - 1` under `ranks`).
+            let victim = self.table.victim().and_then(|k| self.table.remove(k));
+            if let Some(victim) = victim {
+                self.why.evicted = Some(victim.id);
+                if self.report_evictions {
+                    out.evict_valid = 1;
+                    out.evict_alloc_id = u64::from(victim.id);
+                    out.evict_access = victim.access;
+                    out.evict_remote = victim.remote;
+                }
+            }
+        } else {
+            self.coverage.hit(if w.remote {
+                RtBin::WalkMissRemote
+            } else {
+                RtBin::WalkMissLocal
+            });
+        }
+        let row = Row {
+            id: w.id,
+            access: 1,
+            remote: u64::from(w.remote),
+        };
+        // A walk restarting the row its ID's drain just cleared keeps that row.
+        let restart = drained.filter(|(id, _)| *id == w.id).map(|(_, k)| k);
+        let t = self.table.insert(row, restart);
+        self.count_touch(t);
+        self.allocated = Some(w.id);
     }
 
     fn explain(&self, signal: &'static str) -> String {

@@ -43,11 +43,17 @@ impl ValueFormatter<f64> for Slots {
     }
 }
 
-/// A drawing failure, as text (the caller adds the file name).
-pub type DrawResult = Result<(), String>;
+/// A drawing failure: plotters' error on the SVG backend, kept as the source (the caller
+/// adds the file name).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct DrawError(#[from] DrawingAreaErrorKind<std::io::Error>);
 
-pub fn err<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
+pub type DrawResult = Result<(), DrawError>;
+
+/// plotters' error as a [`DrawError`], for `map_err`.
+pub fn err(e: DrawingAreaErrorKind<std::io::Error>) -> DrawError {
+    DrawError(e)
 }
 
 pub const FONT: &str = "sans-serif";
@@ -77,7 +83,7 @@ pub fn text_width(text: &str, size: f64) -> i32 {
 }
 
 /// Render `draw` onto a `w`×`h` SVG and return the document.
-pub fn svg(w: u32, h: u32, draw: impl FnOnce(&Area) -> DrawResult) -> Result<String, String> {
+pub fn svg(w: u32, h: u32, draw: impl FnOnce(&Area) -> DrawResult) -> Result<String, DrawError> {
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, (w, h)).into_drawing_area();
@@ -94,7 +100,7 @@ pub fn title_and_legend<'a>(
     area: &Area<'a>,
     title: &str,
     entries: &[(String, RGBColor)],
-) -> Result<Area<'a>, String> {
+) -> Result<Area<'a>, DrawError> {
     let (w, _) = area.dim_in_pixel();
     let height = if entries.is_empty() { 30 } else { 54 };
     let (top, rest) = area.split_vertically(height);
@@ -203,80 +209,14 @@ pub struct Bars<'a> {
     pub fmt: fn(f64) -> String,
 }
 
+/// The chart [`bars`] draws on: category slots across, the value axis up.
+type BarChart<'a, 'b> = ChartContext<'b, SVGBackend<'a>, Cartesian2d<Slots, YAxis>>;
+
 pub fn bars(area: &Area, b: &Bars) -> DrawResult {
-    let n = b.groups.len().max(1);
-    let m = b.series.len().max(1);
-    let log = b.log;
-    // Axis position of a value (None: not drawable).
-    let pos = |v: f64| -> Option<f64> {
-        match (v.is_finite(), log) {
-            (true, false) => Some(v),
-            (true, true) if v > 0.0 => Some(v.log10()),
-            _ => None,
-        }
-    };
-    let mut ys: Vec<f64> = b
-        .values
-        .iter()
-        .flatten()
-        .flatten()
-        .filter_map(|&v| pos(v))
-        .collect();
-    ys.extend(b.reference.and_then(pos));
-    if !log {
-        ys.push(0.0);
-    }
-    let lo = ys.iter().copied().fold(f64::MAX, f64::min);
-    let hi = ys.iter().copied().fold(f64::MIN, f64::max);
-    let (lo, hi) = if ys.is_empty() { (0.0, 1.0) } else { (lo, hi) };
-    let span = (hi - lo).max(if log { 0.3 } else { 1e-9 });
-    let pad = if b.value_labels.is_empty() {
-        0.08
-    } else {
-        0.22
-    };
-    // Linear bars grow from 0; log bars from the bottom of the axis, a little below the
-    // smallest value, so every bar shows (the dashed line marks 1).
-    let axis = YAxis {
-        lo: if log { lo - span * 0.1 } else { lo.min(0.0) },
-        hi: b
-            .y_max
-            .unwrap_or(if hi > lo { hi + span * pad } else { 1.0 }),
-        log,
-    };
-    let mut chart = ChartBuilder::on(area)
-        .caption(b.title, (FONT, 15))
-        .margin_left(10)
-        .margin_right(20)
-        .margin_top(4)
-        .x_label_area_size(28)
-        .y_label_area_size(76)
-        .build_cartesian_2d(Slots(n), axis)
-        .map_err(err)?;
-    let groups = b.groups;
-    let y_desc = if log {
-        format!("{} (log scale)", b.y_desc)
-    } else {
-        b.y_desc.to_string()
-    };
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .light_line_style(WHITE)
-        .bold_line_style(RGBColor(0xDD, 0xDD, 0xDD))
-        .x_label_formatter(&|x| {
-            groups
-                .get(x.floor().max(0.0) as usize)
-                .cloned()
-                .unwrap_or_default()
-        })
-        .x_label_style((FONT, 13))
-        .y_label_style((FONT, 12))
-        .y_label_formatter(&|v| tick(if log { 10f64.powf(*v) } else { *v }))
-        .y_desc(y_desc)
-        .axis_desc_style((FONT, 13))
-        .draw()
-        .map_err(err)?;
+    let (n, m) = (b.groups.len().max(1), b.series.len().max(1));
+    let axis = y_axis(b);
+    let mut chart = bar_chart(area, b, axis)?;
+    let pos = |v: f64| axis_pos(v, b.log);
     let (px, _) = chart.plotting_area().dim_in_pixel();
     let bar_px = px as f64 / n as f64 * 0.78 / m as f64;
     let slot = 0.78 / m as f64;
@@ -312,6 +252,94 @@ pub fn bars(area: &Area, b: &Bars) -> DrawResult {
         }
     }
     Ok(())
+}
+
+/// Axis position of a value: itself, or its log10 on a log axis (None: not drawable).
+fn axis_pos(v: f64, log: bool) -> Option<f64> {
+    match (v.is_finite(), log) {
+        (true, false) => Some(v),
+        (true, true) if v > 0.0 => Some(v.log10()),
+        _ => None,
+    }
+}
+
+/// The value axis of `b`: every drawable value, the reference and (linear) zero, padded
+/// above for the value labels.
+fn y_axis(b: &Bars) -> YAxis {
+    let log = b.log;
+    let pos = |v: f64| axis_pos(v, log);
+    let mut ys: Vec<f64> = b
+        .values
+        .iter()
+        .flatten()
+        .flatten()
+        .filter_map(|&v| pos(v))
+        .collect();
+    ys.extend(b.reference.and_then(pos));
+    if !log {
+        ys.push(0.0);
+    }
+    let lo = ys.iter().copied().fold(f64::MAX, f64::min);
+    let hi = ys.iter().copied().fold(f64::MIN, f64::max);
+    let (lo, hi) = if ys.is_empty() { (0.0, 1.0) } else { (lo, hi) };
+    let span = (hi - lo).max(if log { 0.3 } else { 1e-9 });
+    let pad = if b.value_labels.is_empty() {
+        0.08
+    } else {
+        0.22
+    };
+    // Linear bars grow from 0; log bars from the bottom of the axis, a little below the
+    // smallest value, so every bar shows (the dashed line marks 1).
+    YAxis {
+        lo: if log { lo - span * 0.1 } else { lo.min(0.0) },
+        hi: b
+            .y_max
+            .unwrap_or(if hi > lo { hi + span * pad } else { 1.0 }),
+        log,
+    }
+}
+
+/// The chart of `b` on `area` with its caption, mesh and axis labels drawn.
+fn bar_chart<'a, 'b>(
+    area: &'b Area<'a>,
+    b: &Bars,
+    axis: YAxis,
+) -> Result<BarChart<'a, 'b>, DrawError> {
+    let (n, log) = (b.groups.len().max(1), b.log);
+    let mut chart = ChartBuilder::on(area)
+        .caption(b.title, (FONT, 15))
+        .margin_left(10)
+        .margin_right(20)
+        .margin_top(4)
+        .x_label_area_size(28)
+        .y_label_area_size(76)
+        .build_cartesian_2d(Slots(n), axis)
+        .map_err(err)?;
+    let groups = b.groups;
+    let y_desc = if log {
+        format!("{} (log scale)", b.y_desc)
+    } else {
+        b.y_desc.to_string()
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(RGBColor(0xDD, 0xDD, 0xDD))
+        .x_label_formatter(&|x| {
+            groups
+                .get(x.floor().max(0.0) as usize)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .x_label_style((FONT, 13))
+        .y_label_style((FONT, 12))
+        .y_label_formatter(&|v| tick(if log { 10f64.powf(*v) } else { *v }))
+        .y_desc(y_desc)
+        .axis_desc_style((FONT, 13))
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
 }
 
 /// A label's white box and its text, in pixels from the point labelled.

@@ -75,56 +75,8 @@ pub fn section_in(out: &Path, sub: &str, done: &mut Outcome) -> Result<Section, 
         title: "CLAP: page placement on a multi-chip-module GPU".into(),
         ..Section::default()
     };
-    let csv_path = out.join(format!("{sub}/clap.csv"));
-    match Table::load(&csv_path)? {
-        None => s.notes.push(crate::missing(
-            &format!("{sub}/fig-speedup.svg"),
-            &csv_path,
-            "mcmvm sweep --suite clap",
-        )),
-        Some(t) => {
-            let rs = runs(&t)?;
-            speedup_figure(out, sub, &rs, done)?;
-            s.figures.push(Figure {
-                rel: format!("{sub}/fig-speedup.svg"),
-                caption: format!(
-                    "Speed-up over {BASELINE} per workload and policy, with the geometric mean \
-                     (CLAP's Figure 18); below, each run's remote-access ratio."
-                ),
-            });
-            s.tables.push(figure18_table(&rs));
-            s.tables.push(raw(&t, "clap.csv: every run"));
-        }
-    }
-    let st_path = out.join(format!("{sub}/clap_structures.csv"));
-    match Table::load(&st_path)? {
-        None => s.notes.push(crate::missing(
-            &format!("{sub}/fig-page-sizes.svg"),
-            &st_path,
-            "mcmvm sweep --suite clap",
-        )),
-        Some(t) => {
-            let structs = structures(&t)?;
-            if structs.is_empty() {
-                s.notes.push(format!(
-                    "skipped {sub}/fig-page-sizes.svg: {} has no rows of policy clap",
-                    st_path.display()
-                ));
-            } else {
-                page_size_figure(out, sub, &structs, done)?;
-                s.figures.push(Figure {
-                    rel: format!("{sub}/fig-page-sizes.svg"),
-                    caption: "Page size CLAP chose for each data structure: one bar per \
-                              workload, one segment per structure, as wide as its share of \
-                              the workload's bytes (largest first)."
-                        .into(),
-                });
-                s.tables.push(table4(&structs));
-            }
-            s.tables
-                .push(raw(&t, "clap_structures.csv: every structure of every run"));
-        }
-    }
+    speedup_part(out, sub, &mut s, done)?;
+    page_size_part(out, sub, &mut s, done)?;
     // The sweep's further tables, as it wrote them (absent: not run, nothing to say).
     for (file, caption) in EXTRA_TABLES {
         if let Some(t) = Table::load(&out.join(format!("{sub}/{file}")))? {
@@ -134,6 +86,74 @@ pub fn section_in(out: &Path, sub: &str, done: &mut Outcome) -> Result<Section, 
         }
     }
     Ok(s)
+}
+
+/// From `sub/clap.csv`: the speed-up figure, Figure 18's table and the raw runs.
+fn speedup_part(
+    out: &Path,
+    sub: &str,
+    s: &mut Section,
+    done: &mut Outcome,
+) -> Result<(), ReportError> {
+    let csv_path = out.join(format!("{sub}/clap.csv"));
+    let Some(t) = Table::load(&csv_path)? else {
+        s.notes.push(crate::missing(
+            &format!("{sub}/fig-speedup.svg"),
+            &csv_path,
+            "mcmvm sweep --suite clap",
+        ));
+        return Ok(());
+    };
+    let rs = runs(&t)?;
+    speedup_figure(out, sub, &rs, done)?;
+    s.figures.push(Figure {
+        rel: format!("{sub}/fig-speedup.svg"),
+        caption: format!(
+            "Speed-up over {BASELINE} per workload and policy, with the geometric mean \
+             (CLAP's Figure 18); below, each run's remote-access ratio."
+        ),
+    });
+    s.tables.push(figure18_table(&rs));
+    s.tables.push(raw(&t, "clap.csv: every run"));
+    Ok(())
+}
+
+/// From `sub/clap_structures.csv`: the page-size figure, Table 4 and the raw rows.
+fn page_size_part(
+    out: &Path,
+    sub: &str,
+    s: &mut Section,
+    done: &mut Outcome,
+) -> Result<(), ReportError> {
+    let st_path = out.join(format!("{sub}/clap_structures.csv"));
+    let Some(t) = Table::load(&st_path)? else {
+        s.notes.push(crate::missing(
+            &format!("{sub}/fig-page-sizes.svg"),
+            &st_path,
+            "mcmvm sweep --suite clap",
+        ));
+        return Ok(());
+    };
+    let structs = structures(&t)?;
+    if structs.is_empty() {
+        s.notes.push(format!(
+            "skipped {sub}/fig-page-sizes.svg: {} has no rows of policy clap",
+            st_path.display()
+        ));
+    } else {
+        page_size_figure(out, sub, &structs, done)?;
+        s.figures.push(Figure {
+            rel: format!("{sub}/fig-page-sizes.svg"),
+            caption: "Page size CLAP chose for each data structure: one bar per \
+                      workload, one segment per structure, as wide as its share of \
+                      the workload's bytes (largest first)."
+                .into(),
+        });
+        s.tables.push(table4(&structs));
+    }
+    s.tables
+        .push(raw(&t, "clap_structures.csv: every structure of every run"));
+    Ok(())
 }
 
 /// The further tables of `mcmvm sweep --suite clap` (file, caption).
@@ -178,33 +198,11 @@ fn speedup_figure(
     done: &mut Outcome,
 ) -> Result<(), ReportError> {
     let (ws, ps) = axes(rs);
-    let series: Vec<_> = ps
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.clone(), chart::color(i)))
-        .collect();
+    let series = colored(&ps);
     let mut groups = ws.clone();
     groups.push("geomean".into());
-    let mut speed: Vec<Vec<Option<f64>>> = ws
-        .iter()
-        .map(|w| ps.iter().map(|p| speedup(rs, w, p, BASELINE)).collect())
-        .collect();
-    speed.push(ps.iter().map(|p| geomeans(rs, &ws, p, BASELINE)).collect());
-    let mut remote: Vec<Vec<Option<f64>>> = ws
-        .iter()
-        .map(|w| {
-            ps.iter()
-                .map(|p| find(rs, w, p).map(|r| 100.0 * r.remote_ratio))
-                .collect()
-        })
-        .collect();
-    // The arithmetic mean under the geomean, so the two panels' groups line up.
-    let mean = |s: usize| {
-        let v: Vec<f64> = remote.iter().filter_map(|r| r[s]).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    };
-    let means: Vec<Option<f64>> = (0..ps.len()).map(mean).collect();
-    remote.push(means);
+    let speed = speedups(rs, &ws, &ps);
+    let remote = remote_ratios(rs, &ws, &ps);
     let mut remote_groups = ws.clone();
     remote_groups.push("mean".into());
     let log = chart::wide_spread(&speed);
@@ -251,6 +249,45 @@ fn speedup_figure(
         },
         done,
     )
+}
+
+/// Each name with its palette colour, in order (a legend).
+fn colored(names: &[String]) -> Vec<(String, plotters::style::RGBColor)> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), chart::color(i)))
+        .collect()
+}
+
+/// `[workload][policy]` speed-ups over [`BASELINE`], then each policy's geometric mean.
+fn speedups(rs: &[Run], ws: &[String], ps: &[String]) -> Vec<Vec<Option<f64>>> {
+    let mut speed: Vec<Vec<Option<f64>>> = ws
+        .iter()
+        .map(|w| ps.iter().map(|p| speedup(rs, w, p, BASELINE)).collect())
+        .collect();
+    speed.push(ps.iter().map(|p| geomeans(rs, ws, p, BASELINE)).collect());
+    speed
+}
+
+/// `[workload][policy]` remote-access ratios in percent, then each policy's arithmetic
+/// mean (under the geomean, so the two panels' groups line up).
+fn remote_ratios(rs: &[Run], ws: &[String], ps: &[String]) -> Vec<Vec<Option<f64>>> {
+    let mut remote: Vec<Vec<Option<f64>>> = ws
+        .iter()
+        .map(|w| {
+            ps.iter()
+                .map(|p| find(rs, w, p).map(|r| 100.0 * r.remote_ratio))
+                .collect()
+        })
+        .collect();
+    let mean = |s: usize| {
+        let v: Vec<f64> = remote.iter().filter_map(|r| r[s]).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let means: Vec<Option<f64>> = (0..ps.len()).map(mean).collect();
+    remote.push(means);
+    remote
 }
 
 fn figure18_table(rs: &[Run]) -> HtmlTable {
@@ -362,11 +399,7 @@ fn page_size_figure(
     done: &mut Outcome,
 ) -> Result<(), ReportError> {
     let sizes = page_sizes(structs);
-    let legend: Vec<_> = sizes
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.clone(), chart::color(i)))
-        .collect();
+    let legend = colored(&sizes);
     let ws = distinct(structs.iter().map(|s| s.workload.as_str()));
     let mut labels = Vec::new();
     let mut segs = Vec::new();

@@ -4,6 +4,7 @@
 use crate::chart::{self, Bars};
 use crate::csv::distinct;
 use crate::{Figure, HtmlTable, Outcome, ReportError, Section};
+use plotters::style::RGBColor;
 use serde::Deserialize;
 use std::path::Path;
 
@@ -110,10 +111,61 @@ pub fn section(out: &Path, done: &mut Outcome) -> Result<Section, ReportError> {
 fn figure(out: &Path, areas: &[Area], done: &mut Outcome) -> Result<(), ReportError> {
     let groups = distinct(areas.iter().map(|a| a.block.as_str()));
     let libs = distinct(areas.iter().map(|a| a.library.as_str()));
-    let find = |b: &str, l: &str| areas.iter().find(|a| a.block == b && a.library == l);
     // One colour per library in both panels, the paper's figure in the next one.
-    let lib_series: Vec<_> = libs
-        .iter()
+    let lib_series = library_series(areas, &libs);
+    let mut right_series = lib_series.clone();
+    right_series.push(("paper (UMC 28 nm)".to_string(), chart::color(libs.len())));
+    let (left, right) = panel_values(areas, &groups, &libs);
+    let all: Vec<usize> = (0..groups.len()).collect();
+    let width = (300 + 130 * (libs.len() as u32 + 1) * groups.len() as u32).max(1000);
+    let panel = |title, y_desc, series, values, fmt| Bars {
+        title,
+        y_desc,
+        groups: &groups,
+        series,
+        values,
+        reference: None,
+        y_max: None,
+        log: false,
+        value_labels: &all,
+        fmt,
+    };
+    crate::write_svg(
+        out,
+        "fig-area.svg",
+        (width, 500),
+        |root| {
+            let rest = chart::title_and_legend(root, "Hardware blocks: area", &right_series)?;
+            let (w, _) = rest.dim_in_pixel();
+            let (l, r) = rest.split_horizontally(w * 47 / 100);
+            chart::bars(
+                &l,
+                &panel(
+                    "synthesised area on each library",
+                    "area, µm²",
+                    &lib_series,
+                    &left,
+                    |v| format!("{v:.0}"),
+                ),
+            )?;
+            chart::bars(
+                &r,
+                &panel(
+                    "at 28 nm: ideal-shrink estimate vs the paper",
+                    "area, mm²",
+                    &right_series,
+                    &right,
+                    |v| format!("{v:.4}"),
+                ),
+            )
+        },
+        done,
+    )
+}
+
+/// Each library with its node, in one colour per library.
+fn library_series(areas: &[Area], libs: &[String]) -> Vec<(String, RGBColor)> {
+    libs.iter()
         .enumerate()
         .map(|(i, l)| {
             let nm = areas
@@ -122,10 +174,16 @@ fn figure(out: &Path, areas: &[Area], done: &mut Outcome) -> Result<(), ReportEr
                 .map_or(0.0, |a| a.node_nm);
             (format!("{l} ({nm:.0} nm)"), chart::color(i))
         })
-        .collect();
-    let mut right_series = lib_series.clone();
-    right_series.push(("paper (UMC 28 nm)".to_string(), chart::color(libs.len())));
-    let left: Vec<Vec<Option<f64>>> = groups
+        .collect()
+}
+
+/// `values[block][library]` of both panels: the synthesised µm², and the 28 nm mm² with
+/// the paper's figure last.
+type PanelValues = Vec<Vec<Option<f64>>>;
+
+fn panel_values(areas: &[Area], groups: &[String], libs: &[String]) -> (PanelValues, PanelValues) {
+    let find = |b: &str, l: &str| areas.iter().find(|a| a.block == b && a.library == l);
+    let left = groups
         .iter()
         .map(|b| {
             libs.iter()
@@ -133,7 +191,7 @@ fn figure(out: &Path, areas: &[Area], done: &mut Outcome) -> Result<(), ReportEr
                 .collect()
         })
         .collect();
-    let right: Vec<Vec<Option<f64>>> = groups
+    let right = groups
         .iter()
         .map(|b| {
             let mut v: Vec<Option<f64>> = libs
@@ -149,49 +207,7 @@ fn figure(out: &Path, areas: &[Area], done: &mut Outcome) -> Result<(), ReportEr
             v
         })
         .collect();
-    let all: Vec<usize> = (0..groups.len()).collect();
-    let width = (300 + 130 * (libs.len() as u32 + 1) * groups.len() as u32).max(1000);
-    crate::write_svg(
-        out,
-        "fig-area.svg",
-        (width, 500),
-        |root| {
-            let rest = chart::title_and_legend(root, "Hardware blocks: area", &right_series)?;
-            let (w, _) = rest.dim_in_pixel();
-            let (l, r) = rest.split_horizontally(w * 47 / 100);
-            chart::bars(
-                &l,
-                &Bars {
-                    title: "synthesised area on each library",
-                    y_desc: "area, µm²",
-                    groups: &groups,
-                    series: &lib_series,
-                    values: &left,
-                    reference: None,
-                    y_max: None,
-                    log: false,
-                    value_labels: &all,
-                    fmt: |v| format!("{v:.0}"),
-                },
-            )?;
-            chart::bars(
-                &r,
-                &Bars {
-                    title: "at 28 nm: ideal-shrink estimate vs the paper",
-                    y_desc: "area, mm²",
-                    groups: &groups,
-                    series: &right_series,
-                    values: &right,
-                    reference: None,
-                    y_max: None,
-                    log: false,
-                    value_labels: &all,
-                    fmt: |v| format!("{v:.4}"),
-                },
-            )
-        },
-        done,
-    )
+    (left, right)
 }
 
 fn table(areas: &[Area]) -> HtmlTable {

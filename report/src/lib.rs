@@ -40,8 +40,12 @@ pub enum ReportError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{}: drawing failed: {detail}", path.display())]
-    Plot { path: PathBuf, detail: String },
+    #[error("{}: drawing failed: {source}", path.display())]
+    Plot {
+        path: PathBuf,
+        #[source]
+        source: chart::DrawError,
+    },
 }
 
 impl ReportError {
@@ -138,9 +142,9 @@ pub(crate) fn write_svg(
     draw: impl FnOnce(&chart::Area) -> chart::DrawResult,
     done: &mut Outcome,
 ) -> Result<(), ReportError> {
-    let text = chart::svg(size.0, size.1, draw).map_err(|detail| ReportError::Plot {
+    let text = chart::svg(size.0, size.1, draw).map_err(|source| ReportError::Plot {
         path: out.join(rel),
-        detail,
+        source,
     })?;
     write(out, rel, &text, done)
 }

@@ -81,7 +81,7 @@ pub struct HwArgs {
     #[arg(long)]
     pub hw_unpredicted: bool,
     /// Write each block instance's port traffic as VCD into DIR (one file per block and
-    /// chiplet); replay one with `mcmvm cosim --block B --stimulus FILE`.
+    /// chiplet); play one back as stimulus with `mcmvm cosim --block B --stimulus FILE`.
     #[arg(long, value_name = "DIR")]
     pub record_ports: Option<PathBuf>,
     /// With `--hw check`: also step the idle cycles the system skips, on both engines, and

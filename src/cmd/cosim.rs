@@ -20,8 +20,8 @@ pub struct Args {
     /// Block to simulate: rt, coalescer or att (with --mutants: only that block's mutants).
     #[arg(long)]
     block: Option<String>,
-    /// Comma-separated engines: model, rusthdl, verilator.
-    #[arg(long, default_value = "model,rusthdl,verilator")]
+    /// Comma-separated engines: twin, rusthdl, verilator.
+    #[arg(long, default_value = "twin,rusthdl,verilator")]
     engines: String,
     /// Cycles to run at most (a directed stimulus may end earlier); at least 1.
     #[arg(long, default_value = "100000")]
@@ -55,7 +55,7 @@ pub struct Args {
 /// Which stimulus generator drives the block.
 #[derive(Clone, PartialEq, Eq)]
 enum Stimulus {
-    /// A recorded VCD (`mcmvm run --record-ports`), replayed cycle for cycle.
+    /// A recorded VCD (`mcmvm run --record-ports`), played back cycle for cycle.
     File(PathBuf),
     Random,
     Directed,
@@ -243,7 +243,7 @@ fn run_block<B: CosimBlock>(
     stimulus: Box<dyn Iterator<Item = B::In> + '_>,
 ) -> anyhow::Result<mcmvm_cosim::LockstepReport> {
     if let Stimulus::File(path) = &plan.stimulus {
-        // A recording is replayed whole, whatever --cycles says.
+        // A recording is played back whole, whatever --cycles says.
         let recorded = mcmvm_cosim::replay::read_stimulus::<B::In>(path)?;
         let mut options = plan.options.clone();
         options.cycles = recorded.len();

@@ -7,11 +7,13 @@
 
 use anyhow::Context;
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
+use mcmvm_models::blocks::Hardware;
 use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{simulate, RunSpec};
-use mcmvm_models::uvm::UvmPolicy;
-use mcmvm_models::workload;
-use std::path::PathBuf;
+use mcmvm_models::gpu::{simulate, GpuConfig, GpuError, RunReport, RunSpec};
+use mcmvm_models::uvm::{UvmConfig, UvmError, UvmGpu, UvmMetrics, UvmPolicy};
+use mcmvm_models::workload::{self, Workload};
+use mcmvm_protocol::system::HardwareReport;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -51,20 +53,111 @@ const MODES: [(&str, HwMode, bool); 4] = [
     ("check", HwMode::Check, true),
 ];
 
-fn engines(mode: HwMode, predict: bool) -> mcmvm_models::blocks::Hardware {
+fn engines(mode: HwMode, predict: bool) -> Hardware {
     let mut o = HwOptions::new(mode);
     o.predict = predict;
     hardware(o)
 }
 
-/// One run's outcome: wall seconds, the simulated figures (JSON, timing removed), cycles
-/// compared.
-struct Outcome {
-    seconds: f64,
-    figures: String,
-    compared: u64,
-    checked: u64,
+/// One run's outcome: wall seconds, the simulated figures (JSON, timing removed), and
+/// which engines served the blocks and what they compared.
+pub(super) struct Outcome {
+    pub(super) seconds: f64,
+    pub(super) figures: String,
+    pub(super) hardware: HardwareReport,
 }
+
+/// The two systems the HIL runs drive: placement under clap on the MCM GPU (`--config`),
+/// and UVM under Forest on the Forest study's GPU (`--gpu-config`, `--uvm-config`).
+pub(super) struct Systems {
+    gpu: GpuConfig,
+    ucfg: UvmConfig,
+    uvm_gpu: UvmGpu,
+    scale: f64,
+    seed: u64,
+}
+
+impl Systems {
+    pub(super) fn load(args: &Args) -> anyhow::Result<Self> {
+        Self::from_paths(
+            [&args.config, &args.gpu_config, &args.uvm_config],
+            args.scale,
+            args.seed,
+        )
+    }
+
+    /// From the `[--config, --gpu-config, --uvm-config]` files.
+    pub(super) fn from_paths(
+        [config, gpu_config, uvm_config]: [&Path; 3],
+        scale: f64,
+        seed: u64,
+    ) -> anyhow::Result<Self> {
+        Ok(Systems {
+            gpu: super::configs::gpu(config)?,
+            ucfg: super::configs::uvm(uvm_config, &[])?,
+            uvm_gpu: super::sweep_forest::uvm_gpu(gpu_config)?,
+            scale,
+            seed,
+        })
+    }
+
+    /// The GPU report of `w` under clap, its blocks served by `engines`.
+    pub(super) fn clap_report(
+        &self,
+        w: &dyn Workload,
+        engines: Hardware,
+    ) -> Result<RunReport, GpuError> {
+        let mut cfg = self.gpu.clone();
+        cfg.engines = engines;
+        let spec = RunSpec {
+            policy: PolicyKind::Clap,
+            scale: self.scale,
+            seed: self.seed,
+        };
+        simulate(&cfg, w, spec)
+    }
+
+    /// The UVM metrics of `w` under Forest, its blocks served by `engines`.
+    pub(super) fn forest_metrics(
+        &self,
+        w: &dyn Workload,
+        engines: Hardware,
+    ) -> Result<UvmMetrics, UvmError> {
+        let mut cfg = self.ucfg.clone();
+        cfg.engines = engines;
+        self.uvm_gpu
+            .run(w, &cfg, UvmPolicy::Forest, self.scale, self.seed)
+    }
+
+    /// `w` under clap on the MCM GPU, its blocks served by `engines`.
+    pub(super) fn clap(&self, w: &dyn Workload, engines: Hardware) -> anyhow::Result<Outcome> {
+        let t = Instant::now();
+        let r = self
+            .clap_report(w, engines)
+            .with_context(|| format!("{} under clap", w.name()))?;
+        Ok(Outcome {
+            seconds: t.elapsed().as_secs_f64(),
+            figures: figures(&r),
+            hardware: r.hardware,
+        })
+    }
+
+    /// `w` under UVM with Forest on the Forest study's GPU, its blocks served by `engines`.
+    pub(super) fn forest(&self, w: &dyn Workload, engines: Hardware) -> anyhow::Result<Outcome> {
+        let t = Instant::now();
+        let m = self
+            .forest_metrics(w, engines)
+            .with_context(|| format!("{} under forest", w.name()))?;
+        Ok(Outcome {
+            seconds: t.elapsed().as_secs_f64(),
+            figures: figures(&m),
+            hardware: m.hardware,
+        })
+    }
+}
+
+/// One HIL run of a workload under a `(mode, predict)` pair of [`MODES`].
+type ModeRun<'a> = dyn Fn((HwMode, bool)) -> anyhow::Result<Outcome> + 'a;
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.rounds == 0 {
@@ -73,44 +166,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.all {
         return super::hil_all::run(&args, &args.workloads);
     }
-    let gpu = super::configs::gpu(&args.config)?;
-    let ucfg = super::configs::uvm(&args.uvm_config, &[])?;
-    let uvm_gpu = super::sweep_forest::uvm_gpu(&args.gpu_config)?;
+    let systems = Systems::load(&args)?;
     let bfs = workload::by_name("bfs", args.scale, args.seed)?;
     let ls = workload::by_name("ls", args.scale, args.seed)?;
-    let clap_run = |(mode, predict): (HwMode, bool)| -> anyhow::Result<Outcome> {
-        let mut cfg = gpu.clone();
-        cfg.engines = engines(mode, predict);
-        let spec = RunSpec {
-            policy: PolicyKind::Clap,
-            scale: args.scale,
-            seed: args.seed,
-        };
-        let t = Instant::now();
-        let r = simulate(&cfg, bfs.as_ref(), spec).context("bfs under clap")?;
-        let seconds = t.elapsed().as_secs_f64();
-        Ok(Outcome {
-            seconds,
-            figures: figures(&r),
-            compared: r.hardware.compared(),
-            checked: r.hardware.reference_checked(),
-        })
-    };
-    let forest_run = |(mode, predict): (HwMode, bool)| -> anyhow::Result<Outcome> {
-        let mut cfg = ucfg.clone();
-        cfg.engines = engines(mode, predict);
-        let t = Instant::now();
-        let m = uvm_gpu
-            .run(ls.as_ref(), &cfg, UvmPolicy::Forest, args.scale, args.seed)
-            .context("ls under forest")?;
-        let seconds = t.elapsed().as_secs_f64();
-        Ok(Outcome {
-            seconds,
-            figures: figures(&m),
-            compared: m.hardware.compared(),
-            checked: m.hardware.reference_checked(),
-        })
-    };
+    let clap_run = |(m, p): (HwMode, bool)| systems.clap(bfs.as_ref(), engines(m, p));
+    let forest_run = |(m, p): (HwMode, bool)| systems.forest(ls.as_ref(), engines(m, p));
     println!(
         "hardware in the loop: scale {}, seed {}, {} alternating rounds of twin / verilator / check",
         args.scale, args.seed, args.rounds
@@ -125,45 +185,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     );
     let mut same = true;
     let bar = super::progress::bar((2 * args.rounds * MODES.len()) as u64, "runs");
-    for (name, run) in [
-        (
-            "bfs / clap (MCM GPU)",
-            &clap_run as &dyn Fn((HwMode, bool)) -> anyhow::Result<Outcome>,
-        ),
+    let systems: [(&str, &ModeRun<'_>); 2] = [
+        ("bfs / clap (MCM GPU)", &clap_run),
         ("ls / forest (UVM)", &forest_run),
-    ] {
-        let mut times: Vec<Vec<f64>> = vec![Vec::new(); MODES.len()];
-        let mut last: Vec<Option<Outcome>> = (0..MODES.len()).map(|_| None).collect();
-        for _ in 0..args.rounds {
-            for (i, &(label, m, predict)) in MODES.iter().enumerate() {
-                bar.set_message(format!("{name}, --hw {label}"));
-                let o = run((m, predict))?;
-                bar.inc(1);
-                times[i].push(o.seconds);
-                last[i] = Some(o);
-            }
-        }
-        let twin_s = median(&times[0]);
-        let twin_figures = last[0]
-            .as_ref()
-            .map(|o| o.figures.clone())
-            .unwrap_or_default();
-        for (i, &(label, _, _)) in MODES.iter().enumerate() {
-            let Some(o) = &last[i] else { continue };
-            let s = median(&times[i]);
-            let identical = o.figures == twin_figures;
-            same &= identical;
-            println!(
-                "{:<22} {:<22} {:>8.2} {:>8.2} {:>12} {:>12} {:>9}",
-                name,
-                label,
-                s,
-                s / twin_s,
-                o.compared,
-                o.checked,
-                if identical { "= twin" } else { "DIFFER" }
-            );
-        }
+    ];
+    for (name, run) in systems {
+        let (times, last) = alternate_modes(name, run, args.rounds, &bar)?;
+        same &= print_modes(name, &times, &last);
     }
     println!("mismatches: 0 (a mismatch stops the run with exit code 1)");
     if !same {
@@ -171,6 +199,59 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// Each mode's wall times (in [`MODES`] order) and its last outcome.
+type ModeRounds = (Vec<Vec<f64>>, Vec<Option<Outcome>>);
+
+/// Wall times of every mode, one run each round in [`MODES`] order, and each mode's last
+/// outcome.
+fn alternate_modes(
+    name: &str,
+    run: &ModeRun<'_>,
+    rounds: usize,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<ModeRounds> {
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); MODES.len()];
+    let mut last: Vec<Option<Outcome>> = (0..MODES.len()).map(|_| None).collect();
+    for _ in 0..rounds {
+        for (i, &(label, m, predict)) in MODES.iter().enumerate() {
+            bar.set_message(format!("{name}, --hw {label}"));
+            let o = run((m, predict))?;
+            bar.inc(1);
+            times[i].push(o.seconds);
+            last[i] = Some(o);
+        }
+    }
+    Ok((times, last))
+}
+
+/// One row per mode: median wall time, its ratio to the twin's, cycles compared and
+/// checked; whether every mode's figures are the twin's.
+fn print_modes(name: &str, times: &[Vec<f64>], last: &[Option<Outcome>]) -> bool {
+    let twin_s = median(&times[0]);
+    let twin_figures = last[0]
+        .as_ref()
+        .map(|o| o.figures.clone())
+        .unwrap_or_default();
+    let mut same = true;
+    for (i, &(label, _, _)) in MODES.iter().enumerate() {
+        let Some(o) = &last[i] else { continue };
+        let s = median(&times[i]);
+        let identical = o.figures == twin_figures;
+        same &= identical;
+        println!(
+            "{:<22} {:<22} {:>8.2} {:>8.2} {:>12} {:>12} {:>9}",
+            name,
+            label,
+            s,
+            s / twin_s,
+            o.hardware.compared(),
+            o.hardware.reference_checked(),
+            if identical { "= twin" } else { "DIFFER" }
+        );
+    }
+    same
 }
 
 pub(super) fn median(xs: &[f64]) -> f64 {

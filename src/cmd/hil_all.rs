@@ -7,25 +7,12 @@
 //! across processes). A workload passes when the ratio is at most [`GOAL`] and the
 //! simulated figures are the twin's.
 
-use super::hil::{figures, median};
-use anyhow::Context;
+use super::hil::{median, Outcome, Systems};
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
-use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{simulate, RunSpec};
-use mcmvm_models::uvm::UvmPolicy;
 use mcmvm_models::workload;
-use mcmvm_protocol::system::HardwareReport;
-use std::time::Instant;
 
 /// Issue #41: `--hw verilator` at most this many times the twin's wall time.
 pub const GOAL: f64 = 1.5;
-
-/// One run: wall seconds, simulated figures (host timing removed), hardware report.
-struct Outcome {
-    seconds: f64,
-    figures: String,
-    hardware: HardwareReport,
-}
 
 /// The suite a workload belongs to, which decides how it runs.
 #[derive(Clone, Copy)]
@@ -34,53 +21,26 @@ enum Suite {
     Forest,
 }
 
+impl Suite {
+    fn policy(self) -> &'static str {
+        match self {
+            Suite::Clap => "clap",
+            Suite::Forest => "forest",
+        }
+    }
+}
+
 /// `names`: only these workloads (empty: both suites whole).
 pub fn run(args: &super::hil::Args, names: &[String]) -> anyhow::Result<u8> {
-    let gpu = super::configs::gpu(&args.config)?;
-    let ucfg = super::configs::uvm(&args.uvm_config, &[])?;
-    let uvm_gpu = super::sweep_forest::uvm_gpu(&args.gpu_config)?;
-    let mut list: Vec<(&str, Suite)> = workload::clap_suite()
-        .iter()
-        .map(|w| (*w, Suite::Clap))
-        .chain(workload::forest_suite().iter().map(|w| (*w, Suite::Forest)))
-        .collect();
-    if let Some(bad) = names.iter().find(|n| !list.iter().any(|(w, _)| w == n)) {
-        anyhow::bail!("--workloads: unknown workload `{bad}` (see `mcmvm workloads`)");
-    }
-    if !names.is_empty() {
-        list.retain(|(w, _)| names.iter().any(|n| n == w));
-    }
+    let systems = Systems::load(args)?;
+    let list = workload_list(names)?;
     let one = |name: &str, suite: Suite, mode: HwMode| -> anyhow::Result<Outcome> {
         let w = workload::by_name(name, args.scale, args.seed)?;
         let engines = hardware(HwOptions::new(mode));
-        let t = Instant::now();
-        let (figures, hardware) = match suite {
-            Suite::Clap => {
-                let mut cfg = gpu.clone();
-                cfg.engines = engines;
-                let spec = RunSpec {
-                    policy: PolicyKind::Clap,
-                    scale: args.scale,
-                    seed: args.seed,
-                };
-                let r = simulate(&cfg, w.as_ref(), spec)
-                    .with_context(|| format!("{name} under clap"))?;
-                (figures(&r), r.hardware)
-            }
-            Suite::Forest => {
-                let mut cfg = ucfg.clone();
-                cfg.engines = engines;
-                let m = uvm_gpu
-                    .run(w.as_ref(), &cfg, UvmPolicy::Forest, args.scale, args.seed)
-                    .with_context(|| format!("{name} under forest"))?;
-                (figures(&m), m.hardware)
-            }
-        };
-        Ok(Outcome {
-            seconds: t.elapsed().as_secs_f64(),
-            figures,
-            hardware,
-        })
+        match suite {
+            Suite::Clap => systems.clap(w.as_ref(), engines),
+            Suite::Forest => systems.forest(w.as_ref(), engines),
+        }
     };
     println!(
         "hardware in the loop, every workload: scale {}, seed {}, {} alternating rounds of twin / verilator",
@@ -112,26 +72,7 @@ pub fn run(args: &super::hil::Args, names: &[String]) -> anyhow::Result<u8> {
         let identical = t.figures == r.figures;
         same &= identical;
         within += usize::from(ratio <= GOAL);
-        let stepped: u64 = r.hardware.blocks.iter().map(|b| b.block_cycles).sum();
-        println!(
-            "{:<14} {:<7} {:>8.2} {:>8.2} {:>8.2} {:>6} {:>12} {:>9}{}",
-            name,
-            match suite {
-                Suite::Clap => "clap",
-                Suite::Forest => "forest",
-            },
-            median(&twin),
-            median(&rtl),
-            ratio,
-            if ratio <= GOAL { "yes" } else { "NO" },
-            stepped,
-            if identical { "= twin" } else { "DIFFER" },
-            r.hardware
-                .repeated_after
-                .as_deref()
-                .map(|why| format!("  (repeated unpredicted: {why})"))
-                .unwrap_or_default()
-        );
+        print_row(name, suite, (median(&twin), median(&rtl)), identical, &r);
     }
     println!(
         "{within} of {} workloads within {GOAL}x of the twin's wall time",
@@ -142,4 +83,43 @@ pub fn run(args: &super::hil::Args, names: &[String]) -> anyhow::Result<u8> {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// Both suites' workloads in order, or only `names` (each checked to be one of them).
+fn workload_list(names: &[String]) -> anyhow::Result<Vec<(&'static str, Suite)>> {
+    let mut list: Vec<(&str, Suite)> = workload::clap_suite()
+        .iter()
+        .map(|w| (*w, Suite::Clap))
+        .chain(workload::forest_suite().iter().map(|w| (*w, Suite::Forest)))
+        .collect();
+    if let Some(bad) = names.iter().find(|n| !list.iter().any(|(w, _)| w == n)) {
+        anyhow::bail!("--workloads: unknown workload `{bad}` (see `mcmvm workloads`)");
+    }
+    if !names.is_empty() {
+        list.retain(|(w, _)| names.iter().any(|n| n == w));
+    }
+    Ok(list)
+}
+
+/// One workload's row: median seconds `(twin, rtl)`, their ratio against [`GOAL`], block
+/// cycles stepped and whether the figures are the twin's.
+fn print_row(name: &str, suite: Suite, (twin, rtl): (f64, f64), identical: bool, r: &Outcome) {
+    let ratio = rtl / twin;
+    let stepped: u64 = r.hardware.blocks.iter().map(|b| b.block_cycles).sum();
+    println!(
+        "{:<14} {:<7} {:>8.2} {:>8.2} {:>8.2} {:>6} {:>12} {:>9}{}",
+        name,
+        suite.policy(),
+        twin,
+        rtl,
+        ratio,
+        if ratio <= GOAL { "yes" } else { "NO" },
+        stepped,
+        if identical { "= twin" } else { "DIFFER" },
+        r.hardware
+            .repeated_after
+            .as_deref()
+            .map(|why| format!("  (repeated unpredicted: {why})"))
+            .unwrap_or_default()
+    );
 }

@@ -3,7 +3,7 @@
 //! (behavioural twin, rust-hdl, Verilator on the emitted Verilog) with VCD waves.
 
 use super::common::{emit_verilog, load_hw_config};
-use mcmvm_cosim::{lockstep, CosimBlock, EngineKind, LockstepOptions, LockstepReport};
+use mcmvm_cosim::{lockstep, CosimBlock, CosimError, EngineKind, LockstepOptions, LockstepReport};
 use mcmvm_models::config::HwConfig;
 use mcmvm_models::protocol::BlockKind;
 use rayon::prelude::*;
@@ -29,8 +29,18 @@ struct Row {
     block: BlockKind,
     lint: String,
     area: Option<mcmvm_synth::AreaReport>,
-    lockstep: Result<LockstepReport, String>,
+    lockstep: Result<LockstepReport, CosimError>,
     wave: PathBuf,
+}
+
+/// What every block's job shares: parameters, tools, directories and the stimulus.
+struct Job<'a> {
+    cfg: &'a HwConfig,
+    tools: &'a mcmvm_synth::Tools,
+    vdir: &'a Path,
+    wdir: &'a Path,
+    cycles: u64,
+    seed: u64,
 }
 
 fn cosim<B: CosimBlock>(
@@ -38,17 +48,13 @@ fn cosim<B: CosimBlock>(
     cycles: u64,
     vcd: &Path,
     stimulus: impl Iterator<Item = B::In>,
-) -> Result<LockstepReport, String> {
+) -> Result<LockstepReport, CosimError> {
     let opts = LockstepOptions {
-        engines: vec![
-            EngineKind::Model,
-            EngineKind::RustHdl,
-            EngineKind::Verilator,
-        ],
+        engines: vec![EngineKind::Twin, EngineKind::RustHdl, EngineKind::Verilator],
         cycles,
         vcd: Some(vcd.to_path_buf()),
     };
-    lockstep::<B>(cfg, &opts, stimulus).map_err(|e| e.to_string())
+    lockstep::<B>(cfg, &opts, stimulus)
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -62,6 +68,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     );
     let files = emit_verilog(&vdir, &cfg, &BlockKind::ALL)?;
     let tools = mcmvm_synth::Tools::discover()?;
+    let job = Job {
+        cfg: &cfg,
+        tools: &tools,
+        vdir: &vdir,
+        wdir: &wdir,
+        cycles: args.cycles,
+        seed: args.seed,
+    };
     // The blocks are independent: lint, synthesis and lockstep of each run on their own
     // thread (rows come back in block order).
     let bar = super::progress::bar(
@@ -71,69 +85,81 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let rows: Vec<Row> = files
         .par_iter()
         .map(|(b, path)| {
-            let lint = match mcmvm_synth::lint(&tools, path, b.module_name(), &vdir.join("lint")) {
-                Ok(r) if r.clean() => "clean".to_string(),
-                Ok(r) => format!("{} msg", r.verilator.len() + r.yosys.len()),
-                Err(e) => format!("error: {e}"),
-            };
-            let area =
-                mcmvm_synth::synthesize(&tools, path, b.module_name(), &vdir.join("synth")).ok();
-            let wave = wdir.join(format!("{}.vcd", b.short_name()));
-            let n = args.cycles;
-            let lockstep = match b {
-                BlockKind::RemoteTracker => cosim::<mcmvm_cosim::Rt>(
-                    &cfg,
-                    n,
-                    &wave,
-                    mcmvm_testbenches::remote_tracker::random(&cfg, args.seed),
-                ),
-                BlockKind::TlbCoalescer => cosim::<mcmvm_cosim::Coalescer>(
-                    &cfg,
-                    n,
-                    &wave,
-                    mcmvm_testbenches::tlb_coalescer::random(&cfg, args.seed),
-                ),
-                BlockKind::AccessTimeTracker => cosim::<mcmvm_cosim::Att>(
-                    &cfg,
-                    n,
-                    &wave,
-                    mcmvm_testbenches::access_time_tracker::random(&cfg, args.seed),
-                ),
-            };
+            let row = job.row(*b, path);
             bar.inc(1);
-            Row {
-                block: *b,
-                lint,
-                area,
-                lockstep,
-                wave,
-            }
+            row
         })
         .collect();
     bar.finish_and_clear();
     let reports: Vec<_> = rows.iter().filter_map(|r| r.area.clone()).collect();
     super::synth::print_table(&reports);
     println!();
+    let failed = print_rows(&rows);
+    println!(
+        "engines: twin (Rust twin), rusthdl (rust-hdl simulate()), verilator (emitted Verilog)"
+    );
+    write_summary(&args.out.join("hw-summary.json"), &rows)?;
+    Ok(if failed { 1 } else { 0 })
+}
+
+impl Job<'_> {
+    /// Lint, synthesise and run block `b` (its Verilog at `path`) in lockstep.
+    fn row(&self, b: BlockKind, path: &Path) -> Row {
+        let (tools, module) = (self.tools, b.module_name());
+        let lint = match mcmvm_synth::lint(tools, path, module, &self.vdir.join("lint")) {
+            Ok(r) if r.clean() => "clean".to_string(),
+            Ok(r) => format!("{} msg", r.verilator.len() + r.yosys.len()),
+            Err(e) => format!("error: {e}"),
+        };
+        let area = mcmvm_synth::synthesize(tools, path, module, &self.vdir.join("synth")).ok();
+        let wave = self.wdir.join(format!("{}.vcd", b.short_name()));
+        Row {
+            block: b,
+            lint,
+            area,
+            lockstep: self.lockstep(b, &wave),
+            wave,
+        }
+    }
+
+    /// Block `b` on all three engines under its random stimulus, waves to `wave`.
+    fn lockstep(&self, b: BlockKind, wave: &Path) -> Result<LockstepReport, CosimError> {
+        let (cfg, n, seed) = (self.cfg, self.cycles, self.seed);
+        match b {
+            BlockKind::RemoteTracker => cosim::<mcmvm_cosim::Rt>(
+                cfg,
+                n,
+                wave,
+                mcmvm_testbenches::remote_tracker::random(cfg, seed),
+            ),
+            BlockKind::TlbCoalescer => cosim::<mcmvm_cosim::Coalescer>(
+                cfg,
+                n,
+                wave,
+                mcmvm_testbenches::tlb_coalescer::random(cfg, seed),
+            ),
+            BlockKind::AccessTimeTracker => cosim::<mcmvm_cosim::Att>(
+                cfg,
+                n,
+                wave,
+                mcmvm_testbenches::access_time_tracker::random(cfg, seed),
+            ),
+        }
+    }
+}
+
+/// Print the lint/lockstep table; whether any block failed (lint, synthesis or lockstep).
+fn print_rows(rows: &[Row]) -> bool {
     println!(
         "{:<20} {:>7} {:>10} {:>10} {:>14}  wave",
         "block", "lint", "cycles", "mismatch", "lockstep c/s"
     );
     let mut failed = false;
-    for r in &rows {
+    for r in rows {
         let (cycles, mism, rate) = match &r.lockstep {
             Ok(rep) => {
                 failed |= rep.mismatch.is_some();
-                (
-                    rep.cycles.to_string(),
-                    match &rep.mismatch {
-                        None => "0".to_string(),
-                        Some(m) => format!("@{} {}", m.cycle, m.signal),
-                    },
-                    format!(
-                        "{:.0}",
-                        rep.cycles as f64 / rep.wall.as_secs_f64().max(1e-9)
-                    ),
-                )
+                lockstep_cells(rep)
             }
             Err(e) => {
                 failed = true;
@@ -151,9 +177,26 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             r.wave.display()
         );
     }
-    println!(
-        "engines: model (Rust twin), rusthdl (rust-hdl simulate()), verilator (emitted Verilog)"
-    );
+    failed
+}
+
+/// Cycles, first mismatch (or 0) and lockstep rate of one block's run.
+fn lockstep_cells(rep: &LockstepReport) -> (String, String, String) {
+    (
+        rep.cycles.to_string(),
+        match &rep.mismatch {
+            None => "0".to_string(),
+            Some(m) => format!("@{} {}", m.cycle, m.signal),
+        },
+        format!(
+            "{:.0}",
+            rep.cycles as f64 / rep.wall.as_secs_f64().max(1e-9)
+        ),
+    )
+}
+
+/// `hw-summary.json`: lint, area, cycles, mismatch and wave of every block.
+fn write_summary(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
     let json: Vec<_> = rows
         .iter()
         .map(|r| {
@@ -167,9 +210,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             })
         })
         .collect();
-    std::fs::write(
-        args.out.join("hw-summary.json"),
-        serde_json::to_string_pretty(&json)?,
-    )?;
-    Ok(if failed { 1 } else { 0 })
+    std::fs::write(path, serde_json::to_string_pretty(&json)?)?;
+    Ok(())
 }

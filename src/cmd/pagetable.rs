@@ -7,7 +7,9 @@
 
 use anyhow::{bail, Context};
 use mcmvm_models::addr::{Pfn, Vpn};
-use mcmvm_models::pagetable::{MapOpts, MapTarget, PageTable, SequentialTablePages, VPN_BITS};
+use mcmvm_models::pagetable::{
+    MapOpts, MapTarget, PageTable, PtWrite, SequentialTablePages, VPN_BITS,
+};
 use mcmvm_models::pte::FRAG_MAX;
 
 #[derive(clap::Args)]
@@ -76,33 +78,41 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let mut pt = PageTable::new(&mut tables)?;
     let writes = pt.map(Vpn(start), pages, target, &opts, &mut tables)?;
     if args.json {
-        let v = serde_json::json!({
-            "writes": writes.iter().map(|w| serde_json::json!({
-                "level": w.level.name(),
-                "first_vpn": w.first_vpn.0,
-                "count": w.count,
-                "frag": w.frag,
-                "pde_as_pte": w.pde_as_pte,
-            })).collect::<Vec<_>>(),
-            "pt_pages": pt.pt_pages(),
-        });
-        println!("{v}");
+        print_json(&writes, pt.pt_pages());
     } else {
-        println!(
-            "{:<5} {:>14} {:>8} {:>5}  leaf-at-PDE",
-            "level", "first_vpn", "count", "frag"
-        );
-        for w in &writes {
-            println!(
-                "{:<5} {:>#14x} {:>8} {:>5}  {}",
-                w.level.name(),
-                w.first_vpn.0,
-                w.count,
-                w.frag,
-                if w.pde_as_pte { "yes" } else { "no" }
-            );
-        }
-        println!("pt_pages: {}", pt.pt_pages());
+        print_table(&writes, pt.pt_pages());
     }
     Ok(0)
+}
+
+fn print_json(writes: &[PtWrite], pt_pages: u64) {
+    let v = serde_json::json!({
+        "writes": writes.iter().map(|w| serde_json::json!({
+            "level": w.level.name(),
+            "first_vpn": w.first_vpn.0,
+            "count": w.count,
+            "frag": w.frag,
+            "pde_as_pte": w.pde_as_pte,
+        })).collect::<Vec<_>>(),
+        "pt_pages": pt_pages,
+    });
+    println!("{v}");
+}
+
+fn print_table(writes: &[PtWrite], pt_pages: u64) {
+    println!(
+        "{:<5} {:>14} {:>8} {:>5}  leaf-at-PDE",
+        "level", "first_vpn", "count", "frag"
+    );
+    for w in writes {
+        println!(
+            "{:<5} {:>#14x} {:>8} {:>5}  {}",
+            w.level.name(),
+            w.first_vpn.0,
+            w.count,
+            w.frag,
+            if w.pde_as_pte { "yes" } else { "no" }
+        );
+    }
+    println!("pt_pages: {pt_pages}");
 }

@@ -8,7 +8,9 @@ use anyhow::{bail, Context};
 use mcmvm_models::uvm::apd::AccessClass;
 use mcmvm_models::uvm::config::ClassTrees;
 use mcmvm_models::uvm::forest_tree::class_shape;
-use mcmvm_models::uvm::mask::{empty_mask, format_hex_mask, parse_hex_mask, PAGES_PER_BLOCK};
+use mcmvm_models::uvm::mask::{
+    empty_mask, format_hex_mask, parse_hex_mask, PageMask, PAGES_PER_BLOCK,
+};
 use mcmvm_models::uvm::tbnp::{compute_prefetch, TreeShape};
 
 #[derive(clap::Args)]
@@ -40,6 +42,16 @@ pub struct Args {
     json: bool,
 }
 
+/// What the prefetcher decided for one block.
+struct Decision {
+    /// The prefetched pages.
+    prefetch: PageMask,
+    /// `(first page, pages)` of each region it fetched.
+    regions: Vec<(usize, usize)>,
+    /// The preferred location is the GPU and nothing was resident: the whole block.
+    first_touch: bool,
+}
+
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let resident = parse_hex_mask(&args.resident).context("--resident")?;
     let faulted = parse_hex_mask(&args.faulted).context("--faulted")?;
@@ -52,7 +64,24 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             args.threshold
         );
     }
-    let shape = match args.policy.as_str() {
+    let shape = tree_shape(&args)?;
+    let first_touch = args.preferred_gpu && resident.not_any() && faulted.any();
+    let d = if first_touch {
+        whole_block(&faulted)
+    } else {
+        per_tree(&resident, &faulted, shape, args.threshold)
+    };
+    if args.json {
+        print_json(&d, shape, args.threshold);
+    } else {
+        print_text(&args, &d, shape);
+    }
+    Ok(0)
+}
+
+/// The tree and leaf of `--policy` (and `--big-page-kb` or `--class`), checked.
+fn tree_shape(args: &Args) -> anyhow::Result<TreeShape> {
+    Ok(match args.policy.as_str() {
         "tbnp" => {
             let kb = args.big_page_kb;
             if !(4..=2048).contains(&kb) || !kb.is_power_of_two() {
@@ -73,72 +102,86 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             }
         }
         other => bail!("unknown prefetch policy `{other}` (expected tbnp or forest)"),
-    };
+    })
+}
 
-    let first_touch = args.preferred_gpu && resident.not_any() && faulted.any();
+/// First touch with the GPU preferred: every page but the faulted ones, as one region.
+fn whole_block(faulted: &PageMask) -> Decision {
+    let mut prefetch = empty_mask();
+    prefetch.fill(true);
+    prefetch &= !*faulted;
+    Decision {
+        prefetch,
+        regions: vec![(0usize, PAGES_PER_BLOCK)],
+        first_touch: true,
+    }
+}
+
+/// One prefetch decision per tree of the block, gathered into block pages.
+fn per_tree(resident: &PageMask, faulted: &PageMask, shape: TreeShape, threshold: u32) -> Decision {
     let mut prefetch = empty_mask();
     let mut regions = Vec::new();
-    if first_touch {
-        prefetch.fill(true);
-        prefetch &= !faulted;
-        regions.push((0usize, PAGES_PER_BLOCK));
-    } else {
-        // One call per tree of the block.
-        for t in 0..PAGES_PER_BLOCK / shape.tree_pages {
-            let lo = t * shape.tree_pages;
-            let hi = lo + shape.tree_pages;
-            let d = compute_prefetch(
-                &resident[lo..hi],
-                &faulted[lo..hi],
-                shape.tree_pages,
-                shape,
-                args.threshold,
-            );
-            for i in d.prefetch.iter_ones() {
-                prefetch.set(lo + i, true);
-            }
-            regions.extend(d.regions.iter().map(|r| (lo + r.first, r.pages)));
-        }
-    }
-
-    if args.json {
-        let regions: Vec<serde_json::Value> = regions
-            .iter()
-            .map(|&(first, pages)| serde_json::json!({"first": first, "pages": pages}))
-            .collect();
-        let v = serde_json::json!({
-            "prefetch": format_hex_mask(&prefetch),
-            "regions": regions,
-            "prefetched_pages": prefetch.count_ones(),
-            "tree_pages": shape.tree_pages,
-            "leaf_pages": shape.leaf_pages,
-            "threshold": args.threshold,
-        });
-        println!("{v}");
-    } else {
-        println!(
-            "policy {} tree {} KB leaf {} KB threshold {}{}",
-            args.policy,
-            shape.tree_pages * 4,
-            shape.leaf_pages * 4,
-            args.threshold,
-            if first_touch {
-                " (first touch, preferred location GPU: whole block)"
-            } else {
-                ""
-            }
+    for t in 0..PAGES_PER_BLOCK / shape.tree_pages {
+        let lo = t * shape.tree_pages;
+        let hi = lo + shape.tree_pages;
+        let d = compute_prefetch(
+            &resident[lo..hi],
+            &faulted[lo..hi],
+            shape.tree_pages,
+            shape,
+            threshold,
         );
-        println!("prefetch {}", format_hex_mask(&prefetch));
-        println!("prefetched pages {}", prefetch.count_ones());
-        for (first, pages) in &regions {
-            println!(
-                "region pages {}..{} ({} pages, {} KB)",
-                first,
-                first + pages - 1,
-                pages,
-                pages * 4
-            );
+        for i in d.prefetch.iter_ones() {
+            prefetch.set(lo + i, true);
         }
+        regions.extend(d.regions.iter().map(|r| (lo + r.first, r.pages)));
     }
-    Ok(0)
+    Decision {
+        prefetch,
+        regions,
+        first_touch: false,
+    }
+}
+
+fn print_json(d: &Decision, shape: TreeShape, threshold: u32) {
+    let regions: Vec<serde_json::Value> = d
+        .regions
+        .iter()
+        .map(|&(first, pages)| serde_json::json!({"first": first, "pages": pages}))
+        .collect();
+    let v = serde_json::json!({
+        "prefetch": format_hex_mask(&d.prefetch),
+        "regions": regions,
+        "prefetched_pages": d.prefetch.count_ones(),
+        "tree_pages": shape.tree_pages,
+        "leaf_pages": shape.leaf_pages,
+        "threshold": threshold,
+    });
+    println!("{v}");
+}
+
+fn print_text(args: &Args, d: &Decision, shape: TreeShape) {
+    println!(
+        "policy {} tree {} KB leaf {} KB threshold {}{}",
+        args.policy,
+        shape.tree_pages * 4,
+        shape.leaf_pages * 4,
+        args.threshold,
+        if d.first_touch {
+            " (first touch, preferred location GPU: whole block)"
+        } else {
+            ""
+        }
+    );
+    println!("prefetch {}", format_hex_mask(&d.prefetch));
+    println!("prefetched pages {}", d.prefetch.count_ones());
+    for (first, pages) in &d.regions {
+        println!(
+            "region pages {}..{} ({} pages, {} KB)",
+            first,
+            first + pages - 1,
+            pages,
+            pages * 4
+        );
+    }
 }

@@ -8,11 +8,9 @@
 //! Remote Tracker and TLB coalescer); Forest workloads under `forest` on the Forest study's
 //! GPU (the driver's Access Time Tracker), as `mcmvm run --workload W --uvm forest` does.
 
+use super::hil::Systems;
 use anyhow::Context;
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
-use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{simulate, RunSpec};
-use mcmvm_models::uvm::UvmPolicy;
 use mcmvm_models::workload::{self, clap_suite, forest_suite};
 use mcmvm_protocol::system::HardwareReport;
 use std::path::PathBuf;
@@ -54,17 +52,60 @@ struct Outcome {
     seconds: f64,
 }
 
+/// Runs, block cycles compared and checked, and mismatches, over the whole soak.
+#[derive(Default)]
+struct Totals {
+    runs: u64,
+    compared: u64,
+    checked: u64,
+    mismatches: u64,
+}
+
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if !(args.scale > 0.0 && args.scale.is_finite()) {
         anyhow::bail!("--scale {}: expected a positive number", args.scale);
     }
     let keep = selected(args.workloads.as_deref())?;
-    let gpu = super::configs::gpu(&args.config)?;
-    let ucfg = super::configs::uvm(&args.uvm_config, &[])?;
-    let uvm_gpu = super::sweep_forest::uvm_gpu(&args.gpu_config)?;
+    let systems = Systems::from_paths(
+        [&args.config, &args.gpu_config, &args.uvm_config],
+        args.scale,
+        args.seed,
+    )?;
     let mut opts = HwOptions::new(HwMode::Check);
     opts.mismatch_dir = args.hw_check_dir.clone();
     let engines = hardware(opts);
+    print_header(&args);
+    let start = Instant::now();
+    let mut totals = Totals::default();
+    let clap = clap_suite().iter().map(|w| (*w, true));
+    let forest = forest_suite().iter().map(|w| (*w, false));
+    for (name, is_clap) in clap.chain(forest) {
+        if keep.as_ref().is_some_and(|k| !k.iter().any(|w| w == name)) {
+            continue;
+        }
+        let w = workload::by_name(name, args.scale, args.seed)?;
+        let t = Instant::now();
+        let outcome = if is_clap {
+            let r = systems.clap_report(w.as_ref(), engines.clone());
+            outcome(r.map(|r| r.hardware), &format!("{name} under clap"))?
+        } else {
+            let m = systems.forest_metrics(w.as_ref(), engines.clone());
+            outcome(m.map(|m| m.hardware), &format!("{name} under forest"))?
+        };
+        let outcome = Outcome {
+            seconds: t.elapsed().as_secs_f64(),
+            ..outcome
+        };
+        totals.runs += 1;
+        totals.compared += outcome.compared;
+        totals.checked += outcome.reference_checked;
+        totals.mismatches += u64::from(outcome.mismatch.is_some());
+        print_row(name, is_clap, &outcome);
+    }
+    verdict(&totals, start.elapsed().as_secs_f64(), args.min_cycles)
+}
+
+fn print_header(args: &Args) {
     println!(
         "soak: --hw check, scale {}, seed {}; CLAP workloads under clap ({}), Forest workloads \
          under forest ({}, {})",
@@ -78,72 +119,35 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         "{:<16} {:<7} {:>14} {:>14} {:>8}  result",
         "workload", "policy", "compared", "ref-checked", "wall s"
     );
-    let start = Instant::now();
-    let (mut runs, mut compared, mut checked, mut mismatches) = (0u64, 0u64, 0u64, 0u64);
-    let clap = clap_suite().iter().map(|w| (*w, true));
-    let forest = forest_suite().iter().map(|w| (*w, false));
-    for (name, is_clap) in clap.chain(forest) {
-        if keep.as_ref().is_some_and(|k| !k.iter().any(|w| w == name)) {
-            continue;
-        }
-        let w = workload::by_name(name, args.scale, args.seed)?;
-        let t = Instant::now();
-        let outcome = if is_clap {
-            let mut cfg = gpu.clone();
-            cfg.engines = engines.clone();
-            let spec = RunSpec {
-                policy: PolicyKind::Clap,
-                scale: args.scale,
-                seed: args.seed,
-            };
-            outcome(
-                simulate(&cfg, w.as_ref(), spec).map(|r| r.hardware),
-                &format!("{name} under clap"),
-            )?
-        } else {
-            let mut cfg = ucfg.clone();
-            cfg.engines = engines.clone();
-            outcome(
-                uvm_gpu
-                    .run(w.as_ref(), &cfg, UvmPolicy::Forest, args.scale, args.seed)
-                    .map(|m| m.hardware),
-                &format!("{name} under forest"),
-            )?
-        };
-        let outcome = Outcome {
-            seconds: t.elapsed().as_secs_f64(),
-            ..outcome
-        };
-        runs += 1;
-        compared += outcome.compared;
-        checked += outcome.reference_checked;
-        mismatches += u64::from(outcome.mismatch.is_some());
-        println!(
-            "{:<16} {:<7} {:>14} {:>14} {:>8.1}  {}",
-            name,
-            if is_clap { "clap" } else { "forest" },
-            outcome.compared,
-            outcome.reference_checked,
-            outcome.seconds,
-            outcome.mismatch.as_deref().unwrap_or("ok")
-        );
-    }
-    let wall = start.elapsed().as_secs_f64();
+}
+
+fn print_row(name: &str, is_clap: bool, outcome: &Outcome) {
     println!(
-        "soak: {runs} runs, {compared} block cycles compared, {checked} checked by the README \
-         references, {mismatches} mismatches, wall {wall:.0} s"
+        "{:<16} {:<7} {:>14} {:>14} {:>8.1}  {}",
+        name,
+        if is_clap { "clap" } else { "forest" },
+        outcome.compared,
+        outcome.reference_checked,
+        outcome.seconds,
+        outcome.mismatch.as_deref().unwrap_or("ok")
     );
-    if runs == 0 {
+}
+
+/// The totals line and the exit code: 1 on a mismatch or fewer than `min_cycles` compared.
+fn verdict(t: &Totals, wall: f64, min_cycles: u64) -> anyhow::Result<u8> {
+    println!(
+        "soak: {} runs, {} block cycles compared, {} checked by the README \
+         references, {} mismatches, wall {wall:.0} s",
+        t.runs, t.compared, t.checked, t.mismatches
+    );
+    if t.runs == 0 {
         anyhow::bail!("--workloads: no workload of the CLAP or Forest suite selected");
     }
-    if mismatches > 0 {
+    if t.mismatches > 0 {
         return Ok(1);
     }
-    if compared < args.min_cycles {
-        println!(
-            "soak: fewer than --min-cycles {} block cycles compared",
-            args.min_cycles
-        );
+    if t.compared < min_cycles {
+        println!("soak: fewer than --min-cycles {min_cycles} block cycles compared");
         return Ok(1);
     }
     Ok(0)

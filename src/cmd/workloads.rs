@@ -56,20 +56,7 @@ struct Listing {
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(v) = &args.write_trace {
-        let (name, file) = (&v[0], PathBuf::from(&v[1]));
-        let w = by_name(name, args.scale.factor(name), args.seed)?;
-        match args.format.as_str() {
-            "accelsim" => write_accelsim_trace(w.as_ref(), &file)?,
-            _ => write_trace(w.as_ref(), &file)?,
-        }
-        eprintln!(
-            "wrote {} ({} warp instructions, scale {}, seed {}) to {}",
-            name,
-            w.instr_count(),
-            args.scale,
-            args.seed,
-            file.display()
-        );
+        write_one(&args, &v[0], PathBuf::from(&v[1]))?;
         return Ok(0);
     }
     let infos: Vec<_> = catalog()
@@ -94,33 +81,56 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         args.scale, args.seed
     );
     for l in &listings {
-        println!();
-        println!("{} [{}] — {}", l.name, l.suite, l.description);
-        println!(
-            "  {:.2} M warp memory instructions, footprint {} (scale {})",
-            l.warp_instructions as f64 / 1e6,
-            human(l.footprint_bytes),
-            l.scale
-        );
-        let kernels: Vec<String> = l
-            .kernels
-            .iter()
-            .map(|k| {
-                format!(
-                    "{} x{} ({} TBs x {} warps)",
-                    k.name, k.launches, k.grid, k.warps_per_tb
-                )
-            })
-            .collect();
-        println!("  kernels: {}", shorten(&kernels, 6));
-        let allocs: Vec<String> = l
-            .allocations
-            .iter()
-            .map(|a| format!("{} {}", a.name, human(a.bytes)))
-            .collect();
-        println!("  allocations ({}): {}", allocs.len(), shorten(&allocs, 10));
+        print_listing(l);
     }
     Ok(0)
+}
+
+/// `--write-trace NAME FILE`: workload `name` as a trace in `--format`.
+fn write_one(args: &Args, name: &str, file: PathBuf) -> anyhow::Result<()> {
+    let w = by_name(name, args.scale.factor(name), args.seed)?;
+    match args.format.as_str() {
+        "accelsim" => write_accelsim_trace(w.as_ref(), &file)?,
+        _ => write_trace(w.as_ref(), &file)?,
+    }
+    eprintln!(
+        "wrote {} ({} warp instructions, scale {}, seed {}) to {}",
+        name,
+        w.instr_count(),
+        args.scale,
+        args.seed,
+        file.display()
+    );
+    Ok(())
+}
+
+/// One workload's paragraph: description, size, kernels and allocations.
+fn print_listing(l: &Listing) {
+    println!();
+    println!("{} [{}] — {}", l.name, l.suite, l.description);
+    println!(
+        "  {:.2} M warp memory instructions, footprint {} (scale {})",
+        l.warp_instructions as f64 / 1e6,
+        human(l.footprint_bytes),
+        l.scale
+    );
+    let kernels: Vec<String> = l
+        .kernels
+        .iter()
+        .map(|k| {
+            format!(
+                "{} x{} ({} TBs x {} warps)",
+                k.name, k.launches, k.grid, k.warps_per_tb
+            )
+        })
+        .collect();
+    println!("  kernels: {}", shorten(&kernels, 6));
+    let allocs: Vec<String> = l
+        .allocations
+        .iter()
+        .map(|a| format!("{} {}", a.name, human(a.bytes)))
+        .collect();
+    println!("  allocations ({}): {}", allocs.len(), shorten(&allocs, 10));
 }
 
 fn listing(w: &dyn Workload, suite: &'static str, scale: f64) -> Listing {

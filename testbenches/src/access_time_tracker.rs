@@ -104,13 +104,36 @@ pub fn base(slot: u64) -> u64 {
 pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<AttIn>)> {
     let a = &cfg.access_time_tracker;
     let n = a.objects as u64;
-    let slot = |i: u64| i % n;
     let threshold = a.profiling_threshold;
     let timer_max = mask(a.timer_bits);
-    let mut cases = Vec::new();
+    let mut cases = vec![
+        ("ranges", ranges_case(n)),
+        (
+            "threshold_and_cease",
+            threshold_and_cease_case(n, threshold),
+        ),
+        ("reregister", reregister_case(n, threshold)),
+        ("recency", recency_case(n)),
+        ("same_cycle_and_bounds", same_cycle_and_bounds_case(n)),
+        ("full_table", full_table_case(n)),
+        ("reset", reset_case(n)),
+    ];
+    if timer_max <= SATURATION_CASE_MAX_TIMER {
+        let mut s = Script::after_reset();
+        s.register(3 % n, base(3), base(3));
+        for _ in 0..timer_max + 3 {
+            s.access(base(3));
+        }
+        s.idle(2);
+        cases.push(("saturation", s.build()));
+    }
+    cases
+}
 
-    // Hits at both range boundaries, misses just outside, an access with acc_valid low,
-    // overlapping ranges (lowest slot wins).
+/// Hits at both range boundaries, misses just outside, an access with acc_valid low,
+/// overlapping ranges (lowest slot wins).
+fn ranges_case(n: u64) -> Vec<AttIn> {
+    let slot = |i: u64| i % n;
     let mut s = Script::after_reset();
     s.register(slot(1), base(1), base(1) + 0xFF)
         .register(slot(0), base(1) + 0x80, base(1) + 0x17F)
@@ -128,12 +151,14 @@ pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<AttIn>)> {
         .access(0)
         .access(u64::from(u32::MAX))
         .idle(2);
-    cases.push(("ranges", s.build()));
+    s.build()
+}
 
-    // Profiling interrupts: exactly at the threshold, again one interval later; a cease in
-    // the same cycle as the crossing suppresses it, and none come after the cease.
+/// Profiling interrupts: exactly at the threshold, again one interval later; a cease in
+/// the same cycle as the crossing suppresses it, and none come after the cease.
+fn threshold_and_cease_case(n: u64, threshold: u64) -> Vec<AttIn> {
+    let obj = 2 % n;
     let mut s = Script::after_reset();
-    let obj = slot(2);
     s.register(obj, base(2), base(2) + 0xFF);
     for k in 0..2 * threshold {
         s.access(base(2) + k % 0x100);
@@ -150,9 +175,12 @@ pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<AttIn>)> {
         s.access(base(2) + k % 0x100);
     }
     s.idle(2);
-    cases.push(("threshold_and_cease", s.build()));
+    s.build()
+}
 
-    // Re-registering clears the timer, the interval and the cease bit.
+/// Re-registering clears the timer, the interval and the cease bit.
+fn reregister_case(n: u64, threshold: u64) -> Vec<AttIn> {
+    let obj = 2 % n;
     let mut s = Script::after_reset();
     s.register(obj, base(2), base(2) + 0xFF).cease(obj);
     for _ in 0..threshold {
@@ -164,10 +192,13 @@ pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<AttIn>)> {
         s.access(base(3));
     }
     s.idle(2);
-    cases.push(("reregister", s.build()));
+    s.build()
+}
 
-    // Recency: registration order, then accesses reorder; removal drops an object;
-    // same-cycle register + access (the register is newer).
+/// Recency: registration order, then accesses reorder; removal drops an object;
+/// same-cycle register + access (the register is newer).
+fn recency_case(n: u64) -> Vec<AttIn> {
+    let slot = |i: u64| i % n;
     let mut s = Script::after_reset();
     for i in 0..n.min(4) {
         s.register(i, base(i), base(i) + 0xF);
@@ -189,10 +220,12 @@ pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<AttIn>)> {
         .remove(slot(3))
         .remove(slot(1))
         .idle(2);
-    cases.push(("recency", s.build()));
+    s.build()
+}
 
-    // Driver writes and an access to the same slot in one cycle; object numbers beyond
-    // the table; an empty range (start > end).
+/// Driver writes and an access to the same slot in one cycle; object numbers beyond
+/// the table; an empty range (start > end).
+fn same_cycle_and_bounds_case(n: u64) -> Vec<AttIn> {
     let mut s = Script::after_reset();
     s.register(0, base(0), base(0) + 0xF).access(base(0));
     s.push(AttIn {
@@ -211,15 +244,18 @@ pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<AttIn>)> {
         .access(base(7))
         .remove(31)
         .cease(31);
-    s.register(slot(1), base(8) + 5, base(8))
+    s.register(1 % n, base(8) + 5, base(8))
         .access(base(8) + 2)
         .idle(2);
-    cases.push(("same_cycle_and_bounds", s.build()));
+    s.build()
+}
 
-    // Every slot registered (the table is full), then an access and a remove of one slot
-    // in the same cycle: the record is emitted, the slot is gone for the next access.
-    // 0 reset · 1..=n register slot i · n+1 access slot 0 · n+2 access slot 1 + remove 1
-    // · n+3 access slot 1 (miss) · 2 idle.
+/// Every slot registered (the table is full), then an access and a remove of one slot
+/// in the same cycle: the record is emitted, the slot is gone for the next access.
+/// 0 reset · 1..=n register slot i · n+1 access slot 0 · n+2 access slot 1 + remove 1
+/// · n+3 access slot 1 (miss) · 2 idle.
+fn full_table_case(n: u64) -> Vec<AttIn> {
+    let one = 1 % n;
     let mut s = Script::after_reset();
     for i in 0..n {
         s.register(i, base(i), base(i) + 0xF);
@@ -227,32 +263,23 @@ pub fn cases(cfg: &HwConfig) -> Vec<(&'static str, Vec<AttIn>)> {
     s.access(base(0));
     s.push(AttIn {
         rm_valid: 1,
-        rm_obj: slot(1),
-        ..access(base(slot(1)))
+        rm_obj: one,
+        ..access(base(one))
     });
-    s.access(base(slot(1))).idle(2);
-    cases.push(("full_table", s.build()));
+    s.access(base(one)).idle(2);
+    s.build()
+}
 
-    // Synchronous reset in the middle of activity, with other inputs asserted.
+/// Synchronous reset in the middle of activity, with other inputs asserted.
+fn reset_case(n: u64) -> Vec<AttIn> {
     let mut s = Script::after_reset();
     s.register(0, base(0), base(0) + 0xF).access(base(0));
     s.push(AttIn {
         reset: 1,
-        ..register(slot(1), base(1), base(1))
+        ..register(1 % n, base(1), base(1))
     });
     s.access(base(0)).access(base(1)).idle(2);
-    cases.push(("reset", s.build()));
-
-    if timer_max <= SATURATION_CASE_MAX_TIMER {
-        let mut s = Script::after_reset();
-        s.register(slot(3), base(3), base(3));
-        for _ in 0..timer_max + 3 {
-            s.access(base(3));
-        }
-        s.idle(2);
-        cases.push(("saturation", s.build()));
-    }
-    cases
+    s.build()
 }
 
 /// Every directed case, one after another (each begins with its own reset).
@@ -276,28 +303,7 @@ pub fn random(cfg: &HwConfig, seed: u64) -> impl Iterator<Item = AttIn> {
             ranges.clear();
         }
         if rng.gen_bool(0.04) || ranges.is_empty() && rng.gen_bool(0.3) {
-            // Slots beyond the table now and then (must be ignored).
-            let slot = if rng.gen_bool(0.05) {
-                rng.gen_range(0..32)
-            } else {
-                rng.gen_range(0..objects)
-            };
-            let start: u64 = match rng.gen_range(0..10) {
-                0 => 0,
-                1 => u64::from(u32::MAX) - rng.gen_range(0..64),
-                _ => rng.gen_range(0..64) * 0x40,
-            };
-            let len: u64 = match rng.gen_range(0..10) {
-                0 => 0,
-                1 => rng.gen_range(0x1000..0x10_0000),
-                _ => rng.gen_range(1..0x80),
-            };
-            // Now and then an empty range (start > end).
-            let end = if rng.gen_bool(0.03) {
-                start.saturating_sub(1)
-            } else {
-                (start + len).min(u64::from(u32::MAX))
-            };
+            let (slot, start, end) = random_range(&mut rng, objects);
             input.reg_valid = 1;
             input.reg_obj = slot;
             input.reg_start_vpn = start;
@@ -317,28 +323,59 @@ pub fn random(cfg: &HwConfig, seed: u64) -> impl Iterator<Item = AttIn> {
         }
         if rng.gen_bool(0.75) {
             input.acc_valid = 1;
-            input.acc_vpn = if ranges.is_empty() || rng.gen_bool(0.1) {
-                rng.gen_range(0..0x2000)
-            } else {
-                // Hot objects: the most recent ranges get most of the accesses.
-                let hot = ranges.len() - 1 - rng.gen_range(0..ranges.len().min(4));
-                let (start, end) = ranges[if rng.gen_bool(0.8) {
-                    hot
-                } else {
-                    rng.gen_range(0..ranges.len())
-                }];
-                match rng.gen_range(0..10) {
-                    0 => start.saturating_sub(1),
-                    1 => (end + 1).min(u64::from(u32::MAX)),
-                    2 => start,
-                    3 => end,
-                    _ if end >= start => rng.gen_range(start..=end),
-                    _ => start,
-                }
-            };
+            input.acc_vpn = random_access(&mut rng, &ranges);
         }
         Some(input)
     })
+}
+
+/// A registration: `(slot, start, end)`, biased to boundary and overlapping ranges.
+fn random_range(rng: &mut ChaCha8Rng, objects: u64) -> (u64, u64, u64) {
+    // Slots beyond the table now and then (must be ignored).
+    let slot = if rng.gen_bool(0.05) {
+        rng.gen_range(0..32)
+    } else {
+        rng.gen_range(0..objects)
+    };
+    let start: u64 = match rng.gen_range(0..10) {
+        0 => 0,
+        1 => u64::from(u32::MAX) - rng.gen_range(0..64),
+        _ => rng.gen_range(0..64) * 0x40,
+    };
+    let len: u64 = match rng.gen_range(0..10) {
+        0 => 0,
+        1 => rng.gen_range(0x1000..0x10_0000),
+        _ => rng.gen_range(1..0x80),
+    };
+    // Now and then an empty range (start > end).
+    let end = if rng.gen_bool(0.03) {
+        start.saturating_sub(1)
+    } else {
+        (start + len).min(u64::from(u32::MAX))
+    };
+    (slot, start, end)
+}
+
+/// An access VPN: mostly inside or at the edges of the recent `ranges`.
+fn random_access(rng: &mut ChaCha8Rng, ranges: &[(u64, u64)]) -> u64 {
+    if ranges.is_empty() || rng.gen_bool(0.1) {
+        return rng.gen_range(0..0x2000);
+    }
+    // Hot objects: the most recent ranges get most of the accesses.
+    let hot = ranges.len() - 1 - rng.gen_range(0..ranges.len().min(4));
+    let (start, end) = ranges[if rng.gen_bool(0.8) {
+        hot
+    } else {
+        rng.gen_range(0..ranges.len())
+    }];
+    match rng.gen_range(0..10) {
+        0 => start.saturating_sub(1),
+        1 => (end + 1).min(u64::from(u32::MAX)),
+        2 => start,
+        3 => end,
+        _ if end >= start => rng.gen_range(start..=end),
+        _ => start,
+    }
 }
 
 #[cfg(test)]

@@ -103,31 +103,65 @@ fn case(name: &'static str, ops: Vec<CoalIn>) -> DirectedCase {
 /// `tests/tlb_coalescer.rs`.
 pub fn directed_cases(cfg: &HwConfig) -> Vec<DirectedCase> {
     let full = contiguous_line(cfg, 0x500, PERM_RW);
+    let holes = holes_line(cfg);
+    let mut cases = vec![
+        case("full_contiguity", vec![merge(0x1_0103, &full)]),
+        case("partial_contiguity", vec![merge(0x5_0030, &holes)]),
+        case(
+            "permission_mismatch",
+            vec![merge(0x20, &permissions_line(cfg))],
+        ),
+        case("offset_mismatch", vec![merge(0x7_0F04, &offsets_line(cfg))]),
+        mask_shapes_case(cfg),
+        invalid_requested_case(cfg),
+        case(
+            "ignored_fields",
+            vec![merge(0xABC1, &ignored_fields_line(cfg))],
+        ),
+        ppn_wrap_case(cfg),
+        lookup_boundaries_case(),
+    ];
+    cases.extend(pipelined_cases(&full, &holes));
+    cases
+}
 
+/// Contiguous from PPN 0x2_0040 with holes at slots 2 (zero), 3 (invalid) and 10.
+fn holes_line(cfg: &HwConfig) -> [u64; SLOTS] {
     let mut holes = contiguous_line(cfg, 0x2_0040, PERM_RW);
     holes[2] = 0;
     holes[3] = pte(cfg, 0x2_0043, PERM_RW) & !PTE_VALID;
     holes[10] = 0;
+    holes
+}
 
+/// Contiguous, but slots 5..=7 differ in permissions or the system bit.
+fn permissions_line(cfg: &HwConfig) -> [u64; SLOTS] {
     let mut permissions = contiguous_line(cfg, 0x80, PERM_RW);
     permissions[5] = pte(cfg, 0x85, PERM_RWX);
     permissions[6] = pte(cfg, 0x86, PERM_RO);
     permissions[7] |= 1 << 1; // system bit
+    permissions
+}
 
+/// Contiguous, but slots 9 and 12 map frames at other offsets.
+fn offsets_line(cfg: &HwConfig) -> [u64; SLOTS] {
     let mut offsets = contiguous_line(cfg, 0x1000, PERM_RW);
     offsets[9] = pte(cfg, 0x7777, PERM_RW); // another reservation
     offsets[12] = pte(cfg, 0x1000 + 13, PERM_RW); // off by one page
+    offsets
+}
 
-    let mut invalid_requested = contiguous_line(cfg, 0x300, PERM_RW);
-    invalid_requested[6] &= !PTE_VALID;
-    let mut misaligned_requested = contiguous_line(cfg, 0x300, PERM_RW);
-    misaligned_requested[6] |= 1 << PTE_PFN_SHIFT;
-
+/// Contiguous, with the fields the coalescer must ignore set (and one misaligned frame).
+fn ignored_fields_line(cfg: &HwConfig) -> [u64; SLOTS] {
     let mut ignored_fields = contiguous_line(cfg, 0x640, PERM_RW);
     ignored_fields[1] |= IGNORED_FIELDS;
     ignored_fields[8] |= 0x3 << 7; // FRAG = 3
     ignored_fields[14] |= 1 << PTE_PFN_SHIFT; // misaligned frame: excluded
+    ignored_fields
+}
 
+/// Masks 0x0040 (slot 6 alone, base 0x4440) and 0x0FF0 (base 0xA00).
+fn mask_shapes_case(cfg: &HwConfig) -> DirectedCase {
     // Only the requested slot 6 keeps its offset: the mask is that one bit.
     let mut alone = contiguous_line(cfg, 0x900, PERM_RW);
     alone[6] = pte(cfg, 0x4446, PERM_RW);
@@ -136,51 +170,61 @@ pub fn directed_cases(cfg: &HwConfig) -> Vec<DirectedCase> {
     for slot in (0..4).chain(12..SLOTS) {
         run[slot] = 0;
     }
+    case(
+        "mask_shapes",
+        vec![merge(0x3_0016, &alone), merge(0x3_0028, &run)],
+    )
+}
 
-    // Requested slot 7 maps PPN 2: base PPN 2 - 7 wraps to 0xFFFF_FFFB.
+/// The requested slot invalid, then misaligned (requested and not).
+fn invalid_requested_case(cfg: &HwConfig) -> DirectedCase {
+    let mut invalid_requested = contiguous_line(cfg, 0x300, PERM_RW);
+    invalid_requested[6] &= !PTE_VALID;
+    let mut misaligned_requested = contiguous_line(cfg, 0x300, PERM_RW);
+    misaligned_requested[6] |= 1 << PTE_PFN_SHIFT;
+    case(
+        "invalid_requested",
+        vec![
+            merge(0x96, &invalid_requested),
+            merge(0x96, &misaligned_requested),
+            merge(0x95, &misaligned_requested),
+        ],
+    )
+}
+
+/// Requested slot 7 maps PPN 2: base PPN 2 - 7 wraps to 0xFFFF_FFFB.
+fn ppn_wrap_case(cfg: &HwConfig) -> DirectedCase {
     let wrap = contiguous_line(cfg, 0xFFFF_FFFB, PERM_RW);
+    case(
+        "ppn_wrap",
+        vec![
+            merge(0xFFFF_FFF7, &wrap),
+            lookup(0xFFFF_FFFF, 0xFFFF_FFF0, 0xFFFF_FFFB, 0xFFFF),
+            lookup(0xFFFF_FFF4, 0xFFFF_FFF0, 0xFFFF_FFFB, 0xFFFF),
+        ],
+    )
+}
 
+fn lookup_boundaries_case() -> DirectedCase {
     let entry = (0x1230u64, 0x4000u64, 0x8421u64 | 0x0100);
-    vec![
-        case("full_contiguity", vec![merge(0x1_0103, &full)]),
-        case("partial_contiguity", vec![merge(0x5_0030, &holes)]),
-        case("permission_mismatch", vec![merge(0x20, &permissions)]),
-        case("offset_mismatch", vec![merge(0x7_0F04, &offsets)]),
-        // Masks 0x0040 (slot 6 alone, base 0x4440) and 0x0FF0 (base 0xA00).
-        case(
-            "mask_shapes",
-            vec![merge(0x3_0016, &alone), merge(0x3_0028, &run)],
-        ),
-        case(
-            "invalid_requested",
-            vec![
-                merge(0x96, &invalid_requested),
-                merge(0x96, &misaligned_requested),
-                merge(0x95, &misaligned_requested),
-            ],
-        ),
-        case("ignored_fields", vec![merge(0xABC1, &ignored_fields)]),
-        case(
-            "ppn_wrap",
-            vec![
-                merge(0xFFFF_FFF7, &wrap),
-                lookup(0xFFFF_FFFF, 0xFFFF_FFF0, 0xFFFF_FFFB, 0xFFFF),
-                lookup(0xFFFF_FFF4, 0xFFFF_FFF0, 0xFFFF_FFFB, 0xFFFF),
-            ],
-        ),
-        case(
-            "lookup_boundaries",
-            vec![
-                lookup(0x1230, entry.0, entry.1, entry.2),   // slot 0: hit
-                lookup(0x123F, entry.0, entry.1, entry.2),   // slot 15: hit
-                lookup(0x122F, entry.0, entry.1, entry.2),   // just below the group
-                lookup(0x1240, entry.0, entry.1, entry.2),   // just above the group
-                lookup(0x1231, entry.0, entry.1, entry.2),   // hole
-                lookup(0x1238, 0x1238, entry.1, entry.2),    // base low bits ignored
-                lookup(0x1_1238, entry.0, entry.1, entry.2), // high tag bit differs
-                lookup(0x1238, entry.0, entry.1, 0),         // empty entry
-            ],
-        ),
+    case(
+        "lookup_boundaries",
+        vec![
+            lookup(0x1230, entry.0, entry.1, entry.2),   // slot 0: hit
+            lookup(0x123F, entry.0, entry.1, entry.2),   // slot 15: hit
+            lookup(0x122F, entry.0, entry.1, entry.2),   // just below the group
+            lookup(0x1240, entry.0, entry.1, entry.2),   // just above the group
+            lookup(0x1231, entry.0, entry.1, entry.2),   // hole
+            lookup(0x1238, 0x1238, entry.1, entry.2),    // base low bits ignored
+            lookup(0x1_1238, entry.0, entry.1, entry.2), // high tag bit differs
+            lookup(0x1238, entry.0, entry.1, 0),         // empty entry
+        ],
+    )
+}
+
+/// A merge and a lookup in one cycle, back to back; and a reset beside both.
+fn pipelined_cases(full: &[u64; SLOTS], holes: &[u64; SLOTS]) -> [DirectedCase; 2] {
+    [
         case(
             "back_to_back",
             vec![
@@ -190,9 +234,9 @@ pub fn directed_cases(cfg: &HwConfig) -> Vec<DirectedCase> {
                     entry_base_vpn: 0x1_0100,
                     entry_base_ppn: 0x500,
                     entry_mask: 0xFFFF,
-                    ..merge(0x1_0103, &full)
+                    ..merge(0x1_0103, full)
                 },
-                merge(0x5_003F, &holes),
+                merge(0x5_003F, holes),
                 CoalIn::default(),
                 CoalIn::default(),
                 lookup(0x1_0100, 0x1_0100, 0x500, 0x0002),
@@ -201,7 +245,7 @@ pub fn directed_cases(cfg: &HwConfig) -> Vec<DirectedCase> {
         case(
             "reset_blocks_updates",
             vec![
-                merge(0x1_0103, &full),
+                merge(0x1_0103, full),
                 CoalIn {
                     reset: 1,
                     lookup_valid: 1,
@@ -209,7 +253,7 @@ pub fn directed_cases(cfg: &HwConfig) -> Vec<DirectedCase> {
                     entry_base_vpn: 0x1_0100,
                     entry_base_ppn: 0x500,
                     entry_mask: 0xFFFF,
-                    ..merge(0x5_0030, &holes)
+                    ..merge(0x5_0030, holes)
                 },
             ],
         ),

@@ -109,7 +109,7 @@ fn directed_stimulus_hits_every_bin_of_every_block() {
         // The directed cases are short: the rust-hdl engine runs beside the twin too.
         assert_every_bin_hit(
             block,
-            &["--stimulus", "directed", "--engines", "model,rusthdl"],
+            &["--stimulus", "directed", "--engines", "twin,rusthdl"],
         );
     }
 }
@@ -117,7 +117,7 @@ fn directed_stimulus_hits_every_bin_of_every_block() {
 #[test]
 fn random_stimulus_hits_every_bin_of_every_block() {
     for block in ["rt", "coalescer", "att"] {
-        assert_every_bin_hit(block, &["--cycles", "200000", "--engines", "model"]);
+        assert_every_bin_hit(block, &["--cycles", "200000", "--engines", "twin"]);
     }
 }
 
@@ -131,7 +131,7 @@ fn missed_bins_are_listed_and_do_not_change_the_exit_code() {
         "--cycles",
         "20000",
         "--engines",
-        "model",
+        "twin",
         "--config",
         "configs/hw.toml",
     ]);
@@ -157,7 +157,7 @@ fn without_the_flag_no_coverage_is_printed() {
         "--stimulus",
         "directed",
         "--engines",
-        "model",
+        "twin",
     ]);
     assert_eq!(code, Some(0), "{text}");
     assert!(!text.contains("coverage"), "{text}");
@@ -177,7 +177,7 @@ fn the_default_configuration_closes_coverage_with_the_narrow_run() {
             block,
             "--coverage",
             "--engines",
-            "model",
+            "twin",
             "--config",
             "configs/hw.toml",
         ];

@@ -1,6 +1,7 @@
 //! `--set` and `--gpu-set` on `mcmvm run`: a GPU key reaches the GPU model (the cycle count
 //! moves with it), on a run with `--uvm` as well as without, and a bad key or value is a
-//! usage error (exit code 2) naming the key.
+//! usage error (exit code 2) naming the key; the table names the service order the config
+//! sets.
 
 use std::process::{Command, Output};
 
@@ -51,6 +52,29 @@ fn set_without_uvm_changes_the_gpu_model() {
     assert!(
         set > base,
         "1 load in flight per warp is slower: {set} vs {base}"
+    );
+}
+
+/// The out-of-order line of a run's table.
+fn order_line(o: &Output) -> String {
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    out.lines()
+        .find(|l| l.starts_with("out-of-order requests"))
+        .unwrap_or_else(|| panic!("no out-of-order line in\n{out}"))
+        .to_string()
+}
+
+#[test]
+fn the_table_names_the_service_order_the_config_sets() {
+    let shipped = order_line(&mcmvm(&RUN));
+    assert!(shipped.contains("(served in arrival order;"), "{shipped}");
+    let mut a = RUN.to_vec();
+    a.extend(["--set", "memory.serve_in_arrival_order=false"]);
+    let processing = order_line(&mcmvm(&a));
+    assert!(
+        processing.starts_with("out-of-order requests  0  (served in processing order;"),
+        "{processing}"
     );
 }
 

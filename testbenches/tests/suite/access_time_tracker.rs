@@ -301,7 +301,7 @@ fn small_table_directed_cases_agree_on_twin_and_rust_hdl() {
     let n = seq.len() as u64;
     assert_lockstep(
         &cfg,
-        vec![EngineKind::Model, EngineKind::RustHdl],
+        vec![EngineKind::Twin, EngineKind::RustHdl],
         n,
         Some(waves("small_directed")),
         seq.into_iter(),
@@ -325,7 +325,7 @@ fn small_table_random_traffic_agrees_on_twin_and_rust_hdl() {
     let cfg = small();
     assert_lockstep(
         &cfg,
-        vec![EngineKind::Model, EngineKind::RustHdl],
+        vec![EngineKind::Twin, EngineKind::RustHdl],
         20_000,
         None,
         random(&cfg, seed()),
@@ -417,7 +417,7 @@ fn the_age_matrix_option_agrees_on_all_three_engines() {
     assert_lockstep(&cfg, all_engines(), 5_000, None, random(&cfg, seed()));
     let mut cfg = small();
     cfg.access_time_tracker.recency = AttRecency::AgeMatrix;
-    let engines = vec![EngineKind::Model, EngineKind::RustHdl];
+    let engines = vec![EngineKind::Twin, EngineKind::RustHdl];
     assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
 }
 
@@ -435,7 +435,7 @@ fn the_ranks_option_and_a_small_tree_agree_on_all_three_engines() {
     assert_lockstep(&cfg, all_engines(), 5_000, None, random(&cfg, seed()));
     let mut cfg = small();
     cfg.access_time_tracker.recency = AttRecency::Ranks;
-    let engines = vec![EngineKind::Model, EngineKind::RustHdl];
+    let engines = vec![EngineKind::Twin, EngineKind::RustHdl];
     assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
     let mut cfg = HwConfig::default();
     cfg.access_time_tracker.objects = 5;

@@ -243,7 +243,7 @@ fn directed_cases_agree_on_all_three_engines() {
 fn directed_cases_agree_with_narrow_counters_and_reports() {
     let cfg = small();
     let seq = directed(&cfg);
-    let engines = vec![EngineKind::Model, EngineKind::RustHdl];
+    let engines = vec![EngineKind::Twin, EngineKind::RustHdl];
     assert_lockstep(
         &cfg,
         engines,
@@ -268,7 +268,7 @@ fn random_traffic_agrees_on_all_three_engines() {
 #[test]
 fn random_traffic_agrees_on_a_small_saturating_table() {
     let cfg = small();
-    let engines = vec![EngineKind::Model, EngineKind::RustHdl];
+    let engines = vec![EngineKind::Twin, EngineKind::RustHdl];
     assert_lockstep(&cfg, engines, 20_000, None, random(&cfg, seed()));
 }
 
@@ -330,7 +330,7 @@ fn order_agrees_on_small_tables(order: RtReplacement, sizes: &[usize]) {
         let mut cfg = small();
         cfg.remote_tracker.entries = entries;
         cfg.remote_tracker.replacement = order;
-        let engines = vec![EngineKind::Model, EngineKind::RustHdl];
+        let engines = vec![EngineKind::Twin, EngineKind::RustHdl];
         let seq = directed(&cfg);
         assert_lockstep(
             &cfg,

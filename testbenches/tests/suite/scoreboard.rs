@@ -33,8 +33,8 @@ impl<I: Ports, O: Ports> CycleModel for WrongTwin<I, O> {
 
 const SEED: u64 = 20251130;
 
-/// For every output port of block `B`: model, rusthdl, verilator and a wrong twin of the
-/// model that flips that port on cycle `k`; the run must stop at `k` naming the port.
+/// For every output port of block `B`: twin, rusthdl, verilator and a wrong copy of the
+/// twin that flips that port on cycle `k`; the run must stop at `k` naming the port.
 /// The engines of one lockstep run, by name.
 type NamedEngines<B> = Vec<(
     String,
@@ -56,7 +56,7 @@ fn wrong_twin_is_caught<B: CosimBlock>(stimulus: &StimulusFactory<'_, B::In>) {
             engines.push((kind.name().to_string(), engine));
         }
         let wrong = WrongTwin {
-            inner: B::engine(EngineKind::Model, &cfg).expect("the model always builds"),
+            inner: B::engine(EngineKind::Twin, &cfg).expect("the twin always builds"),
             at: k,
             port,
             bit: desc.width - 1,
@@ -74,12 +74,9 @@ fn wrong_twin_is_caught<B: CosimBlock>(stimulus: &StimulusFactory<'_, B::In>) {
         assert_eq!(report.cycles, k + 1, "the run must stop at the mismatch");
         let values: HashMap<&str, u64> = m.values.iter().map(|(e, v)| (e.as_str(), *v)).collect();
         assert_eq!(values.len(), 4);
-        assert_eq!(values["model"], values["rusthdl"]);
-        assert_eq!(values["model"], values["verilator"]);
-        assert_eq!(
-            values["wrong"],
-            values["model"] ^ (1u64 << (desc.width - 1))
-        );
+        assert_eq!(values["twin"], values["rusthdl"]);
+        assert_eq!(values["twin"], values["verilator"]);
+        assert_eq!(values["wrong"], values["twin"] ^ (1u64 << (desc.width - 1)));
         if let Some(path) = vcd {
             check_wave::<B>(&path, k, desc.name);
         }
@@ -93,8 +90,8 @@ fn wave_path(module: &str) -> PathBuf {
 }
 
 /// The VCD holds every input in `inputs` and every output in each engine's scope, ends at
-/// the mismatching cycle, and the flipped signal's last values differ between model and
-/// wrong twin.
+/// the mismatching cycle, and the flipped signal's last values differ between the twin and
+/// the wrong copy.
 fn check_wave<B: CosimBlock>(path: &Path, k: u64, flipped: &str) {
     let file = std::fs::File::open(path).expect("the VCD was written");
     let mut parser = vcd::Parser::new(std::io::BufReader::new(file));
@@ -110,7 +107,7 @@ fn check_wave<B: CosimBlock>(path: &Path, k: u64, flipped: &str) {
         }
     };
     scope_ports("inputs", B::In::PORTS);
-    for engine in ["model", "rusthdl", "verilator", "wrong"] {
+    for engine in ["twin", "rusthdl", "verilator", "wrong"] {
         scope_ports(engine, B::Out::PORTS);
     }
     let mut last_time = 0;
@@ -133,7 +130,7 @@ fn check_wave<B: CosimBlock>(path: &Path, k: u64, flipped: &str) {
         "the wave ends right after the mismatching cycle"
     );
     assert_ne!(
-        last[&("model".to_string(), flipped)],
+        last[&("twin".to_string(), flipped)],
         last[&("wrong".to_string(), flipped)],
         "the wave shows the flipped value"
     );

@@ -240,7 +240,7 @@ fn other_page_sizes_agree_between_model_and_rusthdl() {
         let name = format!("page_frames_log2_{frames_log2}");
         lockstep_on(
             &cfg,
-            &[EngineKind::Model, EngineKind::RustHdl],
+            &[EngineKind::Twin, EngineKind::RustHdl],
             &name,
             stimulus,
         );
