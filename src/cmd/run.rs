@@ -100,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     spin.finish_and_clear();
     let report = report.with_context(|| format!("workload {}, policy {}", w.name(), policy))?;
     source.check_complete()?;
-    print!("{}", with_service_order(report.table(), &cfg));
+    print!("{}", report.table());
     print!("{}", report.hardware.table());
     println!(
         "speed: {:.0} warp mem-instr/s ({:.2} s)",
@@ -109,17 +109,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     print_host_pages();
     write_json(args.json.as_deref(), &report)?;
     Ok(0)
-}
-
-/// The GPU report's table names the shipped service order ("served in arrival order")
-/// whatever the run used; with `memory.serve_in_arrival_order = false` it says processing
-/// order instead. The report does not carry the flag (`gpu/metrics.rs`), the config does.
-fn with_service_order(table: String, cfg: &GpuConfig) -> String {
-    if cfg.memory.serve_in_arrival_order {
-        table
-    } else {
-        table.replace("(served in arrival order;", "(served in processing order;")
-    }
 }
 
 /// How much of the process sits on transparent huge pages (the speed depends on it; see
@@ -206,7 +195,7 @@ fn run_uvm_gpu(args: &Args, policy: UvmPolicy) -> anyhow::Result<u8> {
         )
     })?;
     source.check_complete()?;
-    print!("{}", with_service_order(r.table(), &cfg));
+    print!("{}", r.table());
     print!("{}", r.gpu.hardware.table());
     print!("{}", r.uvm.hardware.table());
     println!(

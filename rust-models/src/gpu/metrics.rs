@@ -148,8 +148,11 @@ pub struct RunReport {
     /// `gpu.loads_in_flight_per_warp` > 1).
     pub overlapped_instrs: u64,
     /// Line requests that reached an L1 port, HBM channel or ring port before a request
-    /// processed earlier and were served ahead of it (the resources serve in arrival order).
+    /// processed earlier and were served ahead of it (when the resources serve in arrival order).
     pub out_of_order_requests: u64,
+    /// The config's `memory.serve_in_arrival_order`: the order the ports and channels
+    /// served requests in (arrival, or the event loop's processing order).
+    pub served_in_arrival_order: bool,
     /// Queueing the HBM channels and ring ports did not charge: an out-of-order request
     /// served ahead of requests already answered leaves their answers standing
     /// (`gpu/bandwidth.rs`); this sums how much later each would have finished. Its share
@@ -331,8 +334,13 @@ rt_remote_ratio,sim_seconds,speed";
         );
         let _ = writeln!(
             s,
-            "out-of-order requests  {}  (served in arrival order; HBM/ring queueing left uncharged {:.0} cycles, {:.1}% of all)",
+            "out-of-order requests  {}  (served in {} order; HBM/ring queueing left uncharged {:.0} cycles, {:.1}% of all)",
             self.out_of_order_requests,
+            if self.served_in_arrival_order {
+                "arrival"
+            } else {
+                "processing"
+            },
             self.uncharged_queue_cycles,
             100.0 * self.uncharged_queue_share
         );

@@ -191,6 +191,7 @@ impl Gpu<'_> {
         let mshr_wait_cycles: u64 = self.sms.iter().map(|s| s.mshrs.wait_cycles).sum();
         let l1_out_of_order: u64 = self.sms.iter().map(|s| s.l1_port.out_of_order()).sum();
         r.out_of_order_requests = self.mem.out_of_order() + l1_out_of_order;
+        r.served_in_arrival_order = self.cfg.memory.serve_in_arrival_order;
         r.uncharged_queue_cycles = overbooked;
         r.uncharged_queue_share = if overbooked > 0.0 {
             overbooked / (overbooked + queued)
