@@ -15,8 +15,8 @@ use mcmvm_models::config::HwConfig;
 use mcmvm_protocol::protocol::BlockKind;
 use serde::{Deserialize, Serialize};
 
-/// Cycles of random stimulus per point: a few thousand cover every port's behaviour of
-/// the directed testbenches many times over and cost about a second under Verilator.
+/// Cycles of random stimulus per point: short next to the system runs (which step the
+/// ATT for millions of cycles), so the check costs little beside them.
 pub const CYCLES: u64 = 4000;
 
 /// The engines compared, in order (the twin first, as `mcmvm cosim` lists it).
