@@ -250,23 +250,32 @@ pub fn parse_grid(
     Ok(points)
 }
 
-/// `base` with `keys` set in section `sec`, deserialised as `hw.toml`; the error is
-/// serde's message.
+/// Why a grid point's keys do not make a `hw.toml`.
+#[derive(Debug, thiserror::Error)]
+pub enum KeysError {
+    #[error("the base configuration: {0}")]
+    Base(#[from] toml::ser::Error),
+    #[error("no section `{0}` in the base configuration")]
+    NoSection(&'static str),
+    /// serde's message, trimmed (it may not name the key; [`apply`] finds it).
+    #[error("{}", .0.message().trim())]
+    Value(#[from] toml::de::Error),
+}
+
+/// `base` with `keys` set in section `sec`, deserialised as `hw.toml`.
 fn with_keys(
     base: &HwConfig,
-    sec: &str,
+    sec: &'static str,
     keys: &[(String, toml::Value)],
-) -> Result<HwConfig, String> {
-    let mut tree = toml::Table::try_from(base).map_err(|e| e.to_string())?;
+) -> Result<HwConfig, KeysError> {
+    let mut tree = toml::Table::try_from(base)?;
     let Some(toml::Value::Table(t)) = tree.get_mut(sec) else {
-        return Err(format!("no section `{sec}` in the base configuration"));
+        return Err(KeysError::NoSection(sec));
     };
     for (k, v) in keys {
         t.insert(k.clone(), v.clone());
     }
-    toml::Value::Table(tree)
-        .try_into()
-        .map_err(|e: toml::de::Error| e.message().trim().to_string())
+    Ok(toml::Value::Table(tree).try_into()?)
 }
 
 /// Every combination of the axes' values, the first axis varying slowest.
@@ -300,13 +309,13 @@ fn apply(
         key,
         message,
     };
-    let hw = with_keys(base, sec, combo).map_err(|message| {
+    let hw = with_keys(base, sec, combo).map_err(|e| {
         // Name the first key that fails on its own (serde's message may not name it).
         let key = combo
             .iter()
             .find(|kv| with_keys(base, sec, std::slice::from_ref(kv)).is_err())
             .map_or_else(|| sec.to_string(), |(k, _)| format!("{sec}.{k}"));
-        bad(key, message)
+        bad(key, e.to_string())
     })?;
     hw.validate(path).map_err(|e| CodesignError::GridValue {
         path: path.to_path_buf(),

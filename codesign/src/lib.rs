@@ -3,7 +3,8 @@
 //! A study (`mcmvm codesign --block rt|coalescer|att`) walks a grid of one block's
 //! parameters ([`grid`]). At each point it:
 //!
-//! 1. emits the point's Verilog and lints it (Verilator -Wall, yosys `check`);
+//! 1. emits the point's Verilog and lints it (Verilator -Wall, yosys `check`), then runs it
+//!    in lockstep against the twin ([`lockstep`]); a mismatch marks the point failed;
 //! 2. synthesises it on osu018 and sky130hd through `mcmvm-synth`: area, logic area,
 //!    flip-flops, critical path and maximum clock ([`cost`]);
 //! 3. runs the study's workloads with that Verilog serving every instance of the block
@@ -12,12 +13,16 @@
 //!
 //! and caches the point by the hash of its Verilog and everything else it depends on
 //! ([`study`]). [`output`] finds the Pareto front and the smallest point within 1 % of the
-//! best system effect, and writes the table, CSV, JSON and the Pareto SVG.
+//! best system effect, and writes the table, CSV, JSON and the Pareto SVG. [`shard`] keeps
+//! one result file per point, so the points can run as separate processes (`--plan`,
+//! `--task-id`) and be merged into the same files.
 
 pub mod cost;
 pub mod grid;
+pub mod lockstep;
 pub mod output;
 pub mod power;
+pub mod shard;
 pub mod study;
 pub mod system;
 
@@ -44,8 +49,12 @@ pub enum CodesignError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{}: {detail}", path.display())]
-    Vcd { path: PathBuf, detail: String },
+    #[error("{}: {source}", path.display())]
+    Vcd {
+        path: PathBuf,
+        #[source]
+        source: power::VcdError,
+    },
     #[error("{}: {detail}", path.display())]
     Json { path: PathBuf, detail: String },
     #[error("emitting {module}: {detail}")]
@@ -59,6 +68,14 @@ pub enum CodesignError {
         input: PathBuf,
         detail: String,
     },
+    #[error("lockstep of {module} against the twin: {source}")]
+    Lockstep {
+        module: &'static str,
+        #[source]
+        source: mcmvm_cosim::CosimError,
+    },
+    #[error(transparent)]
+    Shard(#[from] shard::ShardError),
     #[error("system run {what}: {detail}")]
     Run { what: String, detail: String },
     #[error(transparent)]

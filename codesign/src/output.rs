@@ -24,31 +24,38 @@ fn area(p: &PointResult) -> f64 {
     p.on(PLOT_LIBRARY).map_or(f64::INFINITY, |l| l.area_um2)
 }
 
-/// Whether no other point is at most as large and at least as good, one of them strictly.
+/// Whether no other point is at most as large and at least as good, one of them strictly
+/// (a point that failed its lockstep is never on the front and hides no other).
 pub fn pareto(points: &[PointResult]) -> Vec<bool> {
     points
         .iter()
         .map(|p| {
             let (a, e) = (area(p), p.effect.geomean_speedup);
-            !points.iter().any(|q| {
-                let (qa, qe) = (area(q), q.effect.geomean_speedup);
-                qa <= a && qe >= e && (qa < a || qe > e)
-            })
+            !p.failed()
+                && !points.iter().filter(|q| !q.failed()).any(|q| {
+                    let (qa, qe) = (area(q), q.effect.geomean_speedup);
+                    qa <= a && qe >= e && (qa < a || qe > e)
+                })
         })
         .collect()
 }
 
-/// The smallest point within [`WITHIN`] of the best effect, and the sentence saying so.
+/// The smallest point within [`WITHIN`] of the best effect, and the sentence saying so;
+/// points that failed their lockstep are left out.
 pub fn recommend(points: &[PointResult]) -> (Option<usize>, String) {
-    let best = points
-        .iter()
-        .map(|p| p.effect.geomean_speedup)
+    let passed = || (0..points.len()).filter(|&i| !points[i].failed());
+    let best = passed()
+        .map(|i| points[i].effect.geomean_speedup)
         .fold(f64::NEG_INFINITY, f64::max);
-    let Some(i) = (0..points.len())
+    let Some(i) = passed()
         .filter(|&i| points[i].effect.geomean_speedup >= best * (1.0 - WITHIN))
         .min_by(|&a, &b| area(&points[a]).total_cmp(&area(&points[b])))
     else {
-        return (None, "no point measured".into());
+        return (
+            None,
+            "no point recommended: none was measured with its Verilog agreeing with the twin"
+                .into(),
+        );
     };
     let r = &points[i];
     let mut s = format!(
@@ -126,17 +133,23 @@ pub fn study(block: BlockKind, points: &[PointResult], recommendation: &str) -> 
 /// Header of the CSV (one row per point and library).
 pub const CSV_HEADER: &str = "block,point,paper,default,library,area_um2,logic_area_um2,cells,\
 flip_flops,critical_path_ns,max_clock_mhz,dynamic_w,leakage_w,power_clock_mhz,lint,\
-geomean_speedup,metric,workload_figures,cached";
+lockstep_cycles,lockstep_mismatches,geomean_speedup,metric,workload_figures,cached";
 
 /// One CSV row per point and library.
 pub fn csv(block: BlockKind, points: &[PointResult]) -> String {
     let mut s = format!("{CSV_HEADER}\n");
     for p in points {
         let figures = workload_figures(p).replace(',', ";");
+        let (ls_cycles, ls_mismatches) = p
+            .lockstep
+            .as_ref()
+            .map_or((String::new(), String::new()), |l| {
+                (l.cycles.to_string(), l.mismatches.to_string())
+            });
         for l in &p.libraries {
             let _ = writeln!(
                 s,
-                "{},\"{}\",{},{},{},{:.2},{:.2},{},{},{:.4},{:.1},{:.6e},{:.6e},{:.1},{},{:.6},{},\"{}\",{}",
+                "{},\"{}\",{},{},{},{:.2},{:.2},{},{},{:.4},{:.1},{:.6e},{:.6e},{:.1},{},{},{},{:.6},{},\"{}\",{}",
                 block.short_name(),
                 p.label,
                 p.paper,
@@ -152,6 +165,8 @@ pub fn csv(block: BlockKind, points: &[PointResult]) -> String {
                 l.leakage_w,
                 l.power_clock_mhz,
                 p.lint,
+                ls_cycles,
+                ls_mismatches,
                 p.effect.geomean_speedup,
                 p.effect.metric,
                 figures,
@@ -192,10 +207,11 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
     let mut s = format!("co-design of {}\n", block.module_name());
     let _ = writeln!(
         s,
-        "{:<4} {:<52} {:<8} {:>9} {:>9} {:>6} {:>7} {:>6} {:>9} {:>9} {:>10} {:>8}  per workload",
+        "{:<4} {:<52} {:<8} {:<11} {:>9} {:>9} {:>6} {:>7} {:>6} {:>9} {:>9} {:>10} {:>8}  per workload",
         "#",
         "point",
         "lint",
+        "lockstep",
         "area µm²",
         "logic µm²",
         "FFs",
@@ -219,10 +235,11 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<4} {:<52} {:<8} {:>9.0} {:>9.0} {:>6} {:>7.3} {:>6.0} {:>9.3} {:>9.2} {:>10.0} {:>8.4}  {}",
+            "{:<4} {:<52} {:<8} {:<11} {:>9.0} {:>9.0} {:>6} {:>7.3} {:>6.0} {:>9.3} {:>9.2} {:>10.0} {:>8.4}  {}",
             format!("{i}{mark}"),
             p.label,
             p.lint,
+            lockstep_cell(p),
             l.area_um2,
             l.logic_area_um2,
             l.flip_flops,
@@ -237,14 +254,25 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
     }
     let _ = writeln!(
         s,
-        "P = the paper's point, D = our default; area, path and power on {PLOT_LIBRARY} (tt, 25 °C, \
+        "P = the paper's point, D = our default; lockstep = cycles compared with the twin and \
+         the verdict (FAILED: a mismatch; the recommendation skips the point); area, path and power on {PLOT_LIBRARY} (tt, 25 °C, \
          1.8 V), osu µm² = area on osu018; speed-up = geomean {} with the point's Verilog serving",
         points.first().map_or("", |p| p.effect.metric.as_str())
     );
     s
 }
 
-/// The engines that served the block in each point's runs, and the cycles stepped.
+/// `4000 ok`, `812 FAILED` or `-` (not run).
+fn lockstep_cell(p: &PointResult) -> String {
+    match &p.lockstep {
+        None => "-".into(),
+        Some(l) if l.passed() => format!("{} ok", l.cycles),
+        Some(l) => format!("{} FAILED", l.cycles),
+    }
+}
+
+/// The engines that served the block in each point's runs, and the cycles stepped; a
+/// failed lockstep's first mismatch.
 pub fn served_lines(points: &[PointResult]) -> String {
     let mut s = String::new();
     for (i, p) in points.iter().enumerate() {
@@ -270,6 +298,9 @@ pub fn served_lines(points: &[PointResult]) -> String {
             p.effect.runs.len(),
             if p.cached { " (cached)" } else { "" }
         );
+        if let Some(m) = p.lockstep.as_ref().and_then(|l| l.first_mismatch.as_ref()) {
+            let _ = writeln!(s, "point {i}: FAILED its lockstep against the twin: {m}");
+        }
     }
     s
 }

@@ -39,9 +39,9 @@ impl Activity {
             path: path.to_path_buf(),
             source,
         })?;
-        let parsed = parse_vcd_inputs(&text).map_err(|detail| CodesignError::Vcd {
+        let parsed = parse_vcd_inputs(&text).map_err(|source| CodesignError::Vcd {
             path: path.to_path_buf(),
-            detail,
+            source,
         })?;
         for (name, c) in parsed.bits {
             let e = self.bits.entry(name).or_default();
@@ -71,90 +71,52 @@ impl Activity {
     }
 }
 
+/// Why a recorded VCD could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum VcdError {
+    #[error("bad width in `{line}`")]
+    Width {
+        line: String,
+        #[source]
+        source: std::num::ParseIntError,
+    },
+    #[error("no `inputs` scope")]
+    NoInputs,
+    #[error("bad vector change `{line}`")]
+    Vector { line: String },
+}
+
+/// The `inputs` scope's variables: id → (name, width).
+type InputVars = BTreeMap<String, (String, usize)>;
+
 /// The `inputs` scope of a recorded VCD: per bit, toggles between consecutive stepped
 /// cycles and cycles at 1 (`#t` marks a stepped cycle; the first values are not toggles).
-pub fn parse_vcd_inputs(text: &str) -> Result<Activity, String> {
-    // id → (name, width)
-    let mut vars: BTreeMap<String, (String, usize)> = BTreeMap::new();
-    let mut scope: Vec<String> = Vec::new();
+pub fn parse_vcd_inputs(text: &str) -> Result<Activity, VcdError> {
     let mut lines = text.lines();
-    for line in lines.by_ref() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        match f.as_slice() {
-            ["$scope", _, name, "$end"] => scope.push(name.to_string()),
-            ["$upscope", "$end"] => {
-                scope.pop();
-            }
-            ["$var", _, width, id, name, "$end"]
-                if scope.last().map(String::as_str) == Some("inputs") =>
-            {
-                let w = width
-                    .parse()
-                    .map_err(|_| format!("bad width in `{line}`"))?;
-                vars.insert(id.to_string(), (name.to_string(), w));
-            }
-            ["$enddefinitions", "$end"] => break,
-            _ => {}
-        }
-    }
-    if vars.is_empty() {
-        return Err("no `inputs` scope".into());
-    }
-    let mut value: BTreeMap<&str, Vec<bool>> = BTreeMap::new();
-    let mut act = Activity::default();
-    let mut first = true;
-    let count_cycle = |value: &BTreeMap<&str, Vec<bool>>, act: &mut Activity| {
-        for (id, bits) in value {
-            let (name, w) = &vars[*id];
-            for (i, &b) in bits.iter().enumerate() {
-                if b {
-                    act.bits.entry(bit_name(name, *w, i)).or_default().ones += 1;
-                }
-            }
-        }
-        act.stepped += 1;
+    let vars = input_vars(&mut lines)?;
+    let mut counter = Counter {
+        vars: &vars,
+        value: BTreeMap::new(),
+        act: Activity::default(),
     };
+    let mut first = true;
     for line in lines {
         let line = line.trim();
-        if let Some(_t) = line.strip_prefix('#') {
+        if line.starts_with('#') {
             if !first {
-                count_cycle(&value, &mut act);
+                counter.count_cycle();
             }
             first = false;
             continue;
         }
-        let (bits, id) = match line.as_bytes().first() {
-            Some(b'b') => match line[1..].split_once(' ') {
-                Some((v, id)) => (v.to_string(), id.trim()),
-                None => return Err(format!("bad vector change `{line}`")),
-            },
-            Some(b'0' | b'1' | b'x' | b'z') => (line[..1].to_string(), &line[1..]),
-            _ => continue,
-        };
-        let Some((name, w)) = vars.get(id) else {
-            continue;
-        };
-        // Vectors are MSB first and may be shorter than the width (left-extended with 0).
-        let mut new = vec![false; *w];
-        for (i, c) in bits.chars().rev().enumerate().take(*w) {
-            new[i] = c == '1';
+        if let Some((bits, id)) = value_change(line)? {
+            counter.change(bits, id);
         }
-        let key = vars
-            .get_key_value(id)
-            .map(|(k, _)| k.as_str())
-            .unwrap_or(id);
-        if let Some(old) = value.get(key) {
-            for i in 0..*w {
-                if old[i] != new[i] {
-                    act.bits.entry(bit_name(name, *w, i)).or_default().toggles += 1;
-                }
-            }
-        }
-        value.insert(key, new);
     }
     if !first {
-        count_cycle(&value, &mut act);
+        counter.count_cycle();
     }
+    let mut act = counter.act;
     // Every input bit appears, toggling or not.
     for (name, w) in vars.values() {
         for i in 0..*w {
@@ -162,6 +124,96 @@ pub fn parse_vcd_inputs(text: &str) -> Result<Activity, String> {
         }
     }
     Ok(act)
+}
+
+/// The header up to `$enddefinitions`: the variables of the `inputs` scope.
+fn input_vars<'a>(lines: &mut impl Iterator<Item = &'a str>) -> Result<InputVars, VcdError> {
+    let mut vars = InputVars::new();
+    let mut scope: Vec<&str> = Vec::new();
+    for line in lines {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f.as_slice() {
+            ["$scope", _, name, "$end"] => scope.push(name),
+            ["$upscope", "$end"] => {
+                scope.pop();
+            }
+            ["$var", _, width, id, name, "$end"] if scope.last() == Some(&"inputs") => {
+                let w = width.parse().map_err(|source| VcdError::Width {
+                    line: line.to_string(),
+                    source,
+                })?;
+                vars.insert(id.to_string(), (name.to_string(), w));
+            }
+            ["$enddefinitions", "$end"] => break,
+            _ => {}
+        }
+    }
+    if vars.is_empty() {
+        return Err(VcdError::NoInputs);
+    }
+    Ok(vars)
+}
+
+/// A value-change line as (bits MSB first, id); None for any other line.
+fn value_change(line: &str) -> Result<Option<(&str, &str)>, VcdError> {
+    Ok(match line.as_bytes().first() {
+        Some(b'b') => match line[1..].split_once(' ') {
+            Some((v, id)) => Some((v, id.trim())),
+            None => {
+                return Err(VcdError::Vector {
+                    line: line.to_string(),
+                })
+            }
+        },
+        Some(b'0' | b'1' | b'x' | b'z') => Some((&line[..1], &line[1..])),
+        _ => None,
+    })
+}
+
+/// Each input's current value, and the counts so far.
+struct Counter<'v> {
+    vars: &'v InputVars,
+    value: BTreeMap<&'v str, Vec<bool>>,
+    act: Activity,
+}
+
+impl<'v> Counter<'v> {
+    /// A stepped cycle ends: count the bits at 1.
+    fn count_cycle(&mut self) {
+        for (id, bits) in &self.value {
+            let (name, w) = &self.vars[*id];
+            for (i, &b) in bits.iter().enumerate() {
+                if b {
+                    self.act.bits.entry(bit_name(name, *w, i)).or_default().ones += 1;
+                }
+            }
+        }
+        self.act.stepped += 1;
+    }
+
+    /// Input `id` takes `bits`: count the bits that toggle (not on its first value).
+    fn change(&mut self, bits: &str, id: &str) {
+        let Some((key, (name, w))) = self.vars.get_key_value(id) else {
+            return;
+        };
+        // Vectors are MSB first and may be shorter than the width (left-extended with 0).
+        let mut new = vec![false; *w];
+        for (i, c) in bits.chars().rev().enumerate().take(*w) {
+            new[i] = c == '1';
+        }
+        if let Some(old) = self.value.get(key.as_str()) {
+            for i in 0..*w {
+                if old[i] != new[i] {
+                    self.act
+                        .bits
+                        .entry(bit_name(name, *w, i))
+                        .or_default()
+                        .toggles += 1;
+                }
+            }
+        }
+        self.value.insert(key.as_str(), new);
+    }
 }
 
 fn bit_name(port: &str, width: usize, i: usize) -> String {
@@ -225,15 +277,23 @@ pub fn report(text: String, work: &Path, tag: &str) -> Result<Power, CodesignErr
         path: path.clone(),
         source,
     })?;
-    let out = Command::new(&sta)
-        .args(["-no_init", "-exit"])
-        .arg(&path)
-        .output()
-        .map_err(|source| CodesignError::Io {
-            path: sta.clone(),
-            source,
-        })?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let run = || {
+        Command::new(&sta)
+            .args(["-no_init", "-exit"])
+            .arg(&path)
+            .output()
+            .map_err(|source| CodesignError::Io {
+                path: sta.clone(),
+                source,
+            })
+    };
+    let mut stdout = String::from_utf8_lossy(&run()?.stdout).to_string();
+    // OpenSTA 2.0.17 has once stopped inside report_power's percentage column ("can't use
+    // non-numeric floating-point value") on a script that reported whole when run again;
+    // one more try tells that apart from a script that never reports.
+    if parse_total(&stdout).is_none() {
+        stdout = String::from_utf8_lossy(&run()?.stdout).to_string();
+    }
     parse_total(&stdout).ok_or_else(|| CodesignError::Tool {
         tool: "sta".into(),
         input: path,

@@ -1,6 +1,8 @@
-//! One block's study: every point of the grid through emission, lint, synthesis on both
-//! libraries, the system runs with its Verilog serving, and power from their switching —
-//! each point cached by the hash of everything it depends on, so a rerun is quick.
+//! One block's study: every point of the grid through emission, lint, a lockstep run
+//! against the twin, synthesis on both libraries, the system runs with its Verilog
+//! serving, and power from their switching — each point cached by the hash of everything
+//! it depends on, so a rerun is quick. [`Runner::point`] is one point alone (a
+//! `--task-id` shard); [`run_points`] is all of them in one process.
 //!
 //! The cache key (64-bit FNV-1a over length-prefixed parts, as the Verilator model cache
 //! does) covers the point's Verilog text, the yosys scripts and the power script's
@@ -9,6 +11,7 @@
 
 use crate::cost::{self, LibraryCost};
 use crate::grid::{self, Point};
+use crate::lockstep::{self, Lockstep};
 use crate::power::Activity;
 use crate::system::{self, Effect, RunPlan, Systems};
 use crate::CodesignError;
@@ -33,13 +36,18 @@ pub struct PointResult {
     /// The cache key (hash of the Verilog and everything else the point depends on).
     pub key: String,
     pub lint: String,
+    /// The point's Verilog against the twin (absent in a cache entry written before the
+    /// lockstep existed: it is run and added on the next read).
+    #[serde(default)]
+    pub lockstep: Option<Lockstep>,
     /// osu018, then sky130hd.
     pub libraries: Vec<LibraryCost>,
     /// Which tool computed the power figures.
     pub power_tool: String,
     pub effect: Effect,
-    /// Whether this result came from the cache.
-    #[serde(skip_deserializing)]
+    /// Whether this result came from the cache (a shard's result file keeps it, so the
+    /// merged files are the one-process run's).
+    #[serde(default)]
     pub cached: bool,
 }
 
@@ -47,6 +55,11 @@ impl PointResult {
     /// The figures on `library`, if synthesised there.
     pub fn on(&self, library: &str) -> Option<&LibraryCost> {
         self.libraries.iter().find(|l| l.library == library)
+    }
+
+    /// Whether the point failed its lockstep (its Verilog disagreed with the twin).
+    pub fn failed(&self) -> bool {
+        self.lockstep.as_ref().is_some_and(|l| !l.passed())
     }
 }
 
@@ -65,49 +78,78 @@ pub struct StudyOptions {
 /// The power tool, as the output names it.
 pub const POWER_TOOL: &str = "OpenSTA report_power (input-port activity from the recorded VCDs)";
 
-/// Run (or load from the cache) every point, calling `progress` with each point's label
-/// before it starts.
-pub fn run_points(
-    opts: &StudyOptions,
-    points: &[Point],
-    mut progress: impl FnMut(usize, &Point),
-) -> Result<Vec<PointResult>, CodesignError> {
-    let tools = mcmvm_synth::Tools::discover()?;
-    let root = opts.out.join("codesign");
-    let paper = grid::paper_point(opts.block, &opts.base);
-    let ours = grid::default_point(opts.block, &opts.base);
-    let mut out = Vec::new();
-    for (i, p) in points.iter().enumerate() {
-        progress(i, p);
-        let dir = root
-            .join("points")
-            .join(format!("{}-{i}", opts.block.short_name()));
+/// What every point of a study shares: the options, the tools, the points the marks
+/// compare with.
+pub struct Runner<'a> {
+    opts: &'a StudyOptions,
+    tools: mcmvm_synth::Tools,
+    paper: Point,
+    ours: Point,
+}
+
+impl<'a> Runner<'a> {
+    /// Find the tools (a missing one names its package).
+    pub fn new(opts: &'a StudyOptions) -> Result<Runner<'a>, CodesignError> {
+        Ok(Runner {
+            opts,
+            tools: mcmvm_synth::Tools::discover()?,
+            paper: grid::paper_point(opts.block, &opts.base),
+            ours: grid::default_point(opts.block, &opts.base),
+        })
+    }
+
+    /// Point `i` of the grid: from the cache, else measured and cached. Work files go to
+    /// `<out>/codesign/points/<block>-<i>/`.
+    pub fn point(&self, i: usize, p: &Point) -> Result<PointResult, CodesignError> {
+        let (opts, block) = (self.opts, self.opts.block.short_name());
+        let root = opts.out.join("codesign");
+        let dir = root.join("points").join(format!("{block}-{i}"));
         let v = cost::emit(opts.block, &p.hw, &dir)?;
-        let key = cache_key(opts, &tools, &v.text)?;
-        let cache = root
-            .join("cache")
-            .join(format!("{}-{key}.json", opts.block.short_name()));
+        let key = cache_key(opts, &self.tools, &v.text)?;
+        let cache = root.join("cache").join(format!("{block}-{key}.json"));
         let mut r = match read_cache(&cache) {
             Some(mut r) => {
+                if r.lockstep.is_none() {
+                    r.lockstep = Some(lockstep::run(opts.block, &p.hw, opts.plan.seed)?);
+                    write_json(&cache, &r)?;
+                }
                 r.cached = true;
                 r
             }
             None => {
-                let r = measure(opts, &tools, p, &v, &dir, key)?;
+                let r = measure(opts, &self.tools, p, &v, &dir, key)?;
                 write_json(&cache, &r)?;
                 r
             }
         };
         // The marks follow the base configuration of this run, not the cached one's.
         r.label = p.label.clone();
-        r.paper = grid::same_block_params(opts.block, &p.hw, &paper.hw);
-        r.default = grid::same_block_params(opts.block, &p.hw, &ours.hw);
+        r.paper = grid::same_block_params(opts.block, &p.hw, &self.paper.hw);
+        r.default = grid::same_block_params(opts.block, &p.hw, &self.ours.hw);
+        Ok(r)
+    }
+}
+
+/// Run (or load from the cache) every point, calling `progress` with each point's label
+/// before it starts and `done` with its result.
+pub fn run_points(
+    opts: &StudyOptions,
+    points: &[Point],
+    mut progress: impl FnMut(usize, &Point),
+    mut done: impl FnMut(usize, &PointResult) -> Result<(), CodesignError>,
+) -> Result<Vec<PointResult>, CodesignError> {
+    let runner = Runner::new(opts)?;
+    let mut out = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        progress(i, p);
+        let r = runner.point(i, p)?;
+        done(i, &r)?;
         out.push(r);
     }
     Ok(out)
 }
 
-/// Lint, synthesise, run the system, then power: one point.
+/// Lint, lockstep, synthesise, run the system, then power: one point.
 fn measure(
     opts: &StudyOptions,
     tools: &mcmvm_synth::Tools,
@@ -117,6 +159,7 @@ fn measure(
     key: String,
 ) -> Result<PointResult, CodesignError> {
     let lint = cost::lint(tools, v, opts.block, &dir.join("lint"))?;
+    let lockstep = lockstep::run(opts.block, &p.hw, opts.plan.seed)?;
     let work = dir.join("synth");
     let synthesised = cost::synthesise(tools, v, opts.block, &work)?;
     let effect = system::measure(opts.block, &p.hw, &opts.systems, &opts.plan, dir)?;
@@ -142,6 +185,7 @@ fn measure(
         default: false,
         key,
         lint,
+        lockstep: Some(lockstep),
         libraries,
         power_tool: POWER_TOOL.into(),
         effect,

@@ -20,6 +20,7 @@ use mcmvm_models::gpu::{sweep::Job, GpuConfig, RunSpec};
 use mcmvm_models::stats;
 use mcmvm_models::uvm::{run_on_gpu, UvmConfig, UvmPolicy};
 use mcmvm_protocol::protocol::BlockKind;
+use mcmvm_protocol::system::HardwareReport;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -131,7 +132,7 @@ fn engines(record: Option<&Path>) -> mcmvm_models::blocks::Hardware {
     hardware(o)
 }
 
-fn served(block: BlockKind, hw: &mcmvm_protocol::system::HardwareReport) -> Vec<Served> {
+fn served(block: BlockKind, hw: &HardwareReport) -> Vec<Served> {
     hw.blocks
         .iter()
         .filter(|b| b.block == block.module_name())
@@ -211,6 +212,65 @@ fn recorded(block: BlockKind, ports: &Path) -> Result<Vec<PathBuf>, CodesignErro
     Ok(v)
 }
 
+/// What the effect needs of a finished system run of either study.
+trait SystemRun {
+    fn cycles(&self) -> u64;
+    fn hardware(&self) -> &HardwareReport;
+}
+
+impl SystemRun for mcmvm_models::gpu::metrics::RunReport {
+    fn cycles(&self) -> u64 {
+        self.cycles
+    }
+    fn hardware(&self) -> &HardwareReport {
+        &self.hardware
+    }
+}
+
+impl SystemRun for mcmvm_models::uvm::metrics::UvmMetrics {
+    fn cycles(&self) -> u64 {
+        self.cycles
+    }
+    fn hardware(&self) -> &HardwareReport {
+        &self.hardware
+    }
+}
+
+/// The two runs of one workload: the design policy with the block's ports recorded into
+/// `ports`, then the baseline without. `run(record)` runs the design when `record` is
+/// set. Both are added to `effect.runs`, the design's block cycles to the power count;
+/// returns the design run and the speed-up (baseline cycles over the design's).
+fn design_and_baseline<R: SystemRun, E: std::fmt::Display>(
+    block: BlockKind,
+    w: &str,
+    [design, baseline]: [&str; 2],
+    ports: &Path,
+    effect: &mut Effect,
+    mut run: impl FnMut(Option<&Path>) -> Result<R, E>,
+) -> Result<(R, f64), CodesignError> {
+    let mut one = |policy: &str, record: Option<&Path>| {
+        let r = run(record).map_err(|e| CodesignError::Run {
+            what: format!("{w} under {policy}"),
+            detail: e.to_string(),
+        })?;
+        effect.runs.push(Run {
+            workload: w.into(),
+            policy: policy.into(),
+            cycles: r.cycles(),
+            served: served(block, r.hardware()),
+        });
+        Ok::<_, CodesignError>(r)
+    };
+    let d = one(design, Some(ports))?;
+    let base = one(baseline, None)?;
+    effect.block_clock_cycles += served(block, d.hardware())
+        .iter()
+        .map(|s| s.block_cycles + s.skipped_idle)
+        .sum::<u64>();
+    let speedup = base.cycles() as f64 / d.cycles().max(1) as f64;
+    Ok((d, speedup))
+}
+
 /// RT or coalescer: the design policy (ports recorded) and S-64KB on the MCM GPU.
 fn clap(
     block: BlockKind,
@@ -226,40 +286,27 @@ fn clap(
     } else {
         PolicyKind::S64kCoal
     };
-    let mut run = |policy: PolicyKind, record: Option<&Path>| {
+    let names = [design.name(), PolicyKind::S64k.name()];
+    let (d, speedup) = design_and_baseline(block, w, names, ports, effect, |record| {
         let mut cfg = sys.clap_gpu.clone();
         cfg.hw = hw.clone();
         cfg.engines = engines(record);
+        let policy = if record.is_some() {
+            design
+        } else {
+            PolicyKind::S64k
+        };
         let job = Job {
             workload: w.to_string(),
             policy,
         };
-        let r =
-            mcmvm_models::gpu::sweep::run_job(&cfg, &job, plan.scale, plan.seed).map_err(|e| {
-                CodesignError::Run {
-                    what: format!("{w} under {policy}"),
-                    detail: e.to_string(),
-                }
-            })?;
-        effect.runs.push(Run {
-            workload: w.into(),
-            policy: policy.name().into(),
-            cycles: r.cycles,
-            served: served(block, &r.hardware),
-        });
-        Ok::<_, CodesignError>(r)
-    };
-    let d = run(design, Some(ports))?;
-    let base = run(PolicyKind::S64k, None)?;
+        mcmvm_models::gpu::sweep::run_job(&cfg, &job, plan.scale, plan.seed)
+    })?;
     effect.clock_mhz = sys.clap_gpu.gpu.clock_mhz;
-    effect.block_clock_cycles += served(block, &d.hardware)
-        .iter()
-        .map(|s| s.block_cycles + s.skipped_idle)
-        .sum::<u64>();
     let rt = block == BlockKind::RemoteTracker;
     Ok(WorkloadEffect {
         workload: w.into(),
-        speedup: base.cycles as f64 / d.cycles.max(1) as f64,
+        speedup,
         rt_error: rt.then(|| rt_error(&d.allocs)),
         page_sizes: rt.then(|| {
             d.allocs
@@ -305,7 +352,9 @@ fn forest(
             detail: e.to_string(),
         }
     })?;
-    let mut run = |policy: UvmPolicy, record: Option<&Path>| {
+    let block = BlockKind::AccessTimeTracker;
+    let names = [UvmPolicy::Forest.name(), UvmPolicy::Tbnp.name()];
+    let (d, speedup) = design_and_baseline(block, w, names, ports, effect, |record| {
         let mut ucfg = sys.uvm.clone();
         ucfg.att = hw.access_time_tracker.clone();
         ucfg.engines = engines(record);
@@ -316,30 +365,17 @@ fn forest(
             scale: plan.scale,
             seed: plan.seed,
         };
-        let r = run_on_gpu(&gpu, &ucfg, wl.as_ref(), spec, policy, false).map_err(|e| {
-            CodesignError::Run {
-                what: format!("{w} under {}", policy.name()),
-                detail: e.to_string(),
-            }
-        })?;
-        effect.runs.push(Run {
-            workload: w.into(),
-            policy: policy.name().into(),
-            cycles: r.uvm.cycles,
-            served: served(BlockKind::AccessTimeTracker, &r.uvm.hardware),
-        });
-        Ok::<_, CodesignError>(r.uvm)
-    };
-    let d = run(UvmPolicy::Forest, Some(ports))?;
-    let base = run(UvmPolicy::Tbnp, None)?;
+        let policy = if record.is_some() {
+            UvmPolicy::Forest
+        } else {
+            UvmPolicy::Tbnp
+        };
+        run_on_gpu(&gpu, &ucfg, wl.as_ref(), spec, policy, false).map(|r| r.uvm)
+    })?;
     effect.clock_mhz = sys.forest_gpu.gpu.clock_mhz;
-    effect.block_clock_cycles += served(BlockKind::AccessTimeTracker, &d.hardware)
-        .iter()
-        .map(|s| s.block_cycles + s.skipped_idle)
-        .sum::<u64>();
     Ok(WorkloadEffect {
         workload: w.into(),
-        speedup: base.cycles as f64 / d.cycles.max(1) as f64,
+        speedup,
         rt_error: None,
         page_sizes: None,
         merged_entries: None,

@@ -7,6 +7,7 @@
 
 use crate::chart::{self, err, FONT};
 use crate::{Figure, HtmlTable, Outcome, ReportError, Section};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -138,16 +139,17 @@ fn path_colour(ns: f64, lo: f64, hi: f64) -> RGBColor {
     RGBColor(mix(0x4E, 0xE1), mix(0x79, 0x57), mix(0xA7, 0x59))
 }
 
+/// The figure's chart: area on x, the system effect on y.
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
 /// Draw `codesign/fig-pareto-<block>.svg` under `out`; returns its path relative to `out`.
 pub fn write_pareto(out: &Path, st: &Study, done: &mut Outcome) -> Result<String, ReportError> {
     let rel = format!("codesign/fig-pareto-{}.svg", st.block);
-    let xs = st.points.iter().map(|p| p.area_um2);
-    let ys = st.points.iter().map(|p| p.effect);
-    let paths = st.points.iter().map(|p| p.critical_path_ns);
-    let (x_lo, x_hi) = span(xs);
-    let (y_lo, y_hi) = span(ys);
-    let (p_lo, p_hi) = span(paths);
+    let (x_lo, x_hi) = span(st.points.iter().map(|p| p.area_um2));
+    let (y_lo, y_hi) = span(st.points.iter().map(|p| p.effect));
+    let paths = span(st.points.iter().map(|p| p.critical_path_ns));
     let title = format!("{}: area against system effect", st.block);
+    let (p_lo, p_hi) = paths;
     let legend = vec![
         (
             format!("critical path {p_lo:.2} ns"),
@@ -174,41 +176,53 @@ pub fn write_pareto(out: &Path, st: &Study, done: &mut Outcome) -> Result<String
                 .axis_desc_style((FONT, 14))
                 .draw()
                 .map_err(err)?;
-            let mut front: Vec<&StudyPoint> = st.points.iter().filter(|p| p.pareto).collect();
-            front.sort_by(|a, b| a.area_um2.total_cmp(&b.area_um2));
-            c.draw_series(LineSeries::new(
-                front.iter().map(|p| (p.area_um2, p.effect)),
-                BLACK.mix(0.4).stroke_width(1),
-            ))
-            .map_err(err)?;
+            draw_front(&mut c, st)?;
             for p in &st.points {
-                let at = (p.area_um2, p.effect);
-                let col = path_colour(p.critical_path_ns, p_lo, p_hi);
-                c.draw_series(std::iter::once(Circle::new(at, 6, col.filled())))
-                    .map_err(err)?;
-                if p.paper {
-                    c.draw_series(std::iter::once(Circle::new(at, 11, BLACK.stroke_width(2))))
-                        .map_err(err)?;
-                }
-                if p.default {
-                    c.draw_series(std::iter::once(
-                        EmptyElement::at(at)
-                            + Rectangle::new([(-9, -9), (9, 9)], BLACK.stroke_width(2)),
-                    ))
-                    .map_err(err)?;
-                }
-                c.draw_series(std::iter::once(Text::new(
-                    format!("{} {}", mark(p), p.label).trim().to_string(),
-                    at,
-                    (FONT, 11).into_font(),
-                )))
-                .map_err(err)?;
+                draw_point(&mut c, p, paths)?;
             }
             Ok(())
         },
         done,
     )?;
     Ok(rel)
+}
+
+/// The Pareto front as a line through its points, smallest area first.
+fn draw_front(c: &mut Chart, st: &Study) -> chart::DrawResult {
+    let mut front: Vec<&StudyPoint> = st.points.iter().filter(|p| p.pareto).collect();
+    front.sort_by(|a, b| a.area_um2.total_cmp(&b.area_um2));
+    c.draw_series(LineSeries::new(
+        front.iter().map(|p| (p.area_um2, p.effect)),
+        BLACK.mix(0.4).stroke_width(1),
+    ))
+    .map_err(err)?;
+    Ok(())
+}
+
+/// One point coloured by its critical path within `(lo, hi)`: a ring marks the paper's
+/// point, a square our default, and its label follows.
+fn draw_point(c: &mut Chart, p: &StudyPoint, (lo, hi): (f64, f64)) -> chart::DrawResult {
+    let at = (p.area_um2, p.effect);
+    let col = path_colour(p.critical_path_ns, lo, hi);
+    c.draw_series(std::iter::once(Circle::new(at, 6, col.filled())))
+        .map_err(err)?;
+    if p.paper {
+        c.draw_series(std::iter::once(Circle::new(at, 11, BLACK.stroke_width(2))))
+            .map_err(err)?;
+    }
+    if p.default {
+        c.draw_series(std::iter::once(
+            EmptyElement::at(at) + Rectangle::new([(-9, -9), (9, 9)], BLACK.stroke_width(2)),
+        ))
+        .map_err(err)?;
+    }
+    c.draw_series(std::iter::once(Text::new(
+        format!("{} {}", mark(p), p.label).trim().to_string(),
+        at,
+        (FONT, 11).into_font(),
+    )))
+    .map_err(err)?;
+    Ok(())
 }
 
 fn span(v: impl Iterator<Item = f64>) -> (f64, f64) {

@@ -1,6 +1,8 @@
 //! `mcmvm codesign`: a 2-point RT grid end to end at a tiny scale — both points linted,
-//! synthesised on both libraries, run with their own Verilog serving, powered by OpenSTA —
-//! then the same command again served from the cache, and a bad grid file refused.
+//! run in lockstep against the twin, synthesised on both libraries, run with their own
+//! Verilog serving, powered by OpenSTA — then the same command again served from the
+//! cache, the same study as a plan, two shards and a merge (the same bytes), and a bad
+//! grid file refused.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -27,20 +29,31 @@ fn stdout(o: &Output) -> String {
 const GRID: &str = "entries = [1, 2]\ncounter_bits = [4]\n";
 
 fn codesign(dir: &Path) -> Output {
-    mcmvm(&[
+    codesign_with(dir, &[])
+}
+
+fn codesign_with(dir: &Path, extra: &[&str]) -> Output {
+    let grid = dir.join("grid.toml");
+    let mut args = vec![
         "--quiet",
         "codesign",
         "--block",
         "rt",
         "--grid",
-        dir.join("grid.toml").to_str().unwrap(),
+        grid.to_str().unwrap(),
         "--workloads",
         "bfs",
         "--scale",
         "0.01",
         "--out",
         dir.to_str().unwrap(),
-    ])
+    ];
+    args.extend_from_slice(extra);
+    mcmvm(&args)
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 #[test]
@@ -75,6 +88,10 @@ fn a_two_point_rt_grid_runs_end_to_end_and_reruns_from_the_cache() {
     };
     for p in points {
         assert_eq!(p["lint"], "clean", "{p}");
+        // The point's Verilog agreed with the twin on every cycle of its lockstep run.
+        assert_eq!(p["lockstep"]["engines"], "model,verilator", "{p}");
+        assert_eq!(p["lockstep"]["cycles"], 4000, "{p}");
+        assert_eq!(p["lockstep"]["mismatches"], 0, "{p}");
         // Each point's design run (clap) was served by its own Verilog, which stepped.
         let clap = p["effect"]["runs"]
             .as_array()
@@ -109,6 +126,11 @@ fn a_two_point_rt_grid_runs_end_to_end_and_reruns_from_the_cache() {
     }
     let csv = std::fs::read_to_string(dir.join("codesign/rt.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * 2, "{csv}");
+    assert!(
+        csv.lines().skip(1).all(|l| l.contains(",clean,4000,0,")),
+        "{csv}"
+    );
+    assert_eq!(out.matches(" 4000 ok ").count(), 2, "{out}");
     let svg = std::fs::read_to_string(dir.join("codesign/fig-pareto-rt.svg")).unwrap();
     assert!(svg.contains("entries=2 counter_bits=4"), "{svg}");
 
@@ -119,7 +141,68 @@ fn a_two_point_rt_grid_runs_end_to_end_and_reruns_from_the_cache() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("codesign/rt.json")).unwrap())
             .unwrap();
     assert_eq!(json["study"], json2["study"]);
+    sharded_study_merges_to_the_same_files(&dir);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The study of `dir` (already in its cache) as `--plan`, one process per point and
+/// `merge`: the CSV and JSON of the one-process run, byte for byte; a missing point is
+/// named with its command, and rerunning one task rewrites its own file only.
+fn sharded_study_merges_to_the_same_files(dir: &Path) {
+    let files = ["codesign/rt.csv", "codesign/rt.json"];
+    let one_process: Vec<String> = files.iter().map(|f| read(&dir.join(f))).collect();
+    for f in files {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    let plan = dir.join("plan.txt");
+    let out = stdout(&codesign_with(dir, &["--plan", plan.to_str().unwrap()]));
+    assert!(out.contains("2 points of the rt co-design"), "{out}");
+    let lines: Vec<String> = read(&plan).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for (n, line) in lines.iter().enumerate() {
+        assert!(line.contains(&format!(" --task-id {n} ")), "{line}");
+        let o = Command::new("sh").args(["-c", line]).output().unwrap();
+        let text = stdout(&o);
+        assert!(text.contains(&format!("task {n}/2: wrote ")), "{text}");
+    }
+    let merge = || mcmvm(&["--quiet", "codesign", "merge", dir.to_str().unwrap()]);
+    let merged = stdout(&merge());
+    assert!(merged.contains("merge rt: 2 points from"), "{merged}");
+    assert!(merged.contains("recommended: "), "{merged}");
+    for (f, whole) in files.iter().zip(&one_process) {
+        assert!(read(&dir.join(f)) == *whole, "{f} differs after the merge");
+    }
+
+    // Point 1 gone: the merge names it with its command and writes nothing.
+    let runs = dir.join("codesign/runs");
+    let first = read(&runs.join("rt-0.json"));
+    std::fs::remove_file(runs.join("rt-1.json")).unwrap();
+    let o = merge();
+    assert_eq!(o.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("missing point 1: {}", lines[1])),
+        "{text}"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 of 2 points missing (tasks 1), nothing merged"),
+        "{err}"
+    );
+    // Task 1 again: its file back, task 0's untouched, the same merge.
+    stdout(&Command::new("sh").args(["-c", &lines[1]]).output().unwrap());
+    assert_eq!(read(&runs.join("rt-0.json")), first);
+    stdout(&merge());
+    for (f, whole) in files.iter().zip(&one_process) {
+        assert!(
+            read(&dir.join(f)) == *whole,
+            "{f} differs after the second merge"
+        );
+    }
+    let o = codesign_with(dir, &["--task-id", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("--task-id 2 is out of range: this rt co-design has 2 points (0..=1)"));
 }
 
 #[test]
