@@ -20,12 +20,12 @@ use serde::{Deserialize, Serialize};
 pub const CYCLES: u64 = 4000;
 
 /// The engines compared, in order (the twin first, as `mcmvm cosim` lists it).
-const ENGINES: [EngineKind; 2] = [EngineKind::Model, EngineKind::Verilator];
+const ENGINES: [EngineKind; 2] = [EngineKind::Twin, EngineKind::Verilator];
 
 /// What a point's lockstep run found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lockstep {
-    /// `model,verilator`.
+    /// `twin,verilator`.
     pub engines: String,
     /// The testbench seed (the study's `--seed`).
     pub seed: u64,

@@ -89,7 +89,7 @@ fn a_two_point_rt_grid_runs_end_to_end_and_reruns_from_the_cache() {
     for p in points {
         assert_eq!(p["lint"], "clean", "{p}");
         // The point's Verilog agreed with the twin on every cycle of its lockstep run.
-        assert_eq!(p["lockstep"]["engines"], "model,verilator", "{p}");
+        assert_eq!(p["lockstep"]["engines"], "twin,verilator", "{p}");
         assert_eq!(p["lockstep"]["cycles"], 4000, "{p}");
         assert_eq!(p["lockstep"]["mismatches"], 0, "{p}");
         // Each point's design run (clap) was served by its own Verilog, which stepped.
