@@ -109,9 +109,9 @@ pub enum GpuError {
     },
     #[error("{0} warp slots exceed the model's limit of 2^31 - 1")]
     TooManyWarps(u64),
-    /// A memory service (e.g. the UVM path) failed.
+    /// A memory service (e.g. the UVM path) failed; its own error is kept as the source.
     #[error("memory service: {0}")]
-    Service(String),
+    Service(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A hardware block's engine failed or disagreed (hardware in the loop).
     #[error("hardware: {0}")]
     Block(#[from] mcmvm_protocol::system::BlockFault),

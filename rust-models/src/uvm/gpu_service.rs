@@ -173,7 +173,7 @@ impl UvmGpuService {
         for (&p, &r) in held.iter().zip(&saved) {
             self.core.ready_at[p] = r;
         }
-        let end = served.map_err(|e| GpuError::Service(e.to_string()))?;
+        let end = served.map_err(|e| GpuError::Service(Box::new(e)))?;
         let mut evicted = std::mem::take(&mut self.core.evicted_log);
         evicted.sort_unstable();
         let mut i = 0;
@@ -183,9 +183,9 @@ impl UvmGpuService {
             let n = (j - i) as u64;
             let was = mm.unmap_evicted(va, n)?;
             if was != n {
-                return Err(GpuError::Service(format!(
-                    "evicted {n} pages at {va} but {was} were mapped"
-                )));
+                return Err(GpuError::Service(
+                    format!("evicted {n} pages at {va} but {was} were mapped").into(),
+                ));
             }
             shootdowns.push((va, Va(va.0 + n * PAGE_4K)));
             self.stats.pages_unmapped += n;
@@ -274,7 +274,8 @@ impl UvmGpuService {
         if !self.core.check_invariants {
             return Ok(());
         }
-        let bad = |d: String| GpuError::Service(format!("invariant violated at the end: {d}"));
+        let bad =
+            |d: String| GpuError::Service(format!("invariant violated at the end: {d}").into());
         // GpuError's service variant carries a message (gpu/ owns it), so the typed
         // audits' errors become text here.
         self.core
@@ -336,7 +337,7 @@ fn run_end<T>(
 }
 
 fn stray(page: usize) -> GpuError {
-    GpuError::Service(format!("UVM page {page} lies in no allocation"))
+    GpuError::Service(format!("UVM page {page} lies in no allocation").into())
 }
 
 impl MemoryService for &mut UvmGpuService {
@@ -370,10 +371,9 @@ impl MemoryService for &mut UvmGpuService {
                 t
             } else {
                 self.stats.repeat_faults += 1;
-                self.in_flight
-                    .as_ref()
-                    .map(|b| b.end)
-                    .ok_or_else(|| GpuError::Service(format!("{} resident but unmapped", ctx.va)))?
+                self.in_flight.as_ref().map(|b| b.end).ok_or_else(|| {
+                    GpuError::Service(format!("{} resident but unmapped", ctx.va).into())
+                })?
             }
         } else {
             if self.core.queued[p] {
