@@ -3,7 +3,7 @@
 //! built from the run files as `mcmvm sweep merge` builds them, so a resumed sweep's
 //! tables are byte for byte those of an uninterrupted one.
 
-use super::resume::{run_all, Job};
+use super::resume::{run_all, run_all_named, Job};
 use super::{merge, Split};
 use crate::cmd::sweep::{Args, ClapSweep};
 use crate::cmd::sweep_forest::{forest_curve, forest_progress, ForestSweep};
@@ -41,13 +41,7 @@ pub(super) fn all_clap(
             }),
         })
         .collect();
-    let bar = crate::cmd::progress::bar(jobs.len() as u64, "runs");
-    let tick = |n: usize, _: Option<f64>| {
-        bar.set_message(split.names[n].clone());
-        bar.inc(1);
-    };
-    let failed = run_all(split, resume, jobs, &tick);
-    bar.finish_and_clear();
+    let failed = run_all_named(split, resume, jobs);
     let mut failed = failed?;
     let files = merge::suite_files(&s.out, "clap")?;
     let (_, summaries, reports) = merge::clap_runs(&s.out, &files, failed > 0)?;

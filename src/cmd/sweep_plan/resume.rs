@@ -160,6 +160,22 @@ pub(super) struct Job<'a, S> {
     pub run: Box<dyn Fn() -> super::Outcome<S> + Send + Sync + 'a>,
 }
 
+/// [`run_all`] under a progress bar that names each run as it finishes.
+pub(super) fn run_all_named<S: Serialize + Send>(
+    split: &Split,
+    resume: bool,
+    jobs: Vec<Job<'_, S>>,
+) -> anyhow::Result<usize> {
+    let bar = crate::cmd::progress::bar(jobs.len() as u64, "runs");
+    let tick = |n: usize, _: Option<f64>| {
+        bar.set_message(split.names[n].clone());
+        bar.inc(1);
+    };
+    let failed = run_all(split, resume, jobs, &tick);
+    bar.finish_and_clear();
+    failed
+}
+
 /// Run every job of `split` that `--resume` does not find done, on rayon's threads, each
 /// file written when its run ends; `tick` is called per job done: first each resumed one
 /// (`None`), then each run with its wall seconds. Returns how many runs failed (they leave

@@ -11,7 +11,7 @@
 //! 150 %, on the GPU of `--gpu-config` with the UVM parameters of `--config`; its box is
 //! `params::forest_box`.
 
-use super::resume::{run_all, Job};
+use super::resume::{run_all_named, Job};
 use super::{absolute, in_range, run_task, shared_words, sweep_id, write_plan, Mode, Split};
 use crate::cmd::sweep::{forest_scale, workload_filter, Args};
 use anyhow::Context;
@@ -314,13 +314,7 @@ fn all<S: Serialize + Send>(
         args.seed,
         rayon::current_num_threads()
     );
-    let bar = crate::cmd::progress::bar(jobs.len() as u64, "runs");
-    let tick = |n: usize, _: Option<f64>| {
-        bar.set_message(split.names[n].clone());
-        bar.inc(1);
-    };
-    let failed = run_all(split, resume, jobs, &tick);
-    bar.finish_and_clear();
+    let failed = run_all_named(split, resume, jobs);
     if failed? > 0 {
         anyhow::bail!("some runs failed (above); rerun with --resume to run only them");
     }
