@@ -143,6 +143,44 @@ fn mutate_once(bytes: Vec<u8>, rng: &mut ChaCha8Rng) -> Vec<u8> {
     }
     let i = rng.gen_range(0..lines.len());
     match rng.gen_range(0..14) {
+        // Truncation anywhere.
+        7 => {
+            let cut = rng.gen_range(0..=bytes.len());
+            bytes[..cut].to_vec()
+        }
+        8 | 9 => insert_junk(bytes, rng),
+        11 => flip_bit(bytes, rng),
+        kind => {
+            mutate_line(&mut lines, i, kind, rng);
+            lines.concat()
+        }
+    }
+}
+
+/// Junk bytes at a random place.
+fn insert_junk(mut b: Vec<u8>, rng: &mut ChaCha8Rng) -> Vec<u8> {
+    let at = rng.gen_range(0..=b.len());
+    let junk: Vec<u8> = if rng.gen_bool(0.8) {
+        JUNK.choose(rng).expect("not empty").to_vec()
+    } else {
+        (0..rng.gen_range(1..64)).map(|_| rng.gen()).collect()
+    };
+    b.splice(at..at, junk);
+    b
+}
+
+/// One bit flipped.
+fn flip_bit(mut b: Vec<u8>, rng: &mut ChaCha8Rng) -> Vec<u8> {
+    if !b.is_empty() {
+        let at = rng.gen_range(0..b.len());
+        b[at] ^= 1 << rng.gen_range(0..8);
+    }
+    b
+}
+
+/// The line-level mutations of [`mutate_once`] (its `kind` draw) on line `i`.
+fn mutate_line(lines: &mut Vec<Vec<u8>>, i: usize, kind: u32, rng: &mut ChaCha8Rng) {
+    match kind {
         // A number, where a number was.
         0..=3 => {
             let line = String::from_utf8_lossy(&lines[i]).into_owned();
@@ -167,23 +205,6 @@ fn mutate_once(bytes: Vec<u8>, rng: &mut ChaCha8Rng) -> Vec<u8> {
             let j = rng.gen_range(0..lines.len());
             lines.swap(i, j);
         }
-        // Truncation anywhere.
-        7 => {
-            let cut = rng.gen_range(0..=bytes.len());
-            return bytes[..cut].to_vec();
-        }
-        // Junk bytes at a random place.
-        8 | 9 => {
-            let mut b = bytes;
-            let at = rng.gen_range(0..=b.len());
-            let junk: Vec<u8> = if rng.gen_bool(0.8) {
-                JUNK.choose(rng).expect("not empty").to_vec()
-            } else {
-                (0..rng.gen_range(1..64)).map(|_| rng.gen()).collect()
-            };
-            b.splice(at..at, junk);
-            return b;
-        }
         // A token replaced by a word of another line (a wrong key, a wrong record).
         10 => {
             let j = rng.gen_range(0..lines.len());
@@ -195,15 +216,6 @@ fn mutate_once(bytes: Vec<u8>, rng: &mut ChaCha8Rng) -> Vec<u8> {
                 .map(|w| w.to_string());
             let line = String::from_utf8_lossy(&lines[i]).into_owned();
             lines[i] = replace_token(&line, rng, word.unwrap_or_default()).into_bytes();
-        }
-        // One bit flipped.
-        11 => {
-            let mut b = bytes;
-            if !b.is_empty() {
-                let at = rng.gen_range(0..b.len());
-                b[at] ^= 1 << rng.gen_range(0..8);
-            }
-            return b;
         }
         // A very long line.
         12 => {
@@ -217,5 +229,4 @@ fn mutate_once(bytes: Vec<u8>, rng: &mut ChaCha8Rng) -> Vec<u8> {
             lines[i] = replace_token(&line, rng, String::new()).into_bytes();
         }
     }
-    lines.concat()
 }
