@@ -1,5 +1,5 @@
 //! A point's own Verilog against the twin, cycle for cycle: the lockstep harness of `mcmvm
-//! cosim` (`mcmvm_cosim::lockstep`) with the twin (`model`) and Verilator on the point's
+//! cosim` (`mcmvm_cosim::lockstep`) with the twin and Verilator on the point's
 //! parameters, driven by the block's seeded random testbench stimulus
 //! (`mcmvm-testbenches`). The harness stops at the first mismatch, so a point has 0 or 1;
 //! a mismatch marks the point failed (the table says so and the recommendation skips it).
