@@ -119,15 +119,21 @@ fn a_sharded_robustness_sweep_merges_into_the_one_process_files() {
         "clap_over_s2m",
         "clap_over_ideal",
         "ideal_over_s64k",
+        "rt_similarity_s64k",
+        "locality_s64k",
     ] {
         let line = txt.lines().find(|l| l.starts_with(id)).expect(id);
         assert!(line.contains('[') && line.contains(" / "), "{line}");
     }
+    // The RT similarity and chiplet locality are rates: the paper's figure unsigned.
+    let rt = txt.lines().find(|l| l.starts_with("rt_similarity_s64k"));
+    assert!(rt.is_some_and(|l| l.contains(" 95.3%") && l.contains("(a rate)")), "{txt}");
     assert!(txt.contains("+17.5%") && txt.contains("lhs-0 "), "{txt}");
     let json: serde_json::Value =
         serde_json::from_str(&read(&one.join("robustness.json"))).expect("robustness.json parses");
     assert_eq!(json["points"].as_array().map(Vec::len), Some(2));
     assert_eq!(json["headlines"][0]["paper"], 1.175);
+    assert_eq!(json["headlines"][4]["unit"], "share");
     let _ = std::fs::remove_dir_all(&tmp);
 }
 

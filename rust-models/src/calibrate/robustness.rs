@@ -12,6 +12,8 @@
 
 use super::targets::{Target, TARGETS};
 use crate::driver::PolicyKind;
+use crate::gpu::clap_tables::s64k_mean;
+use crate::gpu::sweep::RunSummary;
 use serde::Serialize;
 
 /// CLAP §5.1's headline figures, as speed-ups (clap over ideal = 1 − 0.0578), then ideal
@@ -50,12 +52,24 @@ pub const HEADLINES: [Target; 4] = [
     TARGETS[0],
 ];
 
-/// One headline figure: what it is and the paper's value (a speed-up ratio).
+/// What a headline's number is, which decides how it reads and whether "its sign flips"
+/// means anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unit {
+    /// A ratio of cycles (1.175 = +17.5 %): a gain above 1, a loss below.
+    Speedup,
+    /// A fraction in [0, 1] (0.953 = 95.3 %): a rate, with no sign to flip.
+    Share,
+}
+
+/// One headline figure: what it is, the paper's value, and its unit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Headline {
     pub id: &'static str,
     pub figure: &'static str,
     pub paper: f64,
+    pub unit: Unit,
 }
 
 impl Headline {
@@ -64,8 +78,36 @@ impl Headline {
             id: t.id,
             figure: t.figure,
             paper: t.paper,
+            unit: Unit::Speedup,
         }
     }
+}
+
+/// CLAP's mechanism-level figures (§4.3, §3.4), measured as the paper does with every
+/// structure in 64 KB pages: the mean over workloads of the RT estimate's similarity to
+/// each structure's true remote ratio, and of the chiplet locality of accesses. Each point's
+/// values come from its s64k runs ([`clap_share_figures`]).
+pub const CLAP_SHARE_HEADLINES: [Headline; 2] = [
+    Headline {
+        id: "rt_similarity_s64k",
+        figure: "RT estimate's similarity to the true remote ratio (s64k, mean)",
+        paper: 0.953,
+        unit: Unit::Share,
+    },
+    Headline {
+        id: "locality_s64k",
+        figure: "chiplet locality of accesses (s64k, mean)",
+        paper: 0.935,
+        unit: Unit::Share,
+    },
+];
+
+/// A point's [`CLAP_SHARE_HEADLINES`] from its runs (None where no s64k run has one).
+pub fn clap_share_figures(runs: &[RunSummary]) -> Vec<Option<f64>> {
+    vec![
+        s64k_mean(runs, |r| r.rt_similarity),
+        s64k_mean(runs, |r| r.chiplet_locality),
+    ]
 }
 
 /// The Forest paper's headline figures at 150 % oversubscription (geomean speed-ups over
@@ -75,11 +117,13 @@ pub const FOREST_HEADLINES: [Headline; 2] = [
         id: "forest_over_tbnp",
         figure: "Forest over TBNp at 150 % (geomean speed-up)",
         paper: 1.72,
+        unit: Unit::Speedup,
     },
     Headline {
         id: "specforest_over_tbnp",
         figure: "SpecForest over TBNp at 150 % (geomean speed-up)",
         paper: 1.86,
+        unit: Unit::Speedup,
     },
 ];
 
@@ -102,6 +146,7 @@ pub struct Range {
     pub id: &'static str,
     pub figure: &'static str,
     pub paper: f64,
+    pub unit: Unit,
     /// At the config as given (point 0).
     pub config: Option<f64>,
     pub low: Option<f64>,
@@ -136,20 +181,26 @@ pub fn ranges(headlines: &[Headline], points: &[PointFigures]) -> Vec<Range> {
                 id: h.id,
                 figure: h.figure,
                 paper: h.paper,
+                unit: h.unit,
                 config: points.iter().find(|p| p.point == 0).and_then(at),
                 low: low.map(|l| l.0),
                 low_point: low.map(|l| l.1.to_string()),
                 high: high.map(|h| h.0),
                 high_point: high.map(|h| h.1.to_string()),
-                sign_flips: matches!((low, high), (Some(l), Some(h)) if l.0 < 1.0 && h.0 > 1.0),
+                sign_flips: h.unit == Unit::Speedup
+                    && matches!((low, high), (Some(l), Some(h)) if l.0 < 1.0 && h.0 > 1.0),
             }
         })
         .collect()
 }
 
-/// A speed-up ratio as a signed percentage (`-`: missing).
-fn pct(x: Option<f64>) -> String {
-    x.map_or("-".to_string(), |x| format!("{:+.1}%", 100.0 * (x - 1.0)))
+/// A figure as a percentage (`-`: missing): a speed-up signed, relative to 1; a share as is.
+fn pct(unit: Unit, x: Option<f64>) -> String {
+    match (unit, x) {
+        (_, None) => "-".to_string(),
+        (Unit::Speedup, Some(x)) => format!("{:+.1}%", 100.0 * (x - 1.0)),
+        (Unit::Share, Some(x)) => format!("{:.1}%", 100.0 * x),
+    }
 }
 
 /// The ranges as text: each headline as value [low, high] beside the paper's, the points
@@ -174,14 +225,14 @@ pub fn text(ranges: &[Range], points: &[PointFigures]) -> String {
         s.push_str(&format!(
             "{:<21} {:>7} {:>7}  {:<18} {:<22} {}\n",
             r.id,
-            pct(Some(r.paper)),
-            pct(r.config),
-            format!("[{}, {}]", pct(r.low), pct(r.high)),
+            pct(r.unit, Some(r.paper)),
+            pct(r.unit, r.config),
+            format!("[{}, {}]", pct(r.unit, r.low), pct(r.unit, r.high)),
             at,
-            if r.sign_flips {
-                "FLIPS inside the box"
-            } else {
-                "holds"
+            match (r.unit, r.sign_flips) {
+                (Unit::Share, _) => "(a rate)",
+                (Unit::Speedup, true) => "FLIPS inside the box",
+                (Unit::Speedup, false) => "holds",
             }
         ));
     }
@@ -267,5 +318,36 @@ mod tests {
         assert_eq!((r[0].low, r[0].high), (Some(1.5), Some(1.5)));
         assert_eq!((r[1].low, r[1].high), (Some(1.2), Some(1.6)));
         assert!(!r[0].sign_flips && !r[1].sign_flips);
+    }
+
+    #[test]
+    fn a_share_reads_as_a_rate_and_never_flips() {
+        let points = [point(0, &[0.90, 0.98]), point(1, &[1.0, 0.5])];
+        let r = ranges(&CLAP_SHARE_HEADLINES, &points);
+        assert_eq!((r[0].low, r[0].high), (Some(0.90), Some(1.0)));
+        assert!(!r[0].sign_flips && !r[1].sign_flips, "a rate has no sign");
+        let t = text(&r, &points);
+        assert!(t.contains("95.3%") && t.contains("[90.0%, 100.0%]"), "{t}");
+        assert!(t.contains("(a rate)") && !t.contains("FLIPS"), "{t}");
+    }
+
+    #[test]
+    fn the_share_figures_are_means_of_the_s64k_runs() {
+        let run = |w: &str, p: &str, sim: f64, loc: f64| RunSummary {
+            workload: w.into(),
+            policy: p.into(),
+            rt_similarity: Some(sim),
+            chiplet_locality: Some(loc),
+            ..RunSummary::default()
+        };
+        let runs = [
+            run("a", "s64k", 0.8, 0.9),
+            run("a", "clap", 0.1, 0.1),
+            run("b", "s64k", 1.0, 0.7),
+        ];
+        let f = clap_share_figures(&runs);
+        assert!((f[0].unwrap() - 0.9).abs() < 1e-12, "{f:?}");
+        assert!((f[1].unwrap() - 0.8).abs() < 1e-12, "{f:?}");
+        assert_eq!(clap_share_figures(&runs[1..2]), vec![None, None]);
     }
 }

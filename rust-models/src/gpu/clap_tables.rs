@@ -338,7 +338,7 @@ pub fn paper_figures(
 
 /// The mean over workloads of a figure of their s64k runs (CLAP measures RT accuracy
 /// and chiplet locality with every structure in 64 KB pages).
-fn s64k_mean(runs: &[RunSummary], f: fn(&RunSummary) -> Option<f64>) -> Option<f64> {
+pub(crate) fn s64k_mean(runs: &[RunSummary], f: fn(&RunSummary) -> Option<f64>) -> Option<f64> {
     let xs: Vec<f64> = workloads(runs)
         .iter()
         .filter_map(|w| f(find(runs, w, "s64k")?))

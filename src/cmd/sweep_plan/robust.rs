@@ -6,7 +6,8 @@
 //! merge` needs nothing but the run files. The outputs, `robustness.txt`, `.csv` and
 //! `.json`, come from the run files alone, whether one process ran them or many.
 //!
-//! CLAP: CLAP over S-64KB and S-2MB, CLAP against ideal, ideal over S-64KB, on
+//! CLAP: CLAP over S-64KB and S-2MB, CLAP against ideal, ideal over S-64KB, and the RT
+//! similarity and chiplet locality under s64k (rates, not speed-ups), on
 //! `--config` (default the 4-chiplet MCM GPU). Forest: Forest and SpecForest over TBNp at
 //! 150 %, on the GPU of `--gpu-config` with the UVM parameters of `--config`; its box is
 //! `params::forest_box`.
@@ -19,7 +20,8 @@ use mcmvm_models::calibrate::design::{self, Design, Point};
 use mcmvm_models::calibrate::fit::{self, Plan};
 use mcmvm_models::calibrate::params::{forest_box, is_uvm_key, Param, PARAMS};
 use mcmvm_models::calibrate::robustness::{
-    self as rb, Headline, PointFigures, FOREST_HEADLINES, FOREST_OVERSUB, HEADLINES,
+    self as rb, Headline, PointFigures, CLAP_SHARE_HEADLINES, FOREST_HEADLINES, FOREST_OVERSUB,
+    HEADLINES,
 };
 use mcmvm_models::gpu::sweep::{geomean, RunSummary};
 use mcmvm_models::uvm::sweep::{run_forest_job, ForestJob, RunPart};
@@ -334,7 +336,11 @@ pub(super) fn outputs(
     let (id, heads, points) = if suite == "clap" {
         let (id, runs) = super::merge::load::<PointRun<RunSummary>>(dir, files, false)?;
         let runs: Vec<_> = runs.into_iter().map(|r| r.0).collect();
-        let heads: Vec<Headline> = HEADLINES.iter().map(Headline::of).collect();
+        let heads: Vec<Headline> = HEADLINES
+            .iter()
+            .map(Headline::of)
+            .chain(CLAP_SHARE_HEADLINES)
+            .collect();
         (id, heads, by_point(&runs, clap_figures))
     } else {
         let (id, runs) = super::merge::load::<PointRun<RunPart>>(dir, files, false)?;
@@ -408,11 +414,14 @@ fn distinct<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
     ws
 }
 
-/// CLAP's headlines at one point: each a geomean over the point's workloads.
+/// CLAP's headlines at one point: the speed-ups, each a geomean over the point's
+/// workloads, then the RT similarity and chiplet locality, means of its s64k runs.
 fn clap_figures(runs: &[&RunSummary]) -> Vec<Option<f64>> {
     let runs: Vec<RunSummary> = runs.iter().map(|r| (*r).clone()).collect();
     let workloads = distinct(runs.iter().map(|r| r.workload.as_str()));
-    fit::score(0, &HEADLINES, &runs, &workloads).figures
+    let mut figures = fit::score(0, &HEADLINES, &runs, &workloads).figures;
+    figures.extend(rb::clap_share_figures(&runs));
+    figures
 }
 
 /// Forest's headlines at one point: Forest's and SpecForest's geomean speed-up over TBNp.
