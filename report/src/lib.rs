@@ -7,10 +7,13 @@
 //! - `synth.json` (the list `mcmvm synth --json` prints) or else `hw-summary.json`
 //!   (`mcmvm hw`, whose rows carry the same area report under `area`);
 //! - `codesign/*.json` (`mcmvm codesign --block B`, one per block; optional, no note when absent);
+//! - `robustness-<suite>/robustness.json` (`mcmvm sweep --suite clap|forest --robustness`;
+//!   optional, a note when absent);
 //! - the configuration files named in [`Options::configs`], shown verbatim.
 //!
 //! Outputs: `clap/fig-speedup.svg`, `clap/fig-page-sizes.svg`, `forest/fig-speedup.svg`,
-//! `forest/fig-profiling.svg`, `fig-area.svg`, `codesign/fig-pareto-<block>.svg` and
+//! `forest/fig-profiling.svg`, `fig-area.svg`, `codesign/fig-pareto-<block>.svg`,
+//! `robustness-<suite>/fig-range.svg` and
 //! `report.html`, which links the figures
 //! by relative path. A missing input skips its figures with a note; a malformed one is a
 //! [`ReportError::Parse`] naming the file and line.
@@ -23,6 +26,7 @@ pub mod forest;
 pub mod forest_curve;
 pub mod html;
 pub mod hw;
+pub mod robustness;
 
 use std::path::{Path, PathBuf};
 
@@ -169,8 +173,14 @@ pub fn build(opts: &Options) -> Result<Outcome, ReportError> {
     if !codesign.figures.is_empty() {
         sections.push(codesign);
     }
+    // Not part of `make run` (hundreds of runs): its notes say how to add it.
+    let robustness = robustness::section(&opts.out, &mut done)?;
     for s in &sections {
         done.notes.extend(s.notes.iter().cloned());
+    }
+    done.notes.extend(robustness.notes.iter().cloned());
+    if !robustness.figures.is_empty() {
+        sections.push(robustness);
     }
     let mut configs = Vec::new();
     for c in &opts.configs {

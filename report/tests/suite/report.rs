@@ -119,7 +119,30 @@ fn full_out() -> tempfile::TempDir {
         std::fs::copy(forest_dir().join(f), forest.join(f)).unwrap();
     }
     std::fs::write(out.path().join("hw-summary.json"), hw_summary()).unwrap();
+    for suite in ["clap", "forest"] {
+        let dir = out.path().join(format!("robustness-{suite}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("robustness.json"), robustness_json(suite)).unwrap();
+    }
     out
+}
+
+/// `robustness.json` of a two-point box, from the models' own types as the sweep writes it.
+fn robustness_json(suite: &str) -> String {
+    use mcmvm_models::calibrate::robustness as rb;
+    let heads = rb::FOREST_HEADLINES.to_vec();
+    let point = |point: usize, label: &str, x: f64| rb::PointFigures {
+        point,
+        label: label.into(),
+        settings: vec![],
+        figures: vec![Some(x), Some(x * 0.98)],
+    };
+    let points = vec![point(0, "config", 1.9), point(1, "corner-1", 2.1)];
+    serde_json::json!({
+        "suite": suite, "scale": 0.02, "seed": 1, "design": "corners",
+        "headlines": rb::ranges(&heads, &points), "points": points,
+    })
+    .to_string()
 }
 
 /// Values of `attr="..."` in the page.
@@ -172,6 +195,8 @@ fn full_report_has_every_figure_with_one_bar_per_workload_and_policy() {
         "forest/fig-curve.svg",
         "forest/fig-profiling.svg",
         "fig-area.svg",
+        "robustness-clap/fig-range.svg",
+        "robustness-forest/fig-range.svg",
     ];
     assert_eq!(figs, want);
     let mut svgs = BTreeMap::new();
@@ -303,11 +328,13 @@ fn missing_inputs_are_skipped_with_a_note() {
         "clap_structures.csv",
         "forest.csv",
         "hw-summary.json",
+        "robustness-clap/robustness.json",
+        "robustness-forest/robustness.json",
         "nope.toml",
     ] {
         assert!(notes.contains(f), "no note for {f}: {notes}");
     }
-    assert_eq!(done.notes.len(), 5, "{notes}");
+    assert_eq!(done.notes.len(), 7, "{notes}");
     let html = read(&out.path().join("report.html"));
     assert!(refs(&html, "src").is_empty());
 }
