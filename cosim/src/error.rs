@@ -16,8 +16,8 @@ pub enum CosimError {
     #[error("no engines given: expected one or more of twin, rusthdl, verilator")]
     NoEngines,
     /// A stimulus file could not be used.
-    #[error("{path}: {message}")]
-    Stimulus { path: PathBuf, message: String },
+    #[error(transparent)]
+    Stimulus(#[from] crate::stimulus::StimulusError),
     /// `--hw` named no engine set.
     #[error("unknown --hw `{0}`: expected one of twin, rusthdl, verilator, check")]
     UnknownHwMode(String),

@@ -21,9 +21,9 @@
 pub mod engine;
 pub mod error;
 pub mod lockstep;
-pub mod replay;
 pub mod rtl_mutants;
 pub mod scoreboard;
+pub mod stimulus;
 pub mod system;
 pub mod verilator;
 mod verilator_build;
@@ -41,4 +41,5 @@ pub use lockstep::{
     STATE_INVARIANT,
 };
 pub use scoreboard::{Mismatch, Scoreboard};
+pub use stimulus::{read_stimulus, Stimulus, StimulusError};
 pub use wave::WaveRecorder;

@@ -186,7 +186,7 @@ pub(crate) fn over_cap(live: i64) {
                 dir.display()
             )
         }
-        None => "a replayed input".to_string(),
+        None => "a saved regression input".to_string(),
     };
     eprintln!("FAIL memory: {place} holds {live} bytes, past the hard cap");
     std::process::exit(1);

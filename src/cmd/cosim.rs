@@ -244,7 +244,7 @@ fn run_block<B: CosimBlock>(
 ) -> anyhow::Result<mcmvm_cosim::LockstepReport> {
     if let Stimulus::File(path) = &plan.stimulus {
         // A recording is played back whole, whatever --cycles says.
-        let recorded = mcmvm_cosim::replay::read_stimulus::<B::In>(path)?;
+        let recorded = mcmvm_cosim::stimulus::read_stimulus::<B::In>(path)?;
         let mut options = plan.options.clone();
         options.cycles = recorded.len();
         println!("recorded cycles: {}", recorded.len());

@@ -178,13 +178,13 @@ fn abc_command(check: &RtBmc, aig: &Path, cex: &Path) -> String {
     } else {
         ""
     };
-    let engine = if check.unbounded {
+    let prover = if check.unbounded {
         format!("pdr -T {}", check.timeout_s)
     } else {
         format!("bmc3 -F {} -T {}", check.depth, check.timeout_s)
     };
     format!(
-        "read_aiger {aig}; fold; strash; {scorr}dc2; {engine}; write_cex -a {cex}",
+        "read_aiger {aig}; fold; strash; {scorr}dc2; {prover}; write_cex -a {cex}",
         aig = aig.display(),
         cex = cex.display(),
     )

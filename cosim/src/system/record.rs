@@ -1,7 +1,7 @@
 //! `--record-ports DIR`: every block instance's system-driven port traffic, one VCD per
 //! instance (`rt-chiplet0.vcd`, `att-UVMdriver.vcd`, …). Time is the block cycle *stepped*:
 //! the idle cycles the system skips (proven not to change state or outputs) are left out,
-//! so `mcmvm cosim --stimulus FILE` replays the recording cycle for cycle.
+//! so `mcmvm cosim --stimulus FILE` plays the recording back cycle for cycle.
 
 use crate::error::CosimError;
 use crate::wave::WaveRecorder;

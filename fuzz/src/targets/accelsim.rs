@@ -159,81 +159,14 @@ impl Target for AccelSim {
     }
 
     fn generate(&self, rng: &mut ChaCha8Rng) -> Input {
-        let mut input = Input::default();
-        let mut list = String::new();
-        let mut kernels: Vec<(String, Vec<u8>)> = Vec::new();
-        if rng.gen_bool(0.3) {
-            list = String::from_utf8_lossy(&fixture("configs/traces/accelsim-tiny/kernelslist.g"))
-                .into_owned();
-            kernels.push((
-                "kernel-1.traceg".into(),
-                fixture("configs/traces/accelsim-tiny/kernel-1.traceg"),
-            ));
-            kernels.push((
-                "kernel-2.traceg.xz".into(),
-                unxz(&fixture("configs/traces/accelsim-tiny/kernel-2.traceg.xz")),
-            ));
+        // 1. The list and the kernel texts: the shipped fixture, or generated.
+        let (list, kernels) = if rng.gen_bool(0.3) {
+            fixture_directory()
         } else {
-            for k in 1..=rng.gen_range(1..4) {
-                for _ in 0..rng.gen_range(0..3) {
-                    let what = [
-                        "cudaMalloc",
-                        "MemcpyHtoD",
-                        "cudaMallocManaged",
-                        "MemcpyDtoH",
-                    ]
-                    .choose(rng)
-                    .expect("commands");
-                    let _ = write!(
-                        list,
-                        "{what},0x{:x},{}",
-                        addr(rng) & !0xfff,
-                        n(rng, 1 << 21)
-                    );
-                    if rng.gen_bool(0.3) {
-                        let _ = write!(list, ",B{}", rng.gen_range(0..3));
-                    }
-                    list.push('\n');
-                }
-                let name = if rng.gen_bool(0.3) {
-                    format!("kernel-{k}.traceg.xz")
-                } else {
-                    format!("kernel-{k}.traceg")
-                };
-                let _ = writeln!(list, "{name}");
-                if rng.gen_bool(0.1) {
-                    let _ = writeln!(list, "{name}");
-                }
-                kernels.push((name, kernel_text(rng).into_bytes()));
-            }
-        }
-        let list = if rng.gen_bool(0.4) {
-            mutate(list.as_bytes(), rng, 3)
-        } else {
-            list.into_bytes()
+            generated_directory(rng)
         };
-        input.logical_bytes += list.len() as u64;
-        input.files.push(("kernelslist.g".into(), list));
-        for (name, text) in kernels {
-            let text = if rng.gen_bool(0.7) {
-                mutate(&text, rng, 4)
-            } else {
-                text
-            };
-            input.logical_bytes += text.len() as u64;
-            let bytes = if name.ends_with(".xz") {
-                let mut z = xz(&text);
-                // A corrupt or cut compressed stream.
-                if rng.gen_bool(0.1) {
-                    z = mutate(&z, rng, 1);
-                }
-                z
-            } else {
-                text
-            };
-            input.files.push((name, bytes));
-        }
-        input
+        // 2. Mutated and compressed into the input's files.
+        into_input(rng, list, kernels)
     }
 
     fn run(&self, dir: &Path) -> Outcome {
@@ -258,4 +191,97 @@ impl Target for AccelSim {
             }
         }
     }
+}
+
+/// A kernel file's name and its (uncompressed) text.
+type KernelFile = (String, Vec<u8>);
+
+/// The shipped `configs/traces/accelsim-tiny` directory: its list and kernel texts.
+fn fixture_directory() -> (String, Vec<KernelFile>) {
+    let list = String::from_utf8_lossy(&fixture("configs/traces/accelsim-tiny/kernelslist.g"))
+        .into_owned();
+    let kernels = vec![
+        (
+            "kernel-1.traceg".into(),
+            fixture("configs/traces/accelsim-tiny/kernel-1.traceg"),
+        ),
+        (
+            "kernel-2.traceg.xz".into(),
+            unxz(&fixture("configs/traces/accelsim-tiny/kernel-2.traceg.xz")),
+        ),
+    ];
+    (list, kernels)
+}
+
+/// A generated list (memory commands before each kernel, sometimes a kernel listed twice)
+/// and its kernel texts.
+fn generated_directory(rng: &mut ChaCha8Rng) -> (String, Vec<KernelFile>) {
+    let mut list = String::new();
+    let mut kernels = Vec::new();
+    for k in 1..=rng.gen_range(1..4) {
+        for _ in 0..rng.gen_range(0..3) {
+            let what = [
+                "cudaMalloc",
+                "MemcpyHtoD",
+                "cudaMallocManaged",
+                "MemcpyDtoH",
+            ]
+            .choose(rng)
+            .expect("commands");
+            let _ = write!(
+                list,
+                "{what},0x{:x},{}",
+                addr(rng) & !0xfff,
+                n(rng, 1 << 21)
+            );
+            if rng.gen_bool(0.3) {
+                let _ = write!(list, ",B{}", rng.gen_range(0..3));
+            }
+            list.push('\n');
+        }
+        let name = if rng.gen_bool(0.3) {
+            format!("kernel-{k}.traceg.xz")
+        } else {
+            format!("kernel-{k}.traceg")
+        };
+        let _ = writeln!(list, "{name}");
+        if rng.gen_bool(0.1) {
+            let _ = writeln!(list, "{name}");
+        }
+        kernels.push((name, kernel_text(rng).into_bytes()));
+    }
+    (list, kernels)
+}
+
+/// The input's files: the list and each kernel text, sometimes mutated; `.xz` kernels
+/// compressed, sometimes with a corrupt or cut stream.
+fn into_input(rng: &mut ChaCha8Rng, list: String, kernels: Vec<KernelFile>) -> Input {
+    let mut input = Input::default();
+    let list = if rng.gen_bool(0.4) {
+        mutate(list.as_bytes(), rng, 3)
+    } else {
+        list.into_bytes()
+    };
+    input.logical_bytes += list.len() as u64;
+    input.files.push(("kernelslist.g".into(), list));
+    for (name, text) in kernels {
+        let text = if rng.gen_bool(0.7) {
+            mutate(&text, rng, 4)
+        } else {
+            text
+        };
+        input.logical_bytes += text.len() as u64;
+        let bytes = if name.ends_with(".xz") {
+            let mut z = xz(&text);
+            // A corrupt or cut compressed stream.
+            if rng.gen_bool(0.1) {
+                z = mutate(&z, rng, 1);
+            }
+            z
+        } else {
+            text
+        };
+        input.files.push((name, bytes));
+    }
+    input
 }

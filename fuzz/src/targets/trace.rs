@@ -27,13 +27,30 @@ pub(crate) fn n(rng: &mut ChaCha8Rng, typical: u64) -> String {
 
 fn generate_text(rng: &mut ChaCha8Rng) -> String {
     let mut t = String::new();
+    let allocs = header_and_allocations(rng, &mut t);
+    let shapes = kernel_lines(rng, &mut t);
+    for _ in 0..rng.gen_range(0..12) {
+        let k = rng.gen_range(0..shapes.len());
+        let (grid, warps) = shapes[k];
+        let (tb, w) = (rng.gen_range(0..grid.min(8)), rng.gen_range(0..warps));
+        for _ in 0..rng.gen_range(1..6) {
+            access_line(rng, &mut t, (k, tb, w), allocs);
+        }
+    }
+    t
+}
+
+/// The header (sometimes missing), an optional name and 1 to 4 allocation lines; returns
+/// the allocations written.
+fn header_and_allocations(rng: &mut ChaCha8Rng, t: &mut String) -> i32 {
     if rng.gen_bool(0.95) {
         t.push_str("mcmvm-trace 1\n");
     }
     if rng.gen_bool(0.3) {
         t.push_str("name fuzz # a comment\n");
     }
-    let allocs = rng.gen_range(1..5);
+    // `i32`, as these draws have always been typed: another type draws other numbers.
+    let allocs: i32 = rng.gen_range(1..5);
     for a in 0..allocs {
         let _ = write!(t, "alloc A{a} {}", n(rng, 1 << 20));
         if rng.gen_bool(0.3) {
@@ -47,7 +64,12 @@ fn generate_text(rng: &mut ChaCha8Rng) -> String {
         }
         t.push('\n');
     }
-    let kernels = rng.gen_range(1..4);
+    allocs
+}
+
+/// 1 to 3 kernel lines; returns each kernel's (grid, warps per block).
+fn kernel_lines(rng: &mut ChaCha8Rng, t: &mut String) -> Vec<(u64, i32)> {
+    let kernels: usize = rng.gen_range(1..4);
     let mut shapes = Vec::new();
     for k in 0..kernels {
         let grid = if rng.gen_bool(0.05) {
@@ -55,46 +77,44 @@ fn generate_text(rng: &mut ChaCha8Rng) -> String {
         } else {
             rng.gen_range(1..6)
         };
-        let warps = rng.gen_range(1..=32);
+        let warps: i32 = rng.gen_range(1..=32);
         shapes.push((grid, warps));
         let _ = writeln!(t, "kernel k{k} {grid} {warps}");
     }
-    for _ in 0..rng.gen_range(0..12) {
-        let k = rng.gen_range(0..kernels);
-        let (grid, warps) = shapes[k];
-        let (tb, w) = (rng.gen_range(0..grid.min(8)), rng.gen_range(0..warps));
-        for _ in 0..rng.gen_range(1..6) {
-            let alloc = rng.gen_range(0..allocs);
-            let rw = if rng.gen() { "r" } else { "w" };
-            let _ = write!(t, "a {k} {tb} {w} A{alloc} {rw} ");
-            if rng.gen_bool(0.6) {
-                let _ = write!(
-                    t,
-                    "s {} {} {} {}",
-                    n(rng, 4096),
-                    n(rng, 64),
-                    rng.gen_range(1..=32),
-                    [1, 2, 4, 8, 16].choose(rng).expect("sizes")
-                );
-            } else {
-                let offs: Vec<String> = (0..rng.gen_range(1..=32)).map(|_| n(rng, 8192)).collect();
-                let _ = write!(
-                    t,
-                    "g {} {}",
-                    [1, 4, 8].choose(rng).expect("sizes"),
-                    offs.join(",")
-                );
-            }
-            if rng.gen_bool(0.3) {
-                let _ = write!(t, " c={}", n(rng, 100));
-            }
-            if rng.gen_bool(0.2) {
-                t.push_str(" indep");
-            }
-            t.push('\n');
-        }
+    shapes
+}
+
+/// One access line of warp `(kernel, block, warp)` to one of `allocs` allocations: a
+/// strided or a gathered access, with optional compute cycles and `indep`.
+fn access_line(rng: &mut ChaCha8Rng, t: &mut String, (k, tb, w): (usize, u64, i32), allocs: i32) {
+    let alloc = rng.gen_range(0..allocs);
+    let rw = if rng.gen() { "r" } else { "w" };
+    let _ = write!(t, "a {k} {tb} {w} A{alloc} {rw} ");
+    if rng.gen_bool(0.6) {
+        let _ = write!(
+            t,
+            "s {} {} {} {}",
+            n(rng, 4096),
+            n(rng, 64),
+            rng.gen_range(1..=32),
+            [1, 2, 4, 8, 16].choose(rng).expect("sizes")
+        );
+    } else {
+        let offs: Vec<String> = (0..rng.gen_range(1..=32)).map(|_| n(rng, 8192)).collect();
+        let _ = write!(
+            t,
+            "g {} {}",
+            [1, 4, 8].choose(rng).expect("sizes"),
+            offs.join(",")
+        );
     }
-    t
+    if rng.gen_bool(0.3) {
+        let _ = write!(t, " c={}", n(rng, 100));
+    }
+    if rng.gen_bool(0.2) {
+        t.push_str(" indep");
+    }
+    t.push('\n');
 }
 
 impl Target for McmvmTrace {

@@ -1,11 +1,11 @@
 //! Recorded VCD stimulus (`mcmvm cosim --block B --stimulus FILE`), through
-//! `mcmvm_cosim::replay::read_stimulus` for the block the file is named after.
+//! `mcmvm_cosim::stimulus::read_stimulus` for the block the file is named after.
 
 use super::{fixture, gzip, rejection, Outcome, Target, Verdict};
 use crate::mutate::{edge_number, mutate};
 use crate::runner::FailureKind;
 use crate::Input;
-use mcmvm_cosim::replay::read_stimulus;
+use mcmvm_cosim::stimulus::read_stimulus;
 use mcmvm_models::protocol::{AttIn, CoalIn, Ports, RtIn};
 use rand::seq::SliceRandom;
 use rand::Rng;

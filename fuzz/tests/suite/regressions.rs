@@ -1,7 +1,7 @@
-//! Every input saved under `fuzz/regressions/` replayed: what each did before its fix is in
+//! Every input saved under `fuzz/regressions/` run again: what each did before its fix is in
 //! `fuzz/regressions/README.md`; now each is accepted or rejected cleanly, as listed.
 
-use mcmvm_fuzz::replay_regressions;
+use mcmvm_fuzz::run_regressions;
 use mcmvm_fuzz::targets::Verdict;
 use std::path::Path;
 use std::time::Duration;
@@ -21,10 +21,10 @@ const EXPECTED: &[(&str, &str, Verdict)] = &[
 #[test]
 fn every_saved_regression_input_is_accepted_or_rejected_cleanly() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
-    let replayed = replay_regressions(&root, Duration::from_secs(20));
+    let runs = run_regressions(&root, Duration::from_secs(20));
     let mut seen = Vec::new();
     let mut wrong = Vec::new();
-    for r in &replayed {
+    for r in &runs {
         println!(
             "{}/{}: {:?}, peak {} KB",
             r.target,

@@ -148,7 +148,7 @@ impl MemoryManager {
         (b < self.blocks.len()).then_some(b)
     }
     pub(super) fn block_first_vpn(&self, b: usize) -> u64 {
-        (self.cfg.va_base >> 12) + b as u64 * BLOCK_FRAMES
+        Va(self.cfg.va_base).vpn().0 + b as u64 * BLOCK_FRAMES
     }
 
     /// Translation of `va`, or None if unmapped (the GPU faults).

@@ -1,7 +1,7 @@
-//! Bandwidth resources served in the order requests *arrive*, not the order the engine
+//! Bandwidth resources served in the order requests *arrive*, not the order the event loop
 //! processes them.
 //!
-//! The engine computes a whole warp instruction per event, so one event may put a line on
+//! The event loop computes a whole warp instruction per event, so one event may put a line on
 //! an HBM channel thousands of cycles after its issue (behind a walk or a fault) while the
 //! next events put lines there earlier. A resource that served in processing order (one
 //! "free from" time) would make those earlier arrivals queue behind the later one. Here a
@@ -17,9 +17,9 @@
 //! resource's schedule behind it is pushed back, so the bandwidth is still accounted for
 //! every later request. Such requests are counted ([`Budget::out_of_order`]).
 //!
-//! The engine passes a *floor* with every request: the cycle of the event being processed,
+//! The event loop passes a *floor* with every request: the cycle of the event being processed,
 //! before which no later request can arrive. Requests that arrived at or before it are
-//! final and are retired, so the kept window is only as long as the engine looks ahead.
+//! final and are retired, so the kept window is only as long as the event loop looks ahead.
 
 use std::collections::VecDeque;
 

@@ -8,7 +8,7 @@
 //!
 //! Here: the driver places 64 KB pages on first touch (S-64KB), and this service counts,
 //! per 64 KB page and chiplet, the 128 B lines the GMMUs translated for it (the access
-//! counters C-NUMA samples; the same events the engine gives every access observer). At
+//! counters C-NUMA samples; the same events the event loop gives every access observer). At
 //! the first fault of each epoch of [`EPOCH_CYCLES`], every page some other chiplet
 //! accessed more than its home chiplet in the epoch migrates to that chiplet; the counts
 //! then restart. A migration is free: no GPU time, the shootdown of the page's TLB

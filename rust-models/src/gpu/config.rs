@@ -130,7 +130,7 @@ pub struct MemorySpec {
     /// Physical memory per chiplet in bytes (a multiple of 2 MB: whole PF blocks).
     pub bytes_per_chiplet: u64,
     /// The L1 ports, HBM channels and ring ports serve requests in the order they arrive
-    /// ([`super::bandwidth`]) instead of the order the engine computes them. Optional,
+    /// ([`super::bandwidth`]) instead of the order the event loop computes them. Optional,
     /// default `true`.
     #[serde(default = "default_true")]
     pub serve_in_arrival_order: bool,

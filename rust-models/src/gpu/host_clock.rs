@@ -77,7 +77,7 @@ impl TickRate {
 /// One in `1 << SAMPLE_SHIFT` fault episodes is timed.
 const SAMPLE_SHIFT: u32 = 3;
 
-/// Mean number of engine events between two sampled ones, whose start and translation
+/// Mean number of event-loop events between two sampled ones, whose start and translation
 /// attempts are time-stamped for a fault's discovery and a replay's dequeue or re-issue.
 /// An event is sampled before anyone knows whether a fault follows, so most samples are
 /// thrown away; sparse, so their stamps cost little.
@@ -99,12 +99,12 @@ enum Episode {
 /// does not get multiplied by eight.
 ///
 /// Two parts are estimated apart, for the reason a replay that faults again is timed
-/// whole (the work is repeated only because a page has not arrived), from engine events
+/// whole (the work is repeated only because a page has not arrived), from event-loop events
 /// sampled at their start — one in about [`START_PERIOD`], at random — because no one
 /// knows at that start whether a fault will follow: a fresh fault's *discovery*, its
 /// translation attempt's TLB probes and page-table lookup before the walk that found no
 /// mapping (the completing replay probes the page again); the *dequeue* of a replay that
-/// faults again, from before the engine's pop that took it off the ready queue to its
+/// faults again, from before the event loop's pop that took it off the ready queue to its
 /// start; and the *re-issue* of a replay that completes, from before its pop to its first
 /// translation attempt (a fault-free access has one event, not two; the replay's
 /// translation and data access are the access's own work and stay counted).
@@ -125,12 +125,12 @@ pub struct FaultTimer {
     stamp_ticks: u64,
     /// Whether the run is timed at all (a memory service that defers replays).
     enabled: bool,
-    /// Engine events until the next sampled one; within a sampled event its start and
+    /// Event-loop events until the next sampled one; within a sampled event its start and
     /// its latest translation attempt's start.
     countdown: u64,
     event_t0: Option<u64>,
     attempt_t0: Option<u64>,
-    /// The running replay's dequeue (from before the engine's pop to its start) and its
+    /// The running replay's dequeue (from before the event loop's pop to its start) and its
     /// re-issue (to its first translation attempt), if timed.
     running_dequeue: Option<u64>,
     running_reissue: Option<u64>,
@@ -176,7 +176,7 @@ impl FaultTimer {
         }
     }
 
-    /// The engine is about to take its next event from the ready queue (which may be a
+    /// The event loop is about to take its next event from the ready queue (which may be a
     /// replay: its dequeue is part of the replay attempt). One in about [`START_PERIOD`]
     /// events, at random intervals so no periodic pattern lines up with them, is sampled:
     /// its start is stamped, and so is each of its translation attempts'.
@@ -305,7 +305,7 @@ impl FaultTimer {
         episodes + self.prelude_parts(rate).iter().map(|p| p.0).sum::<f64>()
     }
 
-    /// The parts estimated from sampled engine events, each as (seconds, intervals
+    /// The parts estimated from sampled event-loop events, each as (seconds, intervals
     /// timed): the fresh faults' discovery, the dequeue of the replays that faulted again,
     /// and the dequeue and re-issue of those that completed up to their first translation
     /// attempt (a fault-free access has no second event, so this is the fault's too; the

@@ -51,7 +51,7 @@ fn fault_timer_counts_every_episode_and_times_a_sample() {
     assert!((got - expect).abs() <= 1e-12 * expect, "{got} vs {expect}");
 }
 
-/// About one engine event in `START_PERIOD` is sampled, whatever follows: a fresh
+/// About one event-loop event in `START_PERIOD` is sampled, whatever follows: a fresh
 /// fault in a sampled event has its discovery timed (from its attempt's start), a
 /// replay in one that faults again its dequeue (from the event's start); attempts
 /// inside a replay are not stamped (the replay is timed whole); each estimate scales

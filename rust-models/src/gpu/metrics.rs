@@ -1,11 +1,11 @@
-//! What a run measured: counters kept by the engine while it runs, and the report built
+//! What a run measured: counters kept by the event loop while it runs, and the report built
 //! from them at the end (serde `Serialize` for JSON; [`RunReport::csv_row`] for CSV).
 
 use super::tlb::{SizeClass, CLASSES};
 use serde::Serialize;
 use std::fmt::Write;
 
-/// Raw counters of one run (kept by the engine; cheap to bump).
+/// Raw counters of one run (kept by the event loop; cheap to bump).
 #[derive(Debug, Clone, Default)]
 pub struct Counters {
     pub warp_mem_instrs: u64,

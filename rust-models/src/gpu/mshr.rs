@@ -6,7 +6,7 @@
 //! instruction's longest MSHR wait later ([`super::access`]). Without that bound, loads in
 //! flight per warp times resident warps could have thousands of misses out at once.
 //!
-//! Time order, as for the bandwidth resources ([`super::bandwidth`]): the engine computes
+//! Time order, as for the bandwidth resources ([`super::bandwidth`]): the event loop computes
 //! a whole instruction per event, so a miss processed later may arrive earlier than
 //! misses already holding registers. A miss gets a register at the first cycle at or after
 //! its arrival at which fewer than `capacity` of the holds already granted cover that

@@ -1,6 +1,6 @@
 //! Host-cache prefetch hints for the event loop.
 //!
-//! The engine touches a different warp's state on nearly every instruction (its slot, its
+//! The event loop touches a different warp's state on nearly every instruction (its slot, its
 //! generator, its SM's TLB and cache), tens of megabytes in all, so most of a run's time is
 //! host cache misses. The ready queue knows which warps come next; asking the host to fetch
 //! their state early overlaps those misses with the current instruction. A hint changes no

@@ -11,7 +11,7 @@
 //! too, so nothing holds that page), and under heavy thrashing that could repeat forever.
 //! Each replay therefore remembers the furthest line any attempt reached; an attempt that
 //! faults before it is a *regression*. After [`MAX_REGRESSIONS`] regressions the replay
-//! resumes at that furthest line instead (what the engine did for every replay before),
+//! resumes at that furthest line instead (what the event loop did for every replay before),
 //! which cannot lose ground: the lines before it were accessed, the faulting page is the
 //! one the batch brought, and the service holds a batch's pages against the next batch's
 //! eviction until they are accessed (`uvm::gpu_service`). NVIDIA's driver has the same

@@ -1,7 +1,7 @@
 //! The hook between the GPU model and whoever services its memory: the default first-touch
 //! demand paging of CLAP's baseline, or the UVM path (far faults, prefetch, eviction).
 //!
-//! The engine calls [`MemoryService::on_access`] for every GPU memory access — once per
+//! The event loop calls [`MemoryService::on_access`] for every GPU memory access — once per
 //! page per warp instruction, after translation, which is what an Access Time Tracker in
 //! the GMMU observes — and [`MemoryService::on_fault`] for every walk that finds no valid
 //! mapping. The fault handler maps the page through the [`MemoryManager`] (or migrates,
@@ -46,7 +46,7 @@ pub struct FaultContext<'a> {
     /// The chiplets' Remote Trackers, drained through their ports.
     pub rt: &'a mut dyn RtDrain,
     /// VA ranges `[start, end)` whose TLB entries must be shot down (e.g. after an
-    /// eviction or migration); the engine applies them to every TLB before the replay.
+    /// eviction or migration); the event loop applies them to every TLB before the replay.
     pub shootdowns: &'a mut Vec<(Va, Va)>,
 }
 
@@ -55,7 +55,7 @@ pub struct FaultContext<'a> {
 pub struct FaultReply {
     /// Cycle the faulting warp replays its access.
     pub replay_at: Cycle,
-    /// What the driver did, if the service asked it to map: the engine records the end of
+    /// What the driver did, if the service asked it to map: the event loop records the end of
     /// a structure's PMM phase from `analysis` and shoots down `evicted` blocks.
     pub outcome: Option<FaultOutcome>,
 }
@@ -66,7 +66,7 @@ pub trait MemoryService {
     fn on_access(&mut self, _ev: &AccessEvent) {}
 
     /// Whether [`MemoryService::on_access`] needs to be called at all (default: yes). A
-    /// service that ignores accesses says no, and the engine builds no event per page:
+    /// service that ignores accesses says no, and the event loop builds no event per page:
     /// at millions of instructions per second the call alone cost several percent.
     fn observes_accesses(&self) -> bool {
         true
@@ -96,7 +96,7 @@ pub trait MemoryService {
         fault_at
     }
 
-    /// Whether a faulting warp goes back to the engine's queue until `replay_at` and then
+    /// Whether a faulting warp goes back to the event loop's queue until `replay_at` and then
     /// issues its instruction again (default: no, it replays inside the access, which is
     /// right for a short, independent fault latency). A batched service (UVM) needs the
     /// other warps to run meanwhile, or every batch would hold a single fault.

@@ -94,7 +94,7 @@ impl Gpu<'_> {
                         self.tlbs.release(sm, &lookup, walk_done, walk_done);
                         // The walker read the PTE before the fault that maps it
                         // completed: the access joins that fault and replays after it
-                        // (here, not from the engine's queue: no fault call was made).
+                        // (here, not from the event loop's queue: no fault call was made).
                         now = done;
                     }
                 },
@@ -102,7 +102,7 @@ impl Gpu<'_> {
                 None => {
                     now = self.serve_fault(va, t2, sm, instr, &lookup)?;
                     if self.defer_replays {
-                        // The warp waits in the engine's queue and re-issues the
+                        // The warp waits in the event loop's queue and re-issues the
                         // instruction then, so other warps run meanwhile (their faults
                         // join the same batch). The fault timer stops once it is queued.
                         return Ok(Translate::Deferred { replay_at: now });

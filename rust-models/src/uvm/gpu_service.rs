@@ -112,7 +112,7 @@ impl UvmGpuService {
     fn page_of(&self, alloc: AllocIndex, va: Va) -> Option<usize> {
         let a = alloc as usize;
         let obj = self.core.layout.objects.get(a)?;
-        let rel = (va.0.checked_sub(*self.alloc_base.get(a)?)? >> 12) as usize;
+        let rel = (va.0.checked_sub(*self.alloc_base.get(a)?)? / PAGE_4K) as usize;
         (rel < obj.pages).then_some(obj.first_page + rel)
     }
 

@@ -2,7 +2,7 @@
 //! a 2 MB-aligned base (as the driver lays out managed allocations), one after another
 //! from `BASE_VPN`. Pages are numbered globally from 0 so per-page state is a flat array.
 
-use crate::addr::Vpn;
+use crate::addr::{Vpn, PAGE_4K};
 use crate::workload::Allocation;
 
 use super::mask::PAGES_PER_BLOCK;
@@ -85,7 +85,7 @@ impl Layout {
     /// Global page of byte `offset` in allocation `alloc`.
     #[inline]
     pub fn page_of(&self, alloc: usize, offset: u64) -> usize {
-        self.objects[alloc].first_page + (offset >> 12) as usize
+        self.objects[alloc].first_page + (offset / PAGE_4K) as usize
     }
 
     pub fn blocks(&self) -> usize {

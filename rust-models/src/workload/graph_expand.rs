@@ -56,14 +56,14 @@ enum Phase {
 
 /// The per-edge-step state of an `expand` warp.
 ///
-/// Kept small and in one piece (about 400 bytes, no side allocation): the engine holds
+/// Kept small and in one piece (about 400 bytes, no side allocation): the event loop holds
 /// thousands of these, one per resident warp, and touches a different one on nearly every
 /// instruction, so their size is the host-cache footprint of the whole generator. The
 /// lanes still walking edges are a bit mask, so a step costs its live lanes, not all
 /// active ones (power-law degrees leave one or two lanes for most steps).
 #[repr(C)]
 pub(super) struct Expand<'a> {
-    // Read on every instruction: first, in the host cache line the engine prefetches
+    // Read on every instruction: first, in the host cache line the event loop prefetches
     // (`repr(C)` keeps this order).
     /// Where the warp is, and the next instruction of the current phase and how many it
     /// has.

@@ -132,7 +132,7 @@ pub const WARP_LANES: usize = 32;
 /// The byte offsets of a gather's active lanes (at most [`WARP_LANES`]).
 ///
 /// Up to [`INLINE_LANES`] offsets sit in the value itself, more in a box. Not all 32
-/// inline: a warp instruction is moved several times between generator and engine, and
+/// inline: a warp instruction is moved several times between generator and event loop, and
 /// 32 inline offsets made every instruction 280 bytes — the copies cost more than the
 /// allocation (measured on `bfs` and `gemm-gpt3`). But most irregular gathers have one or
 /// two active lanes (85 % on `bfs`, whose frontier lanes run out of edges at different

@@ -17,6 +17,7 @@
 use super::program::{coalesced, gather, WarpGen, WARP};
 use super::rng::{below, hash4, mix64, XorShift};
 use super::{Kernel, WarpInstr, WarpStream};
+use crate::addr::{PAGE_4K, PAGE_64K};
 
 /// Warps per thread block of every phase.
 pub(crate) const WARPS: u64 = 8;
@@ -99,13 +100,13 @@ impl PhaseGen {
                 }
             }
             Class::Sparse { .. } => {
-                let groups = (bytes >> 16).max(1);
-                let pages_per_group = ((bytes >> 12) / groups).max(1);
+                let groups = (bytes / PAGE_64K).max(1);
+                let pages_per_group = ((bytes / PAGE_4K) / groups).max(1);
                 for (l, off) in lanes.iter_mut().enumerate() {
                     let h = lane_hash(l);
                     let g = below(h, groups);
                     let page = g * pages_per_group + below(mix64(seed ^ g), pages_per_group);
-                    *off = (page * 4096 + (h & 0x3ff) * 4).min(bytes - 4);
+                    *off = (page * PAGE_4K + (h & 0x3ff) * 4).min(bytes - 4);
                 }
             }
             Class::Hot { .. } => {

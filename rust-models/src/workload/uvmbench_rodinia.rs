@@ -8,7 +8,7 @@
 //! `threadIdx.y` rows of 16 lanes in one warp, so a warp's tile access is two half-rows,
 //! `cols` elements apart. Host-side work between launches (backprop's output layer, kmeans'
 //! new centres, srad's image statistics) is not modelled: under UVM it would migrate the
-//! arrays the host reads back to the CPU, which the replay engine does not simulate.
+//! arrays the host reads back to the CPU, which the UVM model does not simulate.
 //! Compute cycles (`TILE_CYCLES`) are ours.
 
 use super::graph_kernels;

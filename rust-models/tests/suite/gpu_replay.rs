@@ -16,7 +16,7 @@ use mcmvm_models::gpu::{
 use mcmvm_models::workload::{Allocation, Kernel, Lanes, WarpInstr};
 
 /// Maps each faulting page at once and lets the warp replay 1000 cycles later, from the
-/// engine's queue (as the UVM service does); records every access's page.
+/// event loop's queue (as the UVM service does); records every access's page.
 struct Deferring {
     pages: Rc<RefCell<Vec<u64>>>,
 }

@@ -1,14 +1,14 @@
 //! Regression testbenches recorded from full-system runs (`mcmvm run --record-ports`):
-//! each block's system-driven port traffic replayed through the twin, rust-hdl's simulator
+//! each block's system-driven port traffic played back as stimulus through the twin, rust-hdl's simulator
 //! and the emitted Verilog in lockstep, 0 mismatches. `testbenches/recorded/README.md`
 //! says which run produced each file.
 
-use mcmvm_cosim::replay::read_stimulus;
+use mcmvm_cosim::stimulus::read_stimulus;
 use mcmvm_cosim::{lockstep, Att, Coalescer, CosimBlock, EngineKind, LockstepOptions, Rt};
 use mcmvm_models::config::HwConfig;
 use std::path::Path;
 
-fn replay<B: CosimBlock>(file: &str) {
+fn run_recorded_stimulus<B: CosimBlock>(file: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("recorded")
         .join(file);
@@ -26,16 +26,16 @@ fn replay<B: CosimBlock>(file: &str) {
 }
 
 #[test]
-fn remote_tracker_traffic_of_bfs_under_clap_replays_with_no_mismatch() {
-    replay::<Rt>("rt-bfs-clap-chiplet2.vcd");
+fn remote_tracker_traffic_of_bfs_under_clap_as_stimulus_gives_no_mismatch() {
+    run_recorded_stimulus::<Rt>("rt-bfs-clap-chiplet2.vcd");
 }
 
 #[test]
-fn coalescer_traffic_of_bfs_under_clap_replays_with_no_mismatch() {
-    replay::<Coalescer>("coalescer-bfs-clap-chiplet2.vcd");
+fn coalescer_traffic_of_bfs_under_clap_as_stimulus_gives_no_mismatch() {
+    run_recorded_stimulus::<Coalescer>("coalescer-bfs-clap-chiplet2.vcd");
 }
 
 #[test]
-fn att_traffic_of_ls_under_forest_replays_with_no_mismatch() {
-    replay::<Att>("att-ls-forest.vcd.gz");
+fn att_traffic_of_ls_under_forest_as_stimulus_gives_no_mismatch() {
+    run_recorded_stimulus::<Att>("att-ls-forest.vcd.gz");
 }

@@ -7,11 +7,10 @@
 //! inputs of cycle `t` are the values after every change stamped at or before `t`; the
 //! file's last timestamp ends the stimulus. A `.vcd.gz` file is read through gzip.
 
-use crate::error::CosimError;
 use mcmvm_models::protocol::Ports;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use vcd::{Command, IdCode, Value};
 
 /// Longest stimulus read from one file (a guard against a corrupt final timestamp).
@@ -21,6 +20,73 @@ const MAX_CYCLES: u64 = 100_000_000;
 const MAX_SCOPE_DEPTH: usize = 64;
 /// Longest header read (a guard against a file that never ends its definitions).
 const MAX_HEADER_BYTES: u64 = 64 << 20;
+
+/// Why a stimulus file cannot be used: the file, the line where the reader stopped (a
+/// problem of the header as a whole has none), and what was expected there.
+#[derive(Debug, thiserror::Error)]
+pub enum StimulusError {
+    /// The file could not be opened or read (a corrupt gzip stream too).
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Line `line` is not what a stimulus recording has there.
+    #[error("{path}:{line}: {problem}")]
+    AtLine {
+        path: PathBuf,
+        line: u64,
+        #[source]
+        problem: StimulusProblem,
+    },
+    /// The file as a whole is not this block's recording.
+    #[error("{path}: {problem}")]
+    InFile {
+        path: PathBuf,
+        #[source]
+        problem: StimulusProblem,
+    },
+}
+
+/// What a stimulus file holds that a recording of this block may not.
+#[derive(Debug, thiserror::Error)]
+pub enum StimulusProblem {
+    /// The header never ends within [`MAX_HEADER_BYTES`].
+    #[error("not a VCD file: no `$enddefinitions` in the first {limit} bytes")]
+    HeaderNeverEnds { limit: u64 },
+    /// `$scope`s nest deeper than [`MAX_SCOPE_DEPTH`].
+    #[error("not a VCD file this reader takes: scopes nest deeper than {limit}")]
+    ScopesTooDeep { limit: usize },
+    /// The vcd parser rejected the text (its message repeats the line).
+    #[error("not a VCD file: {0}")]
+    Syntax(#[source] std::io::Error),
+    /// An input port of the block has no variable under `inputs`.
+    #[error("no input port `inputs.{port}` ({width} bits): the recording is of another block")]
+    MissingPort { port: &'static str, width: u32 },
+    /// An input port's variable has another width than the block's port.
+    #[error("input port `{port}` is {found} bits wide in the file, the block's is {width}")]
+    PortWidth {
+        port: &'static str,
+        found: u32,
+        width: u32,
+    },
+    /// A variable under `inputs` is no port of the block.
+    #[error("input `{name}` is not a port of this block: the recording is of another block")]
+    ExtraPort { name: String },
+    /// A timestamp below the one before it.
+    #[error("time goes back from #{from} to #{to}")]
+    TimeGoesBack { from: u64, to: u64 },
+    /// A timestamp past [`MAX_CYCLES`].
+    #[error("#{at}: longer than {limit} cycles")]
+    TooLong { at: u64, limit: u64 },
+    /// An input bit that is X or Z.
+    #[error("input `{port}` is X or Z at #{at}: a stimulus must be 0 or 1")]
+    Undefined { port: &'static str, at: u64 },
+    /// The body records no cycle.
+    #[error("no cycles recorded")]
+    NoCycles,
+}
 
 /// A recorded stimulus: runs of cycles with the same inputs, so a file whose timestamps
 /// jump far ahead costs memory for its changes, never for the cycles it skips.
@@ -58,12 +124,20 @@ impl<I: Copy + 'static> IntoIterator for Stimulus<I> {
     }
 }
 
+/// Where a header check stopped: the file as a whole, or a line of it.
+enum HeaderFault {
+    Read(std::io::Error),
+    InFile(StimulusProblem),
+    AtLine(u64, StimulusProblem),
+}
+
 /// The header's bytes, up to and including the line with `$enddefinitions`, after checking
 /// that its scopes nest at most [`MAX_SCOPE_DEPTH`] deep. (A header that never ends is left
 /// to the vcd parser to reject.)
-fn bounded_header(reader: &mut impl BufRead) -> Result<Vec<u8>, String> {
+fn bounded_header(reader: &mut impl BufRead) -> Result<Vec<u8>, HeaderFault> {
     let mut header = Vec::new();
     let mut depth = 0usize;
+    let mut line = 0u64;
     loop {
         let start = header.len();
         let left = MAX_HEADER_BYTES - start as u64;
@@ -71,22 +145,26 @@ fn bounded_header(reader: &mut impl BufRead) -> Result<Vec<u8>, String> {
             .by_ref()
             .take(left)
             .read_until(b'\n', &mut header)
-            .map_err(|e| format!("cannot read: {e}"))?;
+            .map_err(HeaderFault::Read)?;
         if n == 0 {
             if header.len() as u64 >= MAX_HEADER_BYTES {
-                return Err(format!(
-                    "not a VCD file: no `$enddefinitions` in the first {MAX_HEADER_BYTES} bytes"
-                ));
+                return Err(HeaderFault::InFile(StimulusProblem::HeaderNeverEnds {
+                    limit: MAX_HEADER_BYTES,
+                }));
             }
             return Ok(header);
         }
+        line += 1;
         for word in header[start..].split(|b| b.is_ascii_whitespace()) {
             match word {
                 b"$scope" => {
                     depth += 1;
                     if depth > MAX_SCOPE_DEPTH {
-                        return Err(format!(
-                            "not a VCD file this reader takes: scopes nest deeper than {MAX_SCOPE_DEPTH}"
+                        return Err(HeaderFault::AtLine(
+                            line,
+                            StimulusProblem::ScopesTooDeep {
+                                limit: MAX_SCOPE_DEPTH,
+                            },
                         ));
                     }
                 }
@@ -101,67 +179,93 @@ fn bounded_header(reader: &mut impl BufRead) -> Result<Vec<u8>, String> {
 /// A VCD parser positioned after a header [`bounded_header`] has checked.
 type VcdParser = vcd::Parser<std::io::Chain<std::io::Cursor<Vec<u8>>, BufReader<Box<dyn Read>>>>;
 
-/// The stimulus error for `path`.
-fn bad(path: &Path, message: String) -> CosimError {
-    CosimError::Stimulus {
-        path: path.to_path_buf(),
-        message,
-    }
-}
-
 /// The stimulus recorded in `path` for the block whose input set is `I`.
-pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Stimulus<I>, CosimError> {
+pub fn read_stimulus<I: Ports>(path: &Path) -> Result<Stimulus<I>, StimulusError> {
+    let in_file = |problem| StimulusError::InFile {
+        path: path.to_path_buf(),
+        problem,
+    };
     // 1. Open (through gzip for `.gz`), bound the header, parse it.
     let mut parser = open(path)?;
     let header = parser
         .parse_header()
-        .map_err(|e| bad(path, format!("not a VCD file: {e}")))?;
+        .map_err(|e| parse_error(path, &parser, e))?;
     // 2. Every input port of `I`, at its width, and nothing else under `inputs`.
-    let ports = input_ports::<I>(path, &header)?;
+    let ports = input_ports::<I>(&header).map_err(in_file)?;
     // 3. The value changes, as runs of equal inputs.
     let stimulus = read_runs::<I>(path, parser, &ports)?;
     if stimulus.cycles == 0 {
-        return Err(bad(path, "no cycles recorded".to_string()));
+        return Err(in_file(StimulusProblem::NoCycles));
     }
     Ok(stimulus)
 }
 
-fn open(path: &Path) -> Result<VcdParser, CosimError> {
-    let file = std::fs::File::open(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+fn open(path: &Path) -> Result<VcdParser, StimulusError> {
+    let read = |source| StimulusError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read)?;
     let reader: Box<dyn Read> = if path.extension().is_some_and(|x| x == "gz") {
         Box::new(flate2::read::GzDecoder::new(file))
     } else {
         Box::new(file)
     };
     let mut reader = BufReader::new(reader);
-    let header = bounded_header(&mut reader).map_err(|m| bad(path, m))?;
+    let header = bounded_header(&mut reader).map_err(|fault| match fault {
+        HeaderFault::Read(source) => read(source),
+        HeaderFault::InFile(problem) => StimulusError::InFile {
+            path: path.to_path_buf(),
+            problem,
+        },
+        HeaderFault::AtLine(line, problem) => StimulusError::AtLine {
+            path: path.to_path_buf(),
+            line,
+            problem,
+        },
+    })?;
     Ok(vcd::Parser::new(std::io::Cursor::new(header).chain(reader)))
 }
 
+/// An error of the vcd parser at the line it stopped on: its syntax errors are the file's,
+/// anything else (a corrupt gzip stream) is a read error.
+fn parse_error(path: &Path, parser: &VcdParser, e: std::io::Error) -> StimulusError {
+    let syntax = matches!(
+        e.kind(),
+        std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof
+    ) && e
+        .get_ref()
+        .is_none_or(|inner| inner.downcast_ref::<vcd::ParseError>().is_some());
+    if syntax {
+        StimulusError::AtLine {
+            path: path.to_path_buf(),
+            line: parser.line(),
+            problem: StimulusProblem::Syntax(e),
+        }
+    } else {
+        StimulusError::Read {
+            path: path.to_path_buf(),
+            source: e,
+        }
+    }
+}
+
 /// Each input port's id code in `header`, mapped to its index in `I::PORTS`.
-fn input_ports<I: Ports>(
-    path: &Path,
-    header: &vcd::Header,
-) -> Result<HashMap<IdCode, usize>, CosimError> {
+fn input_ports<I: Ports>(header: &vcd::Header) -> Result<HashMap<IdCode, usize>, StimulusProblem> {
     let mut ports: HashMap<IdCode, usize> = HashMap::new();
     for (i, p) in I::PORTS.iter().enumerate() {
-        let var = header.find_var(&["inputs", p.name]).ok_or_else(|| {
-            bad(
-                path,
-                format!(
-                    "no input port `inputs.{}` ({} bits): the recording is of another block",
-                    p.name, p.width
-                ),
-            )
-        })?;
+        let var = header
+            .find_var(&["inputs", p.name])
+            .ok_or(StimulusProblem::MissingPort {
+                port: p.name,
+                width: p.width,
+            })?;
         if var.size != p.width {
-            return Err(bad(
-                path,
-                format!(
-                    "input port `{}` is {} bits wide in the file, the block's is {}",
-                    p.name, var.size, p.width
-                ),
-            ));
+            return Err(StimulusProblem::PortWidth {
+                port: p.name,
+                found: var.size,
+                width: p.width,
+            });
         }
         ports.insert(var.code, i);
     }
@@ -177,12 +281,7 @@ fn input_ports<I: Ports>(
         _ => None,
     });
     match extra {
-        Some(name) => Err(bad(
-            path,
-            format!(
-                "input `{name}` is not a port of this block: the recording is of another block"
-            ),
-        )),
+        Some(name) => Err(StimulusProblem::ExtraPort { name }),
         None => Ok(ports),
     }
 }
@@ -190,24 +289,37 @@ fn input_ports<I: Ports>(
 /// The body's value changes of `ports`, as runs of cycles with equal inputs.
 fn read_runs<I: Ports>(
     path: &Path,
-    parser: VcdParser,
+    mut parser: VcdParser,
     ports: &HashMap<IdCode, usize>,
-) -> Result<Stimulus<I>, CosimError> {
-    let err = |message: String| bad(path, message);
+) -> Result<Stimulus<I>, StimulusError> {
     let mut current = I::default();
     let mut runs: Vec<(I, u64)> = Vec::new();
     let mut cycles = 0u64;
     let mut at: Option<u64> = None;
-    for command in parser {
-        let command = command.map_err(|e| err(format!("malformed VCD: {e}")))?;
+    while let Some(command) = parser.next() {
+        let command = command.map_err(|e| parse_error(path, &parser, e))?;
+        let at_line = |problem| StimulusError::AtLine {
+            path: path.to_path_buf(),
+            line: parser.line(),
+            problem,
+        };
+        let undefined = |i: usize| {
+            at_line(StimulusProblem::Undefined {
+                port: I::PORTS[i].name,
+                at: at.unwrap_or(0),
+            })
+        };
         match command {
             Command::Timestamp(t) => {
                 if let Some(prev) = at {
                     if t < prev {
-                        return Err(err(format!("time goes back from #{prev} to #{t}")));
+                        return Err(at_line(StimulusProblem::TimeGoesBack { from: prev, to: t }));
                     }
                     if t > MAX_CYCLES {
-                        return Err(err(format!("#{t}: longer than {MAX_CYCLES} cycles")));
+                        return Err(at_line(StimulusProblem::TooLong {
+                            at: t,
+                            limit: MAX_CYCLES,
+                        }));
                     }
                     if t > prev {
                         runs.push((current, t - prev));
@@ -218,16 +330,12 @@ fn read_runs<I: Ports>(
             }
             Command::ChangeScalar(id, v) => {
                 if let Some(&i) = ports.get(&id) {
-                    current.set(
-                        i,
-                        bit(v).ok_or_else(|| err(undefined(I::PORTS[i].name, at)))?,
-                    );
+                    current.set(i, bit(v).ok_or_else(|| undefined(i))?);
                 }
             }
             Command::ChangeVector(id, v) => {
                 if let Some(&i) = ports.get(&id) {
-                    let x = vector(&v).ok_or_else(|| err(undefined(I::PORTS[i].name, at)))?;
-                    current.set(i, x);
+                    current.set(i, vector(&v).ok_or_else(|| undefined(i))?);
                 }
             }
             _ => {}
@@ -253,13 +361,6 @@ fn bit(v: Value) -> Option<u64> {
     }
 }
 
-fn undefined(port: &str, at: Option<u64>) -> String {
-    format!(
-        "input `{port}` is X or Z at #{}: a stimulus must be 0 or 1",
-        at.unwrap_or(0)
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,7 +369,7 @@ mod tests {
 
     #[test]
     fn a_recording_reads_back_cycle_for_cycle() {
-        let dir = std::env::temp_dir().join(format!("mcmvm-replay-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("mcmvm-stimulus-{}", std::process::id()));
         let path = dir.join("rt.vcd");
         let inputs = [
             RtIn::reset(),
@@ -291,7 +392,9 @@ mod tests {
             "{other}"
         );
         std::fs::write(&path, "$timescale 1 ns $end\n garbage").unwrap();
-        assert!(read_stimulus::<RtIn>(&path).is_err());
+        let e = read_stimulus::<RtIn>(&path).unwrap_err();
+        assert!(matches!(e, StimulusError::AtLine { line: 2, .. }), "{e}");
+        assert!(e.to_string().contains("rt.vcd:2: not a VCD file"), "{e}");
         // Scopes nested past the limit are refused before the vcd parser recurses into them.
         let deep = "$scope module a $end\n".repeat(100_000);
         std::fs::write(
@@ -300,7 +403,23 @@ mod tests {
         )
         .unwrap();
         let e = read_stimulus::<RtIn>(&path).unwrap_err().to_string();
-        assert!(e.contains("nest deeper than 64"), "{e}");
+        assert!(
+            e.contains("rt.vcd:66: not a VCD file this reader takes: scopes nest deeper than 64"),
+            "{e}"
+        );
+        // A timestamp that goes back is named with its line (the last one here).
+        let mut w = WaveRecorder::<RtIn, RtOut>::create(&path, &["twin"]).unwrap();
+        w.record(0, &RtIn::reset(), &[RtOut::default()]).unwrap();
+        w.finish(5).unwrap();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("#3\n");
+        std::fs::write(&path, &text).unwrap();
+        let e = read_stimulus::<RtIn>(&path).unwrap_err().to_string();
+        let last = text.lines().count();
+        assert!(
+            e.contains(&format!("rt.vcd:{last}: time goes back from #5 to #3")),
+            "{e}"
+        );
         // A jump of 10^8 - 1 cycles is one run, not 10^8 copies of the inputs.
         let mut w = WaveRecorder::<RtIn, RtOut>::create(&path, &["twin"]).unwrap();
         w.record(0, &RtIn::reset(), &[RtOut::default()]).unwrap();
@@ -310,7 +429,7 @@ mod tests {
         let missing = read_stimulus::<RtIn>(&dir.join("none.vcd"))
             .unwrap_err()
             .to_string();
-        assert!(missing.contains("cannot read"), "{missing}");
+        assert!(missing.contains("none.vcd: cannot read"), "{missing}");
         let _ = std::fs::remove_dir_all(dir);
     }
 }
