@@ -2,7 +2,8 @@
 //! through `mcmvm-synth` (area, logic area, flip-flops, critical path, max clock), and its
 //! power from the system run's switching ([`crate::power`]).
 
-use crate::power::{self, Activity, Power};
+use crate::activity::Activity;
+use crate::power::{self, Power};
 use crate::CodesignError;
 use mcmvm_models::config::HwConfig;
 use mcmvm_protocol::protocol::BlockKind;
@@ -30,6 +31,13 @@ pub struct LibraryCost {
     pub leakage_w: f64,
     /// The clock the power is reported at, MHz.
     pub power_clock_mhz: f64,
+    /// Cells whose power OpenSTA gave as NaN or infinite: left out of `dynamic_w` and
+    /// `leakage_w` ([`crate::power`] says why).
+    #[serde(default)]
+    pub power_undefined_cells: u64,
+    /// The Liberty corner the timing and power are at: `typical, 1.8 V, 25 °C`.
+    #[serde(default)]
+    pub corner: String,
 }
 
 /// The Verilog of a point, written to `dir/<module>.v`.
@@ -150,6 +158,8 @@ pub fn with_power(
                 dynamic_w: p.dynamic_w(),
                 leakage_w: p.leakage_w,
                 power_clock_mhz: clock_mhz,
+                power_undefined_cells: p.undefined_cells,
+                corner: s.lib.corner()?.to_string(),
             })
         })
         .collect()

@@ -9,7 +9,7 @@
 //!    flip-flops, critical path and maximum clock ([`cost`]);
 //! 3. runs the study's workloads with that Verilog serving every instance of the block
 //!    (`--hw verilator`) and its ports recorded ([`system`]);
-//! 4. computes power with OpenSTA from the recorded switching ([`power`]);
+//! 4. computes power with OpenSTA from the recorded switching ([`activity`], [`power`]);
 //!
 //! and caches the point by the hash of its Verilog and everything else it depends on
 //! ([`study`]). [`output`] finds the Pareto front and the smallest point within 1 % of the
@@ -17,6 +17,7 @@
 //! one result file per point, so the points can run as separate processes (`--plan`,
 //! `--task-id`) and be merged into the same files.
 
+pub mod activity;
 pub mod cost;
 pub mod grid;
 pub mod lockstep;
@@ -53,7 +54,7 @@ pub enum CodesignError {
     Vcd {
         path: PathBuf,
         #[source]
-        source: power::VcdError,
+        source: activity::VcdError,
     },
     #[error("{}: {detail}", path.display())]
     Json { path: PathBuf, detail: String },

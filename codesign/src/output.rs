@@ -132,8 +132,8 @@ pub fn study(block: BlockKind, points: &[PointResult], recommendation: &str) -> 
 
 /// Header of the CSV (one row per point and library).
 pub const CSV_HEADER: &str = "block,point,paper,default,library,area_um2,logic_area_um2,cells,\
-flip_flops,critical_path_ns,max_clock_mhz,dynamic_w,leakage_w,power_clock_mhz,lint,\
-lockstep_cycles,lockstep_mismatches,geomean_speedup,metric,workload_figures,cached";
+flip_flops,critical_path_ns,max_clock_mhz,dynamic_w,leakage_w,power_clock_mhz,\
+power_undefined_cells,corner,lint,lockstep_cycles,lockstep_mismatches,geomean_speedup,metric,workload_figures,cached";
 
 /// One CSV row per point and library.
 pub fn csv(block: BlockKind, points: &[PointResult]) -> String {
@@ -149,7 +149,7 @@ pub fn csv(block: BlockKind, points: &[PointResult]) -> String {
         for l in &p.libraries {
             let _ = writeln!(
                 s,
-                "{},\"{}\",{},{},{},{:.2},{:.2},{},{},{:.4},{:.1},{:.6e},{:.6e},{:.1},{},{},{},{:.6},{},\"{}\",{}",
+                "{},\"{}\",{},{},{},{:.2},{:.2},{},{},{:.4},{:.1},{:.6e},{:.6e},{:.1},{},\"{}\",{},{},{},{:.6},{},\"{}\",{}",
                 block.short_name(),
                 p.label,
                 p.paper,
@@ -164,6 +164,8 @@ pub fn csv(block: BlockKind, points: &[PointResult]) -> String {
                 l.dynamic_w,
                 l.leakage_w,
                 l.power_clock_mhz,
+                l.power_undefined_cells,
+                l.corner,
                 p.lint,
                 ls_cycles,
                 ls_mismatches,
@@ -207,7 +209,7 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
     let mut s = format!("co-design of {}\n", block.module_name());
     let _ = writeln!(
         s,
-        "{:<4} {:<52} {:<8} {:<11} {:>9} {:>9} {:>6} {:>7} {:>6} {:>9} {:>9} {:>10} {:>8}  per workload",
+        "{:<4} {:<52} {:<8} {:<11} {:>9} {:>9} {:>6} {:>7} {:>6} {:>9} {:>9} {:>5} {:>10} {:>8}  per workload",
         "#",
         "point",
         "lint",
@@ -219,6 +221,7 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
         "MHz",
         "dyn mW",
         "leak nW",
+        "undef",
         "osu µm²",
         "speed-up",
     );
@@ -235,7 +238,7 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<4} {:<52} {:<8} {:<11} {:>9.0} {:>9.0} {:>6} {:>7.3} {:>6.0} {:>9.3} {:>9.2} {:>10.0} {:>8.4}  {}",
+            "{:<4} {:<52} {:<8} {:<11} {:>9.0} {:>9.0} {:>6} {:>7.3} {:>6.0} {:>9.3} {:>9.2} {:>5} {:>10.0} {:>8.4}  {}",
             format!("{i}{mark}"),
             p.label,
             p.lint,
@@ -247,6 +250,7 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
             l.max_clock_mhz,
             l.dynamic_w * 1e3,
             l.leakage_w * 1e9,
+            l.power_undefined_cells,
             osu,
             p.effect.geomean_speedup,
             workload_figures(p)
@@ -256,10 +260,40 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
         s,
         "P = the paper's point, D = our default; lockstep = cycles compared with the twin and \
          the verdict (FAILED: a mismatch; the recommendation skips the point); area, path and power on {PLOT_LIBRARY} (tt, 25 °C, \
-         1.8 V), osu µm² = area on osu018; speed-up = geomean {} with the point's Verilog serving",
+         1.8 V), undef = its cells whose power OpenSTA left undefined (NaN or infinite; not in dyn and leak), osu µm² = area on osu018; speed-up = geomean {} with the point's Verilog serving",
         points.first().map_or("", |p| p.effect.metric.as_str())
     );
     s
+}
+
+/// The power line: how the power was computed (each method the points used), at which
+/// clock, at each library's corner, and how many cells had undefined power.
+pub fn power_line(points: &[PointResult]) -> String {
+    let mut methods: Vec<&str> = points.iter().map(|p| p.power_tool.as_str()).collect();
+    methods.dedup();
+    let libs = points.first().map_or(&[][..], |p| p.libraries.as_slice());
+    let mut clocks: Vec<String> = points
+        .iter()
+        .flat_map(|p| &p.libraries)
+        .map(|l| format!("{:.0} MHz", l.power_clock_mhz))
+        .collect();
+    clocks.dedup();
+    let corners: Vec<String> = libs
+        .iter()
+        .map(|l| format!("{} ({})", l.library, l.corner))
+        .collect();
+    let undefined: u64 = points
+        .iter()
+        .flat_map(|p| &p.libraries)
+        .map(|l| l.power_undefined_cells)
+        .sum();
+    format!(
+        "power: {}; timing constraints at the runs' GPU clock ({}); at {}; {undefined} cells \
+         with undefined power (NaN or infinite) left out over all points and libraries",
+        methods.join(" / "),
+        clocks.join(", "),
+        corners.join(" and ")
+    )
 }
 
 /// `4000 ok`, `812 FAILED` or `-` (not run).
@@ -318,7 +352,7 @@ pub fn write(
     let json = dir.join(format!("{name}.json"));
     write_json(
         &json,
-        &serde_json::json!({ "study": st, "power_tool": crate::study::POWER_TOOL, "points": points }),
+        &serde_json::json!({ "study": st, "power": power_line(points), "points": points }),
     )?;
     let csv_path = dir.join(format!("{name}.csv"));
     write_text(&csv_path, &csv(block, points))?;

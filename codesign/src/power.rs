@@ -1,236 +1,29 @@
-//! Power from the system run's switching: the input ports' activity read from the VCDs the
-//! run recorded (`--record-ports`), handed to OpenSTA's `report_power`, which propagates it
-//! through the synthesised netlist and sums internal, switching and leakage power at the
-//! library's corner (osu018: its one typical corner; sky130hd: tt, 25 °C, 1.8 V).
+//! Power from the system run's switching: the input ports' activity ([`crate::activity`])
+//! handed to OpenSTA, which propagates it through the synthesised netlist, with the timing
+//! constraints at the GPU clock of the runs; the script sums internal, switching and
+//! leakage power per cell at the library's corner (osu018: its one typical corner;
+//! sky130hd: tt, 25 °C, 1.8 V).
 //!
 //! Debian's OpenSTA 2.0.17 reads no VCD or SAIF (`read_vcd`, `read_saif` and
 //! `read_power_activities` are absent), so the activity goes in per input bit with
 //! `set_power_activity -input_ports`: transitions per clock period and the share of time
-//! at one. The VCD holds only the cycles the system stepped; in the cycles it skipped the block
-//! was idle with its inputs held, so a bit's activity is its toggles over *all* the block's
-//! clock cycles (stepped + skipped) and its duty is taken over the stepped ones. The clock
-//! runs every cycle (no clock gating), so the flip-flops' clock power is all there.
+//! at one. The clock runs every cycle (no clock gating), so the flip-flops' clock power is
+//! all there.
 
 use crate::CodesignError;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Toggles and ones of one input bit, over the stepped cycles of every recorded instance.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct BitCount {
-    pub toggles: u64,
-    pub ones: u64,
-}
-
-/// The input switching of one block over one or more recorded runs.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Activity {
-    /// `port` or `port[i]` → counts.
-    pub bits: BTreeMap<String, BitCount>,
-    /// Stepped cycles over every VCD read.
-    pub stepped: u64,
-}
-
-impl Activity {
-    /// Add the input scope of one recorded VCD.
-    pub fn add_vcd(&mut self, path: &Path) -> Result<(), CodesignError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CodesignError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let parsed = parse_vcd_inputs(&text).map_err(|source| CodesignError::Vcd {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        for (name, c) in parsed.bits {
-            let e = self.bits.entry(name).or_default();
-            e.toggles += c.toggles;
-            e.ones += c.ones;
-        }
-        self.stepped += parsed.stepped;
-        Ok(())
-    }
-
-    /// (bit, transitions per clock cycle, duty) with `clock_cycles` the block's cycles in
-    /// the runs (stepped + skipped).
-    pub fn per_cycle(&self, clock_cycles: u64) -> Vec<(String, f64, f64)> {
-        let cycles = clock_cycles.max(self.stepped).max(1) as f64;
-        let stepped = self.stepped.max(1) as f64;
-        self.bits
-            .iter()
-            .filter(|(name, _)| name.as_str() != "clock")
-            .map(|(name, c)| {
-                (
-                    name.clone(),
-                    c.toggles as f64 / cycles,
-                    c.ones as f64 / stepped,
-                )
-            })
-            .collect()
-    }
-}
-
-/// Why a recorded VCD could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum VcdError {
-    #[error("bad width in `{line}`")]
-    Width {
-        line: String,
-        #[source]
-        source: std::num::ParseIntError,
-    },
-    #[error("no `inputs` scope")]
-    NoInputs,
-    #[error("bad vector change `{line}`")]
-    Vector { line: String },
-}
-
-/// The `inputs` scope's variables: id → (name, width).
-type InputVars = BTreeMap<String, (String, usize)>;
-
-/// The `inputs` scope of a recorded VCD: per bit, toggles between consecutive stepped
-/// cycles and cycles at 1 (`#t` marks a stepped cycle; the first values are not toggles).
-pub fn parse_vcd_inputs(text: &str) -> Result<Activity, VcdError> {
-    let mut lines = text.lines();
-    let vars = input_vars(&mut lines)?;
-    let mut counter = Counter {
-        vars: &vars,
-        value: BTreeMap::new(),
-        act: Activity::default(),
-    };
-    let mut first = true;
-    for line in lines {
-        let line = line.trim();
-        if line.starts_with('#') {
-            if !first {
-                counter.count_cycle();
-            }
-            first = false;
-            continue;
-        }
-        if let Some((bits, id)) = value_change(line)? {
-            counter.change(bits, id);
-        }
-    }
-    if !first {
-        counter.count_cycle();
-    }
-    let mut act = counter.act;
-    // Every input bit appears, toggling or not.
-    for (name, w) in vars.values() {
-        for i in 0..*w {
-            act.bits.entry(bit_name(name, *w, i)).or_default();
-        }
-    }
-    Ok(act)
-}
-
-/// The header up to `$enddefinitions`: the variables of the `inputs` scope.
-fn input_vars<'a>(lines: &mut impl Iterator<Item = &'a str>) -> Result<InputVars, VcdError> {
-    let mut vars = InputVars::new();
-    let mut scope: Vec<&str> = Vec::new();
-    for line in lines {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        match f.as_slice() {
-            ["$scope", _, name, "$end"] => scope.push(name),
-            ["$upscope", "$end"] => {
-                scope.pop();
-            }
-            ["$var", _, width, id, name, "$end"] if scope.last() == Some(&"inputs") => {
-                let w = width.parse().map_err(|source| VcdError::Width {
-                    line: line.to_string(),
-                    source,
-                })?;
-                vars.insert(id.to_string(), (name.to_string(), w));
-            }
-            ["$enddefinitions", "$end"] => break,
-            _ => {}
-        }
-    }
-    if vars.is_empty() {
-        return Err(VcdError::NoInputs);
-    }
-    Ok(vars)
-}
-
-/// A value-change line as (bits MSB first, id); None for any other line.
-fn value_change(line: &str) -> Result<Option<(&str, &str)>, VcdError> {
-    Ok(match line.as_bytes().first() {
-        Some(b'b') => match line[1..].split_once(' ') {
-            Some((v, id)) => Some((v, id.trim())),
-            None => {
-                return Err(VcdError::Vector {
-                    line: line.to_string(),
-                })
-            }
-        },
-        Some(b'0' | b'1' | b'x' | b'z') => Some((&line[..1], &line[1..])),
-        _ => None,
-    })
-}
-
-/// Each input's current value, and the counts so far.
-struct Counter<'v> {
-    vars: &'v InputVars,
-    value: BTreeMap<&'v str, Vec<bool>>,
-    act: Activity,
-}
-
-impl<'v> Counter<'v> {
-    /// A stepped cycle ends: count the bits at 1.
-    fn count_cycle(&mut self) {
-        for (id, bits) in &self.value {
-            let (name, w) = &self.vars[*id];
-            for (i, &b) in bits.iter().enumerate() {
-                if b {
-                    self.act.bits.entry(bit_name(name, *w, i)).or_default().ones += 1;
-                }
-            }
-        }
-        self.act.stepped += 1;
-    }
-
-    /// Input `id` takes `bits`: count the bits that toggle (not on its first value).
-    fn change(&mut self, bits: &str, id: &str) {
-        let Some((key, (name, w))) = self.vars.get_key_value(id) else {
-            return;
-        };
-        // Vectors are MSB first and may be shorter than the width (left-extended with 0).
-        let mut new = vec![false; *w];
-        for (i, c) in bits.chars().rev().enumerate().take(*w) {
-            new[i] = c == '1';
-        }
-        if let Some(old) = self.value.get(key.as_str()) {
-            for i in 0..*w {
-                if old[i] != new[i] {
-                    self.act
-                        .bits
-                        .entry(bit_name(name, *w, i))
-                        .or_default()
-                        .toggles += 1;
-                }
-            }
-        }
-        self.value.insert(key.as_str(), new);
-    }
-}
-
-fn bit_name(port: &str, width: usize, i: usize) -> String {
-    if width == 1 {
-        port.to_string()
-    } else {
-        format!("{port}[{i}]")
-    }
-}
-
-/// What OpenSTA reported, W.
+/// The design's power as the script sums it, W, and how many cells it left out.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Power {
     pub internal_w: f64,
     pub switching_w: f64,
     pub leakage_w: f64,
-    pub total_w: f64,
+    /// Leaf cells of the netlist.
+    pub cells: u64,
+    /// Cells whose power OpenSTA gave as NaN or infinite, left out of the sums.
+    pub undefined_cells: u64,
 }
 
 impl Power {
@@ -240,9 +33,44 @@ impl Power {
     }
 }
 
-/// The Tcl script that sets the activities on `netlist` at `clock_mhz` and reports power.
-/// `registers`: the clock is on port `clock`; without flip-flops (the combinational
-/// coalescer) it is a virtual clock the activities are counted against.
+/// The Tcl that sums `sta::instance_power` over the leaf cells and prints one line,
+/// `mcmvm_power <internal> <switching> <leakage> <cells> <undefined cells>`.
+///
+/// Why not `report_power`: OpenSTA 2.0.17 keeps activities in single precision. For an
+/// output's internal power it weights each input by (input activity ÷ output activity) ×
+/// the probability that the input decides the output. On a gate whose other input is
+/// almost never at its non-controlling value, the output barely toggles: in the 16-object
+/// ATT a sky130hd `nand2_1` has input A at 2.8e5 transitions/s, input B at duty 0 and
+/// 9e-30/s, output Y at 5e-34/s. The ratio (5e38) overflows the float to infinity, times
+/// B's duty 0 gives NaN, and NaN makes `report_power`'s totals `-nan` and stops its
+/// percentage column in Tcl ("can't use non-numeric floating-point value"). Summing per
+/// cell keeps each cell's finite components (that NAND's switching and leakage power) and
+/// counts the cells with a component that is not finite.
+const SUM_POWER_TCL: &str = r#"proc mcmvm_finite {v} {
+  if {[catch {expr {double($v)}} d]} { return 0 }
+  return [expr {abs($d) <= 1.7976931348623157e308}]
+}
+set mcmvm_corner [sta::cmd_corner]
+set mcmvm_sum {0.0 0.0 0.0}
+set mcmvm_cells 0
+set mcmvm_undefined 0
+foreach inst [sta::network_leaf_instances] {
+  incr mcmvm_cells
+  set defined 1
+  set sum {}
+  foreach s $mcmvm_sum v [lrange [sta::instance_power $inst $mcmvm_corner] 0 2] {
+    if {[mcmvm_finite $v]} { lappend sum [expr {$s + $v}] } else { lappend sum $s; set defined 0 }
+  }
+  set mcmvm_sum $sum
+  if {!$defined} { incr mcmvm_undefined }
+}
+puts "mcmvm_power [join $mcmvm_sum { }] $mcmvm_cells $mcmvm_undefined"
+"#;
+
+/// The Tcl script that constrains `netlist` as timing does at `clock_mhz`
+/// ([`mcmvm_synth::timing::constraints_at`]: the clock on port `clock` with `registers`,
+/// else a virtual one, and every input launched by it), sets the activities and sums the
+/// power ([`SUM_POWER_TCL`]).
 pub fn script(
     liberty: &Path,
     netlist: &Path,
@@ -252,24 +80,37 @@ pub fn script(
     activity: &[(String, f64, f64)],
 ) -> String {
     let mut s = format!(
-        "read_liberty {}\nread_verilog {}\nlink_design {top}\n\
-         create_clock -name clk -period {:.6}{}\n",
+        "read_liberty {}\nread_verilog {}\nlink_design {top}\n{}",
         liberty.display(),
         netlist.display(),
-        1000.0 / clock_mhz,
-        if registers { " [get_ports clock]" } else { "" }
+        mcmvm_synth::timing::constraints_at(registers, 1000.0 / clock_mhz),
     );
     for (bit, a, d) in activity {
         s.push_str(&format!(
-            "set_power_activity -input_ports [get_ports {{{bit}}}] -activity {a:.9} -duty {:.6}\n",
+            "set_power_activity -input_ports [get_ports {{{bit}}}] -activity {a:e} -duty {:.6}\n",
             d.clamp(0.0, 1.0)
         ));
     }
-    s.push_str("report_power -digits 9\nexit\n");
+    s.push_str(SUM_POWER_TCL);
+    s.push_str("exit\n");
     s
 }
 
-/// Run OpenSTA on a [`script`] (written to `work/<tag>_power.tcl`) and read its total.
+/// How the power of a point whose runs recorded `vcds` VCDs was computed, as the output
+/// names it. This OpenSTA reads no VCD or SAIF itself, so the activity is counted here.
+pub fn method(vcds: usize) -> String {
+    let activity = if vcds == 0 {
+        "OpenSTA's default input activity (the runs recorded no port traffic)".to_string()
+    } else {
+        format!(
+            "input-port activity counted from the system runs' {vcds} recorded VCD{}",
+            if vcds == 1 { "" } else { "s" }
+        )
+    };
+    format!("OpenSTA instance_power summed per cell, {activity}, propagated by OpenSTA")
+}
+
+/// Run OpenSTA on a [`script`] (written to `work/<tag>_power.tcl`) and read its sums.
 pub fn report(text: String, work: &Path, tag: &str) -> Result<Power, CodesignError> {
     let sta = mcmvm_synth::tools::require("sta", "opensta")?;
     let path: PathBuf = work.join(format!("{tag}_power.tcl"));
@@ -277,49 +118,41 @@ pub fn report(text: String, work: &Path, tag: &str) -> Result<Power, CodesignErr
         path: path.clone(),
         source,
     })?;
-    let run = || {
-        Command::new(&sta)
-            .args(["-no_init", "-exit"])
-            .arg(&path)
-            .output()
-            .map_err(|source| CodesignError::Io {
-                path: sta.clone(),
-                source,
-            })
-    };
-    let mut stdout = String::from_utf8_lossy(&run()?.stdout).to_string();
-    // OpenSTA 2.0.17 has once stopped inside report_power's percentage column ("can't use
-    // non-numeric floating-point value") on a script that reported whole when run again;
-    // one more try tells that apart from a script that never reports.
-    if parse_total(&stdout).is_none() {
-        stdout = String::from_utf8_lossy(&run()?.stdout).to_string();
-    }
-    parse_total(&stdout).ok_or_else(|| CodesignError::Tool {
+    let out = Command::new(&sta)
+        .args(["-no_init", "-exit"])
+        .arg(&path)
+        .output()
+        .map_err(|source| CodesignError::Io {
+            path: sta.clone(),
+            source,
+        })?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    parse_sums(&stdout).ok_or_else(|| CodesignError::Tool {
         tool: "sta".into(),
         input: path,
         detail: format!(
-            "no `Total` line in report_power: {}",
-            stdout.lines().rev().take(4).collect::<Vec<_>>().join(" | ")
+            "no `mcmvm_power` line: {}{}",
+            stdout.lines().rev().take(4).collect::<Vec<_>>().join(" | "),
+            String::from_utf8_lossy(&out.stderr).trim()
         ),
     })
 }
 
-/// The `Total  internal switching leakage total  100.0%` line of `report_power`.
-pub fn parse_total(report: &str) -> Option<Power> {
-    let line = report
+/// The `mcmvm_power internal switching leakage cells undefined` line of [`SUM_POWER_TCL`].
+pub fn parse_sums(output: &str) -> Option<Power> {
+    let line = output
         .lines()
-        .find(|l| l.trim_start().starts_with("Total "))?;
-    let v: Vec<f64> = line
-        .split_whitespace()
-        .skip(1)
-        .take(4)
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    (v.len() == 4).then(|| Power {
-        internal_w: v[0],
-        switching_w: v[1],
-        leakage_w: v[2],
-        total_w: v[3],
+        .find_map(|l| l.trim_start().strip_prefix("mcmvm_power "))?;
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let [i, s, l, cells, undefined] = f.as_slice() else {
+        return None;
+    };
+    Some(Power {
+        internal_w: i.parse().ok()?,
+        switching_w: s.parse().ok()?,
+        leakage_w: l.parse().ok()?,
+        cells: cells.parse().ok()?,
+        undefined_cells: undefined.parse().ok()?,
     })
 }
 
@@ -327,82 +160,58 @@ pub fn parse_total(report: &str) -> Option<Power> {
 mod tests {
     use super::*;
 
-    const VCD: &str = "$timescale 1 ns $end
-$scope module inputs $end
-$var wire 1 ! reset $end
-$var wire 3 \" id $end
-$upscope $end
-$scope module verilator $end
-$var wire 1 # done $end
-$upscope $end
-$enddefinitions $end
-#0
-1!
-b101 \"
-0#
-#1
-0!
-b1 \"
-1#
-#2
-b11 \"
-";
+    /// One sky130hd NAND2 from two input ports to an output port.
+    const NAND: &str = "module t(a, b, y);\n  input a;\n  input b;\n  output y;\n  \
+                        sky130_fd_sc_hd__nand2_1 g (.A(a), .B(b), .Y(y));\nendmodule\n";
 
-    #[test]
-    fn vcd_inputs_give_toggles_and_ones_per_bit() {
-        let a = parse_vcd_inputs(VCD).unwrap();
-        assert_eq!(a.stepped, 3);
-        // reset: 1, 0, 0 → one toggle, one cycle at 1.
-        assert_eq!(
-            a.bits["reset"],
-            BitCount {
-                toggles: 1,
-                ones: 1
-            }
-        );
-        // id: 101, 001, 011 → bit 2 toggles once, bit 1 once, bit 0 never (always 1).
-        assert_eq!(
-            a.bits["id[0]"],
-            BitCount {
-                toggles: 0,
-                ones: 3
-            }
-        );
-        assert_eq!(
-            a.bits["id[1]"],
-            BitCount {
-                toggles: 1,
-                ones: 1
-            }
-        );
-        assert_eq!(
-            a.bits["id[2]"],
-            BitCount {
-                toggles: 1,
-                ones: 1
-            }
-        );
-        assert!(!a.bits.contains_key("done"), "outputs are not inputs");
-        // Over 6 clock cycles (3 stepped, 3 skipped), one toggle is 1/6 a cycle.
-        let pc = a.per_cycle(6);
-        let reset = pc.iter().find(|x| x.0 == "reset").unwrap();
-        assert!((reset.1 - 1.0 / 6.0).abs() < 1e-12 && (reset.2 - 1.0 / 3.0).abs() < 1e-12);
-        assert!(parse_vcd_inputs("$enddefinitions $end\n").is_err());
+    /// OpenSTA's sums for [`NAND`] with A toggling twice a cycle at duty 0.5 and B at duty
+    /// 0 toggling `b_per_cycle`, at `clock_mhz`.
+    fn nand_power(b_per_cycle: f64, clock_mhz: f64) -> Power {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = mcmvm_synth::library::Library::sky130hd(dir.path()).unwrap();
+        let netlist = dir.path().join("t.v");
+        std::fs::write(&netlist, NAND).unwrap();
+        let activity = [("a".into(), 2.0, 0.5), ("b".into(), b_per_cycle, 0.0)];
+        let text = script(&lib.liberty, &netlist, "t", clock_mhz, false, &activity);
+        report(text, dir.path(), "t").unwrap()
     }
 
     #[test]
-    fn report_power_total_line_is_read() {
-        let r = "Group  Internal Switching Leakage Total\n\
-                 Sequential 2.7e-01 4.1e-03 2.3e-08 2.8e-01 87.5%\n\
-                 Total                3.062175e-01 1.721124e-02 3.183520e-08 3.234288e-01 100.0%\n";
-        let p = parse_total(r).unwrap();
-        assert_eq!(p.leakage_w, 3.18352e-08);
-        assert!((p.dynamic_w() - 0.32342874).abs() < 1e-9);
-        assert_eq!(parse_total("nothing"), None);
+    fn a_combinational_cell_has_dynamic_power_at_the_clock_and_nan_is_counted() {
+        // Timed at the clock, the inputs' activity reaches the cell: dynamic power, which
+        // halves with the clock (the same toggles per cycle, half as many per second).
+        let fast = nand_power(0.5, 1000.0);
+        assert_eq!((fast.cells, fast.undefined_cells), (1, 0), "{fast:?}");
+        assert!(fast.internal_w > 1e-7 && fast.switching_w > 0.0, "{fast:?}");
+        let slow = nand_power(0.5, 500.0);
+        assert!(
+            (slow.dynamic_w() / fast.dynamic_w() - 0.5).abs() < 1e-6,
+            "{slow:?} against {fast:?}"
+        );
+        assert_eq!(slow.leakage_w, fast.leakage_w);
+        // B almost never toggles and is never 1: Y switches 5e-31 times a second against
+        // A's 2e9, OpenSTA's float weight A/Y overflows, times B's duty 0 is NaN. The cell
+        // is counted; its finite leakage and switching stay in the sums.
+        let nan = nand_power(1e-39, 1000.0);
+        assert_eq!((nan.cells, nan.undefined_cells), (1, 1), "{nan:?}");
+        assert_eq!(nan.internal_w, 0.0, "{nan:?}");
+        assert_eq!(nan.leakage_w, fast.leakage_w);
+        assert!(nan.switching_w.is_finite(), "{nan:?}");
     }
 
     #[test]
-    fn the_script_sets_each_bit_and_the_clock() {
+    fn the_sums_line_is_read() {
+        let out = "OpenSTA 2.0.17\nmcmvm_power 3.6e-6 1.4e-6 5.98e-9 3112 1\n";
+        let p = parse_sums(out).unwrap();
+        assert_eq!((p.cells, p.undefined_cells), (3112, 1));
+        assert_eq!(p.leakage_w, 5.98e-9);
+        assert!((p.dynamic_w() - 5.0e-6).abs() < 1e-18);
+        assert_eq!(parse_sums("mcmvm_power 1 2 3\n"), None);
+        assert_eq!(parse_sums("nothing"), None);
+    }
+
+    #[test]
+    fn the_script_constrains_the_inputs_at_the_clock_and_sets_each_bit() {
         let s = script(
             Path::new("l.lib"),
             Path::new("n.v"),
@@ -411,15 +220,21 @@ b11 \"
             true,
             &[("id[1]".into(), 0.25, 0.5)],
         );
-        assert!(s.contains("-period 1.000000 [get_ports clock]"), "{s}");
+        assert!(s.contains("-period 1 [get_ports clock]"), "{s}");
+        assert!(s.contains("set_input_delay 0 -clock clk"), "{s}");
         let virt = script(Path::new("l"), Path::new("n"), "c", 500.0, false, &[]);
         assert!(
-            virt.contains("create_clock -name clk -period 2.000000\n"),
+            virt.contains("create_clock -name clk -period 2\n"),
             "{virt}"
         );
         assert!(
-            s.contains("[get_ports {id[1]}] -activity 0.250000000 -duty 0.500000"),
+            virt.contains("set_input_delay 0 -clock clk [all_inputs]"),
+            "{virt}"
+        );
+        assert!(
+            s.contains("[get_ports {id[1]}] -activity 2.5e-1 -duty 0.500000"),
             "{s}"
         );
+        assert!(s.contains("sta::instance_power"), "{s}");
     }
 }

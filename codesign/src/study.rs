@@ -9,10 +9,10 @@
 //! format, each Liberty file's name and size, the workloads, scale and seed, and the
 //! system configurations as JSON. Entries are `<out>/codesign/cache/<block>-<hash>.json`.
 
+use crate::activity::Activity;
 use crate::cost::{self, LibraryCost};
 use crate::grid::{self, Point};
 use crate::lockstep::{self, Lockstep};
-use crate::power::Activity;
 use crate::system::{self, Effect, RunPlan, Systems};
 use crate::CodesignError;
 use mcmvm_models::config::HwConfig;
@@ -42,7 +42,7 @@ pub struct PointResult {
     pub lockstep: Option<Lockstep>,
     /// osu018, then sky130hd.
     pub libraries: Vec<LibraryCost>,
-    /// Which tool computed the power figures.
+    /// How the power figures were computed ([`crate::power::method`]).
     pub power_tool: String,
     pub effect: Effect,
     /// Whether this result came from the cache (a shard's result file keeps it, so the
@@ -74,9 +74,6 @@ pub struct StudyOptions {
     /// `<out>`: results go to `<out>/codesign/`.
     pub out: PathBuf,
 }
-
-/// The power tool, as the output names it.
-pub const POWER_TOOL: &str = "OpenSTA report_power (input-port activity from the recorded VCDs)";
 
 /// What every point of a study shares: the options, the tools, the points the marks
 /// compare with.
@@ -187,7 +184,7 @@ fn measure(
         lint,
         lockstep: Some(lockstep),
         libraries,
-        power_tool: POWER_TOOL.into(),
+        power_tool: crate::power::method(effect.vcds.len()),
         effect,
         cached: false,
     })

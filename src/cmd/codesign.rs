@@ -325,10 +325,7 @@ fn outputs(out: &Path, block: BlockKind, results: &[PointResult]) -> anyhow::Res
     let (_, recommendation) = output::recommend(results);
     print!("{}", output::table(block, results));
     print!("{}", output::served_lines(results));
-    println!(
-        "power: {} at the GPU clock of the runs",
-        mcmvm_codesign::study::POWER_TOOL
-    );
+    println!("{}", output::power_line(results));
     println!("{recommendation}");
     for f in output::write(out, block, results, &recommendation)? {
         println!("wrote {}", f.display());

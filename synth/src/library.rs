@@ -3,6 +3,7 @@
 //! typical corner, vendored gzip-compressed in `synth/liberty/` under Apache-2.0).
 
 use crate::tools::{SynthError, Tools};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -129,6 +130,79 @@ impl Library {
     }
 }
 
+/// The operating corner a Liberty file is characterised at: its default operating
+/// conditions' name and its nominal voltage and temperature (the values OpenSTA's power
+/// and timing use when the script names no corner).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Corner {
+    /// `typical` (osu018), `tt_025C_1v80` (sky130hd).
+    pub name: String,
+    pub voltage_v: f64,
+    pub temperature_c: f64,
+}
+
+impl std::fmt::Display for Corner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}, {} V, {} °C",
+            self.name, self.voltage_v, self.temperature_c
+        )
+    }
+}
+
+impl Library {
+    /// The corner of this library's Liberty file ([`parse_corner`] on its header).
+    pub fn corner(&self) -> Result<Corner, SynthError> {
+        let io = |source| SynthError::Io {
+            path: self.liberty.clone(),
+            source,
+        };
+        let file = std::fs::File::open(&self.liberty).map_err(io)?;
+        // The library-level attributes come before the first cell group.
+        let mut header = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(file)).take(CORNER_LINES) {
+            header.push_str(&line.map_err(io)?);
+            header.push('\n');
+        }
+        parse_corner(&header).ok_or_else(|| SynthError::Parse {
+            top: self.name.to_string(),
+            detail: format!(
+                "{}: no default_operating_conditions, nom_voltage and nom_temperature in its first {CORNER_LINES} lines",
+                self.liberty.display()
+            ),
+        })
+    }
+}
+
+/// How far into a Liberty file its library-level attributes are looked for.
+const CORNER_LINES: usize = 400;
+
+/// `default_operating_conditions`, `nom_voltage` and `nom_temperature` of a Liberty text.
+pub fn parse_corner(text: &str) -> Option<Corner> {
+    let value = |key: &str| {
+        text.lines().find_map(|l| {
+            let rest = l
+                .trim_start()
+                .strip_prefix(key)?
+                .trim_start()
+                .strip_prefix(':')?;
+            Some(
+                rest.trim()
+                    .trim_end_matches(';')
+                    .trim()
+                    .trim_matches('"')
+                    .to_string(),
+            )
+        })
+    };
+    Some(Corner {
+        name: value("default_operating_conditions")?,
+        voltage_v: value("nom_voltage")?.parse().ok()?,
+        temperature_c: value("nom_temperature")?.parse().ok()?,
+    })
+}
+
 /// What the report needs of a Liberty cell.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct CellInfo {
@@ -193,6 +267,16 @@ mod tests {
     }
 
     #[test]
+    fn the_corner_is_read_from_the_liberty_header() {
+        let lib = "library (x) {\n  nom_process : 1;\n  nom_voltage : 1.8;\n  nom_temperature : 25;\n  default_operating_conditions : \"tt_025C_1v80\";\n cell (A) {\n }\n}\n";
+        let c = parse_corner(lib).unwrap();
+        assert_eq!(c.name, "tt_025C_1v80");
+        assert_eq!((c.voltage_v, c.temperature_c), (1.8, 25.0));
+        assert_eq!(c.to_string(), "tt_025C_1v80, 1.8 V, 25 °C");
+        assert_eq!(parse_corner("library (x) {\n}\n"), None);
+    }
+
+    #[test]
     fn the_vendored_sky130_library_unpacks_and_has_its_flip_flops() {
         let dir = std::env::temp_dir().join(format!("mcmvm-sky130-{}", std::process::id()));
         let lib = Library::sky130hd(&dir).unwrap();
@@ -203,6 +287,9 @@ mod tests {
         let edff = &cells[SKY130_HD_ENABLE_FLOP.cell];
         assert!(edff.sequential && edff.area > dff.area, "{edff:?}");
         assert_eq!(lib.enable_flop, Some(SKY130_HD_ENABLE_FLOP));
+        let corner = lib.corner().unwrap();
+        assert_eq!(corner.name, "tt_025C_1v80");
+        assert_eq!((corner.voltage_v, corner.temperature_c), (1.8, 25.0));
         assert!((lib.shrink_to_28nm() - (28.0f64 / 130.0).powi(2)).abs() < 1e-12);
         let _ = std::fs::remove_dir_all(dir);
     }

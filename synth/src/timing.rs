@@ -24,18 +24,26 @@ pub struct Timing {
 /// Period the check is run at; the slack then gives the minimum period exactly.
 const PROBE_PERIOD_NS: f64 = 1.0;
 
-/// The timing constraints of a design: with `registers`, the clock on port `clock`;
-/// without, a virtual clock that only times the input-to-output paths.
+/// The timing constraints of a design at the probe period ([`constraints_at`]).
 pub fn constraints(registers: bool) -> String {
+    constraints_at(registers, PROBE_PERIOD_NS)
+}
+
+/// The timing constraints of a design with a clock of `period_ns`: with `registers`, the
+/// clock on port `clock`; without, a virtual clock that only times the input-to-output
+/// paths. Every input is launched by the clock: OpenSTA's power analysis scales a pin's
+/// activity by the period of the clock whose paths reach it, so an input without an input
+/// delay has no clock and its logic no dynamic power.
+pub fn constraints_at(registers: bool, period_ns: f64) -> String {
     if registers {
         format!(
-            "create_clock -name clk -period {PROBE_PERIOD_NS} [get_ports clock]\n\
+            "create_clock -name clk -period {period_ns} [get_ports clock]\n\
              set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clock]]\n\
              set_output_delay 0 -clock clk [all_outputs]\n"
         )
     } else {
         format!(
-            "create_clock -name clk -period {PROBE_PERIOD_NS}\n\
+            "create_clock -name clk -period {period_ns}\n\
              set_input_delay 0 -clock clk [all_inputs]\n\
              set_output_delay 0 -clock clk [all_outputs]\n"
         )
@@ -112,6 +120,26 @@ mod tests {
             "{virt}"
         );
         assert!(!virt.contains("get_ports clock"), "{virt}");
+    }
+
+    #[test]
+    fn constraints_at_a_clock_launch_every_input_at_its_period() {
+        let reg = constraints_at(true, 0.8834);
+        assert!(
+            reg.starts_with("create_clock -name clk -period 0.8834 [get_ports clock]\n"),
+            "{reg}"
+        );
+        assert!(reg.contains("set_input_delay 0 -clock clk"), "{reg}");
+        let virt = constraints_at(false, 0.5);
+        assert!(
+            virt.starts_with("create_clock -name clk -period 0.5\n"),
+            "{virt}"
+        );
+        assert!(
+            virt.contains("set_input_delay 0 -clock clk [all_inputs]"),
+            "{virt}"
+        );
+        assert_eq!(constraints(true), constraints_at(true, PROBE_PERIOD_NS));
     }
 
     #[test]

@@ -70,7 +70,14 @@ fn a_two_point_rt_grid_runs_end_to_end_and_reruns_from_the_cache() {
         out.contains("the paper's point is not in this grid"),
         "{out}"
     );
-    assert!(out.contains("power: OpenSTA report_power"), "{out}");
+    assert!(
+        out.contains("power: OpenSTA instance_power summed per cell, input-port activity counted from the system runs' "),
+        "{out}"
+    );
+    assert!(
+        out.contains("osu018 (typical, 1.8 V, 25 °C) and sky130hd (tt_025C_1v80, 1.8 V, 25 °C)"),
+        "{out}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("codesign/rt.json")).unwrap())
             .unwrap();
@@ -117,6 +124,7 @@ fn a_two_point_rt_grid_runs_end_to_end_and_reruns_from_the_cache() {
                 lib(p, l, "dynamic_w") > 0.0 && lib(p, l, "leakage_w") > 0.0,
                 "{p}"
             );
+            assert_eq!(lib(p, l, "power_undefined_cells"), 0.0, "{p}");
         }
     }
     // A second row costs area and flip-flops on both libraries.
