@@ -111,7 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     // A plan lists every point, even inside a Slurm array task.
     let task = match &args.plan {
-        None => super::sweep_plan::task_id(args.task_id.as_deref())?,
+        None => mcmvm_study::plan::task_id(args.task_id.as_deref())?,
         Some(_) => None,
     };
     let s = prepare(&args)?;

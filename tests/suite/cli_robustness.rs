@@ -127,7 +127,10 @@ fn a_sharded_robustness_sweep_merges_into_the_one_process_files() {
     }
     // The RT similarity and chiplet locality are rates: the paper's figure unsigned.
     let rt = txt.lines().find(|l| l.starts_with("rt_similarity_s64k"));
-    assert!(rt.is_some_and(|l| l.contains(" 95.3%") && l.contains("(a rate)")), "{txt}");
+    assert!(
+        rt.is_some_and(|l| l.contains(" 95.3%") && l.contains("(a rate)")),
+        "{txt}"
+    );
     assert!(txt.contains("+17.5%") && txt.contains("lhs-0 "), "{txt}");
     let json: serde_json::Value =
         serde_json::from_str(&read(&one.join("robustness.json"))).expect("robustness.json parses");
