@@ -1,7 +1,8 @@
 //! A study in separate processes, as `mcmvm sweep` runs one (docs/cluster.md): a study is
 //! a fixed list of points, numbered from 0 in grid order, and each can run alone.
 //!
-//! * `--plan FILE` writes one self-contained shell command per point ([`plan_text`]);
+//! * `--plan FILE` writes one self-contained shell command per point ([`task_line`],
+//!   through the studies' one plan writer, `mcmvm_study::plan::write_plan`);
 //! * `--task-id N` runs point N and writes `<out>/codesign/runs/<block>-<N>.json`
 //!   ([`write_point`]): the study's identity, the task number and the point's result,
 //!   written whole and renamed. A rerun of task N overwrites only its own file (the cache
@@ -272,13 +273,6 @@ pub fn task_line(exe: &Path, study: &StudyId, n: usize, out: &Path) -> Result<St
     ))
 }
 
-/// One command a line, line N+1 running task N.
-pub fn plan_text(exe: &Path, study: &StudyId, out: &Path) -> Result<String, ShardError> {
-    (0..study.points)
-        .map(|n| task_line(exe, study, n, out).map(|l| l + "\n"))
-        .collect()
-}
-
 /// Shell words for `sh`, each quoted when it needs to be.
 pub fn shell_words(words: &[String]) -> Result<String, ShardError> {
     Ok(shlex::try_join(words.iter().map(String::as_str))?)
@@ -311,9 +305,9 @@ mod tests {
             args: shell_words(&["--workloads".into(), "bfs,sssp".into()]).unwrap(),
             dir: PathBuf::from("/w/my dir"),
         };
-        let plan = plan_text(Path::new("/b/mcmvm"), &id, Path::new("/o")).unwrap();
+        let line = |n| task_line(Path::new("/b/mcmvm"), &id, n, Path::new("/o")).unwrap() + "\n";
         assert_eq!(
-            plan,
+            line(0) + &line(1),
             "cd '/w/my dir' && /b/mcmvm codesign --block rt --task-id 0 --workloads 'bfs,sssp' --out /o\n\
              cd '/w/my dir' && /b/mcmvm codesign --block rt --task-id 1 --workloads 'bfs,sssp' --out /o\n"
         );

@@ -1,17 +1,15 @@
 //! `mcmvm calibrate`: fit the timing model's unknowns (`mcmvm_models::calibrate::params`)
 //! to the CLAP paper's baseline figures (`calibrate::targets`) over a grid or a Latin
-//! hypercube, every run in parallel with a progress bar; print every point and the best,
-//! write CSV and JSON, and with `--write` put the best values into the config file.
-//! docs/calibration.md has the split (fitted / predicted) and the last fit.
+//! hypercube; print every point and the best, write CSV and JSON, and with `--write` put
+//! the best values into the config file. The runner is `mcmvm_study::calibrate`; this file
+//! parses the flags. docs/calibration.md has the split (fitted / predicted) and the last
+//! fit.
 
-use anyhow::Context;
-use mcmvm_models::calibrate::design::{self, Design};
-use mcmvm_models::calibrate::fit::{self, Plan};
-use mcmvm_models::calibrate::params::PARAMS;
-use mcmvm_models::calibrate::{report, rewrite, targets};
+use super::study::{CliInputs, Terminal};
+use mcmvm_models::calibrate::design::Design;
 use mcmvm_models::workload::Scale;
-use rayon::prelude::*;
-use std::path::{Path, PathBuf};
+use mcmvm_study::calibrate::Request;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -92,119 +90,17 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
          `mcmvm config show` first)",
         args.config.display()
     );
-    let (text, config) = super::configs::text(&args.config)?;
-    let design = args.design();
-    let points = design::points(design, &PARAMS)?;
-    let plan = Plan::new(
-        &config,
-        &text,
-        &PARAMS,
-        &targets::TARGETS,
-        points,
-        args.workloads()?,
-        args.scale,
-        args.seed,
-    )?;
-    let runs = run_jobs(&plan, design)?;
-    let by_point: Vec<_> = runs.iter().map(|(j, r)| (j.point, r.clone())).collect();
-    let results = plan.evaluate(&by_point);
-    print!("{}", report::text(&plan, &results)?);
-    write_outputs(&args.out, &plan, design, &results, &runs)?;
-    let best = fit::best(&results).context("no point has a residual (a run is missing)")?;
-    if args.write {
-        write_config(&args.config, &text, &plan, best)?;
-    }
+    let req = Request {
+        config: args.config.clone(),
+        scale: args.scale,
+        design: args.design(),
+        seed: args.seed,
+        workloads: args.workloads()?,
+        out: args.out.clone(),
+        write: args.write,
+    };
+    mcmvm_study::calibrate::run(&req, &CliInputs { hw: None }, &Terminal)?;
     Ok(0)
-}
-
-/// Print what the calibration runs, then run every job in parallel with a progress bar.
-fn run_jobs(
-    plan: &Plan,
-    design: Design,
-) -> anyhow::Result<Vec<(fit::PlanJob, mcmvm_models::gpu::sweep::RunSummary)>> {
-    let jobs = plan.jobs();
-    println!(
-        "config: {}  design: {}  points: {}  workloads: {}  policies: {}  scale: {}  seed: {}  runs: {}",
-        plan.config.display(),
-        match design {
-            Design::Small => "grid small".to_string(),
-            Design::Full => "grid full".to_string(),
-            Design::Latin { points, seed } => format!("latin hypercube {points}, design seed {seed}"),
-        },
-        plan.points.len(),
-        plan.workloads.len(),
-        plan.policies
-            .iter()
-            .map(|p| p.name())
-            .collect::<Vec<_>>()
-            .join(","),
-        plan.scale,
-        plan.seed,
-        jobs.len()
-    );
-    let bar = super::progress::bar(jobs.len() as u64, "runs");
-    let runs: Result<Vec<_>, _> = jobs
-        .par_iter()
-        .map(|j| {
-            let r = plan.run(j).with_context(|| {
-                format!(
-                    "point {} ({} {})",
-                    plan.points[j.point].label, j.job.workload, j.job.policy
-                )
-            });
-            bar.inc(1);
-            r.map(|r| (j.clone(), r))
-        })
-        .collect();
-    bar.finish_and_clear();
-    runs
-}
-
-fn write_outputs(
-    out: &Path,
-    plan: &Plan,
-    design: Design,
-    results: &[fit::PointResult],
-    runs: &[(fit::PlanJob, mcmvm_models::gpu::sweep::RunSummary)],
-) -> anyhow::Result<()> {
-    std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
-    for (name, body) in [
-        ("calibrate.csv", report::csv(plan, results)?),
-        ("calibrate.json", report::json(plan, design, results, runs)?),
-    ] {
-        let path = out.join(name);
-        std::fs::write(&path, body).with_context(|| format!("{}: cannot write", path.display()))?;
-        println!("wrote {}", path.display());
-    }
-    Ok(())
-}
-
-/// Rewrite the fitted keys of `--config` in place (`run` checked it is a file).
-fn write_config(
-    path: &Path,
-    text: &str,
-    plan: &Plan,
-    best: &fit::PointResult,
-) -> anyhow::Result<()> {
-    let cfg = plan.point_config(&plan.points[best.point])?;
-    let values = fit::current_values(&cfg, &plan.params);
-    // The fitted keys are those the design varied, whichever point won (point 0 sets none).
-    let fitted: Vec<_> = (0..plan.params.len())
-        .filter(|&i| plan.points.iter().any(|p| p.value(i).is_some()))
-        .filter_map(|i| Some((plan.params[i], values[i]?)))
-        .collect();
-    let ids: Vec<&str> = plan.targets.iter().map(|t| t.id).collect();
-    let on = format!(
-        "{} at scale {} (residual {:.5}, docs/calibration.md)",
-        ids.join(" + "),
-        plan.scale,
-        best.residual.unwrap_or(f64::NAN)
-    );
-    let new = rewrite::rewrite(text, path, &fitted, &on)?;
-    rewrite::write_atomic(path, &new)
-        .with_context(|| format!("{}: cannot write", path.display()))?;
-    println!("wrote {} fitted keys into {}", fitted.len(), path.display());
-    Ok(())
 }
 
 /// `--robustness`: the same as `mcmvm sweep --suite clap --robustness` with this command's

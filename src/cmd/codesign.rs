@@ -111,7 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     // A plan lists every point, even inside a Slurm array task.
     let task = match &args.plan {
-        None => super::sweep_plan::task_id(args.task_id.as_deref())?,
+        None => mcmvm_study::plan::task_id(args.task_id.as_deref())?,
         Some(_) => None,
     };
     let s = prepare(&args)?;
@@ -277,7 +277,9 @@ fn run_task(s: &Prepared, n: usize) -> anyhow::Result<u8> {
 fn write_plan(s: &Prepared, plan: &Path) -> anyhow::Result<u8> {
     let exe = std::env::current_exe().context("the mcmvm binary's path")?;
     let out = std::path::absolute(&s.opts.out).context("--out: no absolute path")?;
-    mcmvm_codesign::study::write_text(plan, &shard::plan_text(&exe, &s.id, &out)?)?;
+    mcmvm_study::plan::write_plan(plan, s.id.points, |n| {
+        shard::task_line(&exe, &s.id, n, &out)
+    })?;
     println!(
         "plan {}: {} points of the {} co-design, one command a line (task ids 0..={})",
         plan.display(),

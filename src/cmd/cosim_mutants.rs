@@ -196,8 +196,7 @@ fn system_check(m: &'static RtlMutant, plan: &MutantPlan) -> anyhow::Result<Opti
             let mut cfg =
                 super::configs::uvm(std::path::Path::new("configs/uvm-turing.toml"), &[])?;
             cfg.engines = engines;
-            let gpu =
-                super::sweep_forest::uvm_gpu(std::path::Path::new("configs/gpu-turing.toml"))?;
+            let gpu = super::sweep::uvm_gpu(std::path::Path::new("configs/gpu-turing.toml"))?;
             let w = workload::by_name("ls", scale, plan.seed)?;
             match gpu.run(w.as_ref(), &cfg, UvmPolicy::Forest, scale, plan.seed) {
                 Ok(_) => None,

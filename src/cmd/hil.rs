@@ -95,7 +95,7 @@ impl Systems {
         Ok(Systems {
             gpu: super::configs::gpu(config)?,
             ucfg: super::configs::uvm(uvm_config, &[])?,
-            uvm_gpu: super::sweep_forest::uvm_gpu(gpu_config)?,
+            uvm_gpu: super::sweep::uvm_gpu(gpu_config)?,
             scale,
             seed,
         })

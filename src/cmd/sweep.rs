@@ -1,41 +1,26 @@
-//! `mcmvm sweep --suite clap|forest`: a whole study in parallel.
+//! `mcmvm sweep --suite clap|forest|forest-sensitivity`: a whole study in parallel. This
+//! file parses the flags into a `mcmvm_study::sweep::Request` and hands it to the study
+//! library (`study/`), which runs the jobs, prints the tables and writes the files.
 //!
-//! `clap`: every workload of the CLAP suite × every policy (rayon over the cores, an
-//! indicatif progress bar), then Figure 18 (speed-up over s64k, remote ratio, geometric
-//! means; CLAP against s64k and s2m) and Table 4 (page size per structure), with CSV and
-//! JSON written to `--out`; then Table 2, the extra runs (`sweep_extras`) and the paper's
-//! figures beside ours. `forest`: the UVM study, run by `mcmvm_models::uvm`.
-//!
-//! Beyond one machine (clap and forest; `sweep_plan`): `--plan FILE` writes one shell
-//! command per run, `--task-id N` runs one job of the fixed job list into `OUT/runs/`, and
-//! `mcmvm sweep merge OUT` builds the same tables and files from those runs. The
-//! in-process sweep writes the same run files as its runs end, so `--resume` continues a
-//! killed or interrupted sweep. `--robustness` (clap and forest; `sweep_plan::robust`)
-//! runs the suite's headline figures over the plausible box of the unknown timing
-//! parameters instead, through the same plan / task / merge / resume machinery.
+//! `clap`: every workload of the CLAP suite × every policy, then Figure 18, Table 4,
+//! Table 2, the extra runs and the paper's figures beside ours. `forest`: the UVM study on
+//! the GPU timing model, then its oversubscription curve. Beyond one machine (clap and
+//! forest): `--plan FILE` writes one shell command per run, `--task-id N` runs one job of
+//! the fixed job list into `OUT/runs/`, `mcmvm sweep merge OUT` builds the same tables and
+//! files from those runs, and `--resume` continues a killed or interrupted sweep.
+//! `--robustness` runs the suite's headline figures over the plausible box of the unknown
+//! timing parameters instead, through the same machinery.
 
+use super::study::{CliInputs, Terminal};
 use anyhow::Context;
-use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{sweep, GpuConfig};
+use mcmvm_models::uvm::UvmGpu;
 use mcmvm_models::workload::Scale;
+use mcmvm_study::forest::SensitivityRequest;
+use mcmvm_study::sweep::{
+    self as study, Extras, Mode, Request, Robustness, Suite, DEFAULT_CLAP_POLICIES,
+    FOREST_TIMING_SCALE, TIMING_CURVE_SCALE,
+};
 use std::path::{Path, PathBuf};
-
-use super::sweep_forest::run_sensitivity;
-use super::sweep_plan::Mode;
-
-/// The CLAP sweep's default `--policies`, Figure 18's columns in order.
-const DEFAULT_CLAP_POLICIES: &str = "s64k,s2m,olp,clap,ideal,s4k,s64k-coal";
-
-/// The oversubscription curve of the default Forest sweep (issue #21: 110-200 %).
-pub const CURVE_OVERSUBS: [f64; 5] = [1.1, 1.25, 1.5, 1.75, 2.0];
-
-/// The Forest studies' default scale (the sweep's table and the sensitivity study), and the
-/// sweep's curve's: a thrashing gather's far faults replay whole warp instructions on the
-/// GPU timing model, so `hchi` at scale 1 takes ~8 minutes a run on this 2-core host
-/// (tbnp; 25-45 s at 0.1, 17-33 s at 0.05). These keep the default sweep (`make run`)
-/// within minutes; `make paper` runs the curve larger, sharded.
-pub const FOREST_TIMING_SCALE: f64 = 0.05;
-pub const TIMING_CURVE_SCALE: f64 = 0.02;
 
 impl Args {
     /// `--scale`, else the suite's default.
@@ -45,19 +30,6 @@ impl Args {
         } else {
             1.0
         }))
-    }
-
-    /// The one multiplier of the Forest suite (its workloads have no paper class, so
-    /// `paper` is 1 there), for the lines that print the Forest sweep's scale.
-    pub fn scale(&self) -> f64 {
-        self.scale_spec()
-            .uniform(mcmvm_models::workload::forest_suite())
-            .unwrap_or(1.0)
-    }
-
-    /// `--curve-scale`, else [`TIMING_CURVE_SCALE`].
-    pub fn curve_scale(&self) -> f64 {
-        self.curve_scale.unwrap_or(TIMING_CURVE_SCALE)
     }
 
     /// A Forest study (the sweep or its sensitivity study): both run on the GPU timing
@@ -168,26 +140,56 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 pub enum Merge {
     /// Build a sweep's tables, CSVs and JSON from the runs `--task-id` wrote into DIR/runs.
-    Merge(super::sweep_plan::MergeArgs),
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The sweep's output directory (`--out` of its runs); the run files are in DIR/runs.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// clap or forest (default: the one suite DIR/runs holds).
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Where the tables go (default: DIR).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(Merge::Merge(m)) = args.merge {
-        return super::sweep_plan::merge(m);
+        let (suite, out) = (m.suite.as_deref(), m.out.as_deref());
+        mcmvm_study::merge::merge(&m.dir, suite, out, &Terminal)?;
+        return Ok(0);
     }
+    check_flags(&args)?;
+    let inputs = CliInputs { hw: Some(&args.hw) };
+    let suite = match args.suite.as_deref().unwrap_or_default() {
+        "clap" => Suite::Clap,
+        "forest" => Suite::Forest,
+        "forest-sensitivity" => {
+            mcmvm_study::forest::sensitivity(&sensitivity_request(&args), &inputs, &Terminal)?;
+            return Ok(0);
+        }
+        other => anyhow::bail!("unknown suite `{other}` (valid: clap, forest, forest-sensitivity)"),
+    };
+    let req = request(&args, suite)?;
+    let failed = study::run(&req, &inputs, &Terminal)?;
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// The flags that go only with some suites or with each other.
+fn check_flags(args: &Args) -> anyhow::Result<()> {
     if args.hw.record_ports.is_some() {
         anyhow::bail!(
             "--record-ports goes with `mcmvm run` (a sweep's runs would write the same files)"
         );
     }
-    let suite = args.suite.clone().unwrap_or_default();
-    let split = matches!(suite.as_str(), "clap" | "forest");
+    let split = matches!(args.suite.as_deref(), Some("clap" | "forest"));
     // A plan lists every job, even inside a Slurm array task.
-    let task = if split && args.plan.is_none() {
-        super::sweep_plan::task_id(args.task_id.as_deref())?
-    } else {
-        None
-    };
+    if split && args.plan.is_none() {
+        mcmvm_study::plan::task_id(args.task_id.as_deref())?;
+    }
     if !split && (args.plan.is_some() || args.task_id.is_some() || args.resume) {
         anyhow::bail!("--plan, --task-id and --resume go with --suite clap or forest");
     }
@@ -200,143 +202,85 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if !args.forest() && args.gpu_config.is_some() {
         anyhow::bail!("--gpu-config goes with --suite forest or forest-sensitivity");
     }
-    match suite.as_str() {
-        "clap" | "forest" => {
-            let mode = match (task, &args.plan) {
-                (Some(n), _) => Mode::Task(n),
-                (None, Some(_)) => Mode::Plan,
-                (None, None) => Mode::All {
-                    resume: args.resume,
-                },
-            };
-            super::sweep_plan::run(&args, &suite, mode)
-        }
-        "forest-sensitivity" => run_sensitivity(args),
-        other => anyhow::bail!("unknown suite `{other}` (valid: clap, forest, forest-sensitivity)"),
-    }
+    Ok(())
 }
 
-/// The one multiplier of the Forest suite's workloads (its sweeps record a single scale).
-pub(super) fn forest_scale(scale: &Scale) -> anyhow::Result<f64> {
-    scale
-        .uniform(mcmvm_models::workload::forest_suite())
-        .with_context(|| format!("--scale {scale}: the Forest workloads do not share one size"))
-}
-
-/// `--workloads`, checked against a suite (None: not given).
-pub(super) fn workload_filter(args: &Args, suite: &[&str]) -> anyhow::Result<Option<Vec<String>>> {
-    let Some(ws) = &args.workloads else {
-        return Ok(None);
-    };
-    let keep: Vec<String> = ws.split(',').map(|w| w.trim().to_string()).collect();
-    for k in &keep {
-        if !suite.contains(&k.as_str()) {
-            anyhow::bail!(
-                "--workloads: `{k}` is not in the {} suite ({})",
-                args.suite.as_deref().unwrap_or_default(),
-                suite.join(", ")
-            );
-        }
+/// What to do with the job list: `--task-id` (or a Slurm array's task), `--plan`, or all.
+fn mode(args: &Args) -> anyhow::Result<Mode> {
+    if let Some(file) = &args.plan {
+        let exe = std::env::current_exe().context("the mcmvm binary's path")?;
+        return Ok(Mode::Plan {
+            file: file.clone(),
+            exe,
+        });
     }
-    Ok(Some(keep))
-}
-
-/// A CLAP sweep: its configuration and its fixed job list.
-pub(super) struct ClapSweep {
-    pub cfg: GpuConfig,
-    pub config: PathBuf,
-    pub policies: Vec<PolicyKind>,
-    pub jobs: Vec<sweep::Job>,
-    pub out: PathBuf,
-}
-
-pub(super) fn clap_sweep(args: &Args) -> anyhow::Result<ClapSweep> {
-    let config = args
-        .config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("configs/mcm-4chiplet.toml"));
-    let mut cfg = super::configs::gpu(&config)?;
-    cfg.engines = args.hw.hardware()?;
-    let parse = |list: &str| -> Result<Vec<PolicyKind>, _> {
-        list.split(',')
-            .map(|p| p.trim().parse::<PolicyKind>())
-            .collect()
-    };
-    let policies: Vec<PolicyKind> = if args.policies.trim() == "extended" {
-        sweep::extended_policies(&parse(DEFAULT_CLAP_POLICIES)?)
-    } else {
-        parse(&args.policies)?
-    };
-    if !policies.contains(&PolicyKind::S64k) {
-        anyhow::bail!("--policies must include s64k, the baseline of Figure 18");
-    }
-    let mut jobs = sweep::clap_jobs(&policies);
-    if let Some(keep) = workload_filter(args, mcmvm_models::workload::clap_suite())? {
-        jobs.retain(|j| keep.contains(&j.workload));
-    }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("out/clap"));
-    Ok(ClapSweep {
-        cfg,
-        config,
-        policies,
-        jobs,
-        out,
+    Ok(match mcmvm_study::plan::task_id(args.task_id.as_deref())? {
+        Some(n) => Mode::Task(n),
+        None => Mode::All {
+            resume: args.resume,
+        },
     })
 }
 
-/// Figure 18, Table 4 and the mean speed on the terminal; `clap.csv`,
-/// `clap_structures.csv` and `clap.json` (from each run's pretty JSON) in `dir`. The
-/// in-process sweep and `mcmvm sweep merge` both end here.
-pub(super) fn clap_outputs(
-    dir: &Path,
-    runs: &[sweep::RunSummary],
-    reports: &[String],
-    seed: u64,
-) -> anyhow::Result<()> {
-    print!("{}", sweep::figure18_of(runs));
-    println!();
-    print!("{}", sweep::table4_of(runs));
-    let speed: f64 = runs.iter().map(|r| r.speed).sum::<f64>() / runs.len().max(1) as f64;
-    println!("mean speed: {speed:.0} warp mem-instr/s per run (seed {seed})");
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let write = |name: &str, text: String| {
-        let p = dir.join(name);
-        std::fs::write(&p, text).with_context(|| format!("{}: cannot write", p.display()))
-    };
-    write("clap.csv", sweep::csv_of(runs))?;
-    write("clap_structures.csv", sweep::alloc_csv_of(runs))?;
-    write("clap.json", sweep::runs_json(reports))?;
-    println!(
-        "wrote {}/clap.csv, clap_structures.csv, clap.json",
-        dir.display()
-    );
-    super::sweep_extras::table2(dir, runs)?;
-    sweep_figures(dir, "clap")
+/// The `--hw` words every job of a plan repeats.
+fn hw_words(args: &Args) -> anyhow::Result<Vec<String>> {
+    let hw = &args.hw;
+    let mut words = vec!["--hw".to_string(), hw.hw.clone()];
+    if hw.hw_every_cycle {
+        words.push("--hw-every-cycle".into());
+    }
+    if hw.hw_unpredicted {
+        words.push("--hw-unpredicted".into());
+    }
+    if hw.hw == "check" {
+        let dir = &hw.hw_check_dir;
+        let dir = std::path::absolute(dir)
+            .with_context(|| format!("{}: no absolute path", dir.display()))?;
+        words.extend(["--hw-check-dir".to_string(), dir.display().to_string()]);
+    }
+    Ok(words)
 }
 
-/// The suite's SVG figures beside its CSV in `dir` (the same as `mcmvm report` draws).
-pub(super) fn sweep_figures(dir: &Path, suite: &str) -> anyhow::Result<()> {
-    let dir = if dir.is_absolute() {
-        dir.to_path_buf()
-    } else {
-        std::env::current_dir()?.join(dir)
-    };
-    let (Some(root), Some(sub)) = (dir.parent(), dir.file_name().and_then(|s| s.to_str())) else {
-        return Ok(());
-    };
-    let mut done = mcmvm_report::Outcome::default();
-    let section = match suite {
-        "clap" => mcmvm_report::clap::section_in(root, sub, &mut done)?,
-        _ => mcmvm_report::forest::section_in(root, sub, &mut done)?,
-    };
-    for n in &section.notes {
-        println!("note: {n}");
+/// The sweep's request from its flags.
+fn request(args: &Args, suite: Suite) -> anyhow::Result<Request> {
+    let curve = args.oversub.is_none() && !args.no_curve;
+    Ok(Request {
+        suite,
+        mode: mode(args)?,
+        config: args.config.clone(),
+        gpu_config: args.gpu_config.clone(),
+        scale: args.scale_spec(),
+        seed: args.seed,
+        out: args.out.clone(),
+        policies: args.policies.clone(),
+        workloads: args.workloads.clone(),
+        oversub: args.oversub.clone(),
+        curve_scale: curve.then(|| args.curve_scale.unwrap_or(TIMING_CURVE_SCALE)),
+        extras: (!args.no_extras).then(|| Extras {
+            workloads: args.extras_workloads.clone(),
+            scale: args.extras_scale,
+        }),
+        hw_words: hw_words(args)?,
+        robustness: args.robustness.then(|| Robustness {
+            points: args.points.clone(),
+            design_seed: args.design_seed,
+        }),
+    })
+}
+
+fn sensitivity_request(args: &Args) -> SensitivityRequest {
+    SensitivityRequest {
+        config: args.config.clone(),
+        gpu_config: args.gpu_config.clone(),
+        oversub: args.oversub.clone(),
+        out: args.out.clone(),
+        scale: args.scale_spec(),
+        seed: args.seed,
     }
-    for f in &done.written {
-        println!("wrote {}", f.display());
-    }
-    Ok(())
+}
+
+/// The GPU of `path` with 4 KB pages, the GPU every UVM run of the CLI is timed on
+/// (`mcmvm sweep`, `hil`, `soak`, `cosim --mutants`, `run --uvm` without `--policy`).
+pub fn uvm_gpu(path: &Path) -> anyhow::Result<UvmGpu> {
+    Ok(UvmGpu::new(super::configs::gpu(path)?))
 }

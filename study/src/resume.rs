@@ -12,8 +12,10 @@
 //!   command that resumes. No half file is left: a file is written under [`WRITING`], which
 //!   the interrupt takes before the process exits.
 
-use super::{run_file_text, sh_word, RunHead, Split};
-use anyhow::Context;
+use crate::plan::sh_word;
+use crate::runfile::{report_text, run_file_text, RunHead};
+use crate::task::{Outcome, Split};
+use crate::{Console, StudyError};
 use serde::de::IgnoredAny;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -36,7 +38,7 @@ const INTERRUPTED_EXIT: i32 = 130;
 
 /// What a run directory holds for a sweep, job by job.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Found {
+pub(crate) enum Found {
     Missing,
     /// A valid run file of this sweep.
     Done,
@@ -45,7 +47,7 @@ pub(super) enum Found {
 }
 
 /// The run file of job `n`.
-pub(super) fn run_path(split: &Split, n: usize) -> PathBuf {
+pub(crate) fn run_path(split: &Split, n: usize) -> PathBuf {
     split
         .out
         .join("runs")
@@ -53,7 +55,7 @@ pub(super) fn run_path(split: &Split, n: usize) -> PathBuf {
 }
 
 /// Job `n`'s file: [`Found`], or an error when it belongs to another sweep.
-pub(super) fn check(split: &Split, n: usize) -> anyhow::Result<Found> {
+pub(crate) fn check(split: &Split, n: usize) -> Result<Found, StudyError> {
     let path = run_path(split, n);
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(if path.exists() {
@@ -65,35 +67,47 @@ pub(super) fn check(split: &Split, n: usize) -> anyhow::Result<Found> {
     let Ok(head) = serde_json::from_str::<RunHead<IgnoredAny>>(&text) else {
         return Ok(Found::Unreadable);
     };
-    if super::report_text(&text).is_none() {
+    if report_text(&text).is_none() {
         return Ok(Found::Unreadable);
     }
     if head.sweep != split.id || head.task != n {
-        return Err(other_sweep(split, &path, &head.sweep.args));
+        return Err(StudyError::OtherSweep {
+            path,
+            theirs: head.sweep.args,
+            ours: split.id.args.clone(),
+        });
     }
     Ok(Found::Done)
 }
 
-fn other_sweep(split: &Split, path: &Path, theirs: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{} holds a run of another sweep (options `{theirs}`, not `{}`): give this sweep \
-         another --out, or rerun that sweep's own command with --resume",
-        path.display(),
-        split.id.args
-    )
+/// Whether `path` is job `n`'s file of this sweep, from its name `<suite>-<n>-...json`.
+fn is_mine(split: &Split, path: &Path, name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".json") else {
+        return true;
+    };
+    let mut parts = stem.splitn(3, '-');
+    let (Some(suite), Some(n)) = (parts.next(), parts.next().map(str::parse::<usize>)) else {
+        return true;
+    };
+    suite == split.id.suite
+        && n.as_ref()
+            .is_ok_and(|&n| n < split.names.len() && path == run_path(split, n))
 }
 
 /// Every run file in `OUT/runs` of another sweep or suite is an error; leftover temporary
 /// files of a killed sweep are removed (no other process writes into an in-process
 /// sweep's directory).
-fn refuse_others(split: &Split) -> anyhow::Result<()> {
+fn refuse_others(split: &Split) -> Result<(), StudyError> {
     let dir = split.out.join("runs");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(());
     };
     for e in entries {
         let path = e
-            .with_context(|| format!("{}: cannot list", dir.display()))?
+            .map_err(|source| StudyError::List {
+                path: dir.clone(),
+                source,
+            })?
             .path();
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
@@ -102,38 +116,23 @@ fn refuse_others(split: &Split) -> anyhow::Result<()> {
             let _ = std::fs::remove_file(&path);
             continue;
         }
-        let Some(stem) = name.strip_suffix(".json") else {
-            continue;
-        };
-        let mut parts = stem.splitn(3, '-');
-        let (Some(suite), Some(n)) = (parts.next(), parts.next().map(str::parse::<usize>)) else {
-            continue;
-        };
-        let mine = suite == split.id.suite
-            && n.as_ref()
-                .is_ok_and(|&n| n < split.names.len() && path == run_path(split, n));
-        if !mine {
-            anyhow::bail!(
-                "{} is not a run of this sweep's job list (another suite, workloads or \
-                 policies): give this sweep another --out, or rerun that sweep's own command \
-                 with --resume",
-                path.display()
-            );
+        if !is_mine(split, &path, name) {
+            return Err(StudyError::OtherJobList { path });
         }
     }
     Ok(())
 }
 
 /// Write job `n`'s run file: a temporary file in the same directory, renamed over it.
-pub(super) fn write_run<S: Serialize>(
+pub(crate) fn write_run<S: Serialize>(
     split: &Split,
     n: usize,
     head: &RunHead<S>,
     report: &str,
-) -> anyhow::Result<PathBuf> {
+) -> Result<PathBuf, StudyError> {
     let path = run_path(split, n);
     let dir = split.out.join("runs");
-    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    crate::create_dir(&dir)?;
     let text = run_file_text(&serde_json::to_string_pretty(head)?, report);
     let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("run");
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
@@ -145,49 +144,54 @@ pub(super) fn write_run<S: Serialize>(
         f.sync_all()?;
         std::fs::rename(&tmp, &path)
     };
-    if let Err(e) = write() {
+    if let Err(source) = write() {
         let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("{}: cannot write", path.display()));
+        return Err(StudyError::Write { path, source });
     }
     Ok(path)
 }
 
 /// One job of [`run_all`]: its head fields and how to run it.
-pub(super) struct Job<'a, S> {
+pub(crate) struct Job<'a, S> {
     pub workload: String,
     pub policy: String,
     pub oversubscription: Option<String>,
-    pub run: Box<dyn Fn() -> super::Outcome<S> + Send + Sync + 'a>,
+    pub run: Box<dyn Fn() -> Outcome<S> + Send + Sync + 'a>,
 }
 
+/// What is called per job done: first each resumed one (`None`), then each run with its
+/// wall seconds.
+pub(crate) type Tick<'a> = &'a (dyn Fn(usize, Option<f64>) + Sync);
+
 /// [`run_all`] under a progress bar that names each run as it finishes.
-pub(super) fn run_all_named<S: Serialize + Send>(
+pub(crate) fn run_all_named<S: Serialize + Send>(
     split: &Split,
     resume: bool,
     jobs: Vec<Job<'_, S>>,
-) -> anyhow::Result<usize> {
-    let bar = crate::cmd::progress::bar(jobs.len() as u64, "runs");
+    console: &dyn Console,
+) -> Result<usize, StudyError> {
+    let bar = console.bar(jobs.len() as u64, "runs");
     let tick = |n: usize, _: Option<f64>| {
         bar.set_message(split.names[n].clone());
-        bar.inc(1);
+        bar.inc();
     };
-    let failed = run_all(split, resume, jobs, &tick);
-    bar.finish_and_clear();
+    let failed = run_all(split, resume, jobs, &tick, console);
+    bar.finish();
     failed
 }
 
 /// Run every job of `split` that `--resume` does not find done, on rayon's threads, each
-/// file written when its run ends; `tick` is called per job done: first each resumed one
-/// (`None`), then each run with its wall seconds. Returns how many runs failed (they leave
-/// no file).
-pub(super) fn run_all<S: Serialize + Send>(
+/// file written when its run ends; `tick` per job done. Returns how many runs failed (they
+/// leave no file).
+pub(crate) fn run_all<S: Serialize + Send>(
     split: &Split,
     resume: bool,
     jobs: Vec<Job<'_, S>>,
-    tick: &(dyn Fn(usize, Option<f64>) + Sync),
-) -> anyhow::Result<usize> {
+    tick: Tick<'_>,
+    console: &dyn Console,
+) -> Result<usize, StudyError> {
     use rayon::prelude::*;
-    let todo = to_run(split, resume, jobs.len())?;
+    let todo = to_run(split, resume, jobs.len(), console)?;
     for n in (0..jobs.len()).filter(|n| !todo.contains(n)) {
         tick(n, None);
     }
@@ -201,11 +205,11 @@ pub(super) fn run_all<S: Serialize + Send>(
     }
     let finished = AtomicBool::new(false);
     let failed = std::thread::scope(|s| {
-        s.spawn(|| watch(split, &finished));
+        s.spawn(|| watch(split, &finished, console));
         let failed = todo
             .par_iter()
-            .map(|&n| run_one(split, n, &jobs[n], tick))
-            .collect::<anyhow::Result<Vec<usize>>>();
+            .map(|&n| run_one(split, n, &jobs[n], tick, console))
+            .collect::<Result<Vec<usize>, StudyError>>();
         finished.store(true, Ordering::SeqCst);
         failed.map(|f| f.iter().sum())
     });
@@ -215,39 +219,44 @@ pub(super) fn run_all<S: Serialize + Send>(
         libc::signal(libc::SIGINT, libc::SIG_DFL);
     }
     if INTERRUPTED.load(Ordering::SeqCst) {
-        stop(split);
+        stop(split, console);
     }
     failed
 }
 
 /// The jobs to run of `split`'s `n` (all of them, or with `resume` those without a valid
 /// run file), after refusing another sweep's files and saying what was found.
-fn to_run(split: &Split, resume: bool, n: usize) -> anyhow::Result<Vec<usize>> {
+fn to_run(
+    split: &Split,
+    resume: bool,
+    n: usize,
+    console: &dyn Console,
+) -> Result<Vec<usize>, StudyError> {
     refuse_others(split)?;
     let found = (0..n)
         .map(|k| check(split, k))
-        .collect::<anyhow::Result<Vec<Found>>>()?;
+        .collect::<Result<Vec<Found>, StudyError>>()?;
     for (k, f) in found.iter().enumerate() {
         if *f == Found::Unreadable {
-            println!(
+            console.line(&format!(
                 "note: {} is not a whole run file; it runs again",
                 run_path(split, k).display()
-            );
+            ));
         }
     }
     let done = found.iter().filter(|f| **f == Found::Done).count();
     let dir = split.out.join("runs");
     if resume {
-        println!(
+        console.line(&format!(
             "resume: {done} of {n} runs already in {}, {} to run",
             dir.display(),
             n - done
-        );
+        ));
     } else if done > 0 {
-        println!(
+        console.line(&format!(
             "note: {} holds {done} runs of this sweep: all run again (--resume keeps them)",
             dir.display()
-        );
+        ));
     }
     Ok((0..n)
         .filter(|&k| !resume || found[k] != Found::Done)
@@ -259,13 +268,18 @@ fn run_one<S: Serialize>(
     split: &Split,
     n: usize,
     job: &Job<'_, S>,
-    tick: &(dyn Fn(usize, Option<f64>) + Sync),
-) -> anyhow::Result<usize> {
+    tick: Tick<'_>,
+    console: &dyn Console,
+) -> Result<usize, StudyError> {
     let t0 = std::time::Instant::now();
     let (summary, report) = match (job.run)() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("run {n} ({}) failed: {e:#}", split.names[n]);
+            let name = &split.names[n];
+            console.err(&format!(
+                "run {n} ({name}) failed: {}",
+                crate::chain_text(&e)
+            ));
             return Ok(1);
         }
     };
@@ -283,10 +297,10 @@ fn run_one<S: Serialize>(
 }
 
 /// Until `finished`: on Ctrl-C, wait for a file being written, say how to resume, exit.
-fn watch(split: &Split, finished: &AtomicBool) {
+fn watch(split: &Split, finished: &AtomicBool, console: &dyn Console) {
     while !finished.load(Ordering::SeqCst) {
         if INTERRUPTED.load(Ordering::SeqCst) {
-            stop(split);
+            stop(split, console);
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
@@ -294,17 +308,17 @@ fn watch(split: &Split, finished: &AtomicBool) {
 
 /// Wait for a file being written, say how to resume, and exit: the runs in flight are
 /// abandoned (they have written nothing yet).
-fn stop(split: &Split) -> ! {
+fn stop(split: &Split, console: &dyn Console) -> ! {
     let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let kept = (0..split.names.len())
         .filter(|&n| run_path(split, n).exists())
         .count();
-    eprintln!(
+    console.err(&format!(
         "interrupted: {kept} of {} runs kept in {}; resume with: {}",
         split.names.len(),
         split.out.join("runs").display(),
         resume_command()
-    );
+    ));
     std::process::exit(INTERRUPTED_EXIT);
 }
 

@@ -1,0 +1,6 @@
+//! mcmvm-study's integration tests: one binary (see STYLE.md, "Tests").
+
+mod fixtures;
+mod merge;
+mod plan;
+mod sweep;
