@@ -56,6 +56,32 @@ impl Point {
     }
 }
 
+/// A point's name in its work directory and result file: its values in [`keys`] order,
+/// `16_32_8_nru` (the keys are the block's, so the values alone say which point it is).
+/// Two points of a block share a name only if they share every parameter, whatever grid
+/// they came from.
+pub fn point_name<'a>(values: impl IntoIterator<Item = &'a str>) -> String {
+    values
+        .into_iter()
+        .map(|v| {
+            v.chars()
+                .map(|c| match c {
+                    'a'..='z' | 'A'..='Z' | '0'..='9' | '-' => c,
+                    _ => '+',
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+impl Point {
+    /// [`point_name`] of this point's values for `block`.
+    pub fn name(&self, block: BlockKind) -> String {
+        point_name(params(block, &self.hw).iter().map(|(_, v)| v.as_str()))
+    }
+}
+
 /// The block's keys and their values in `hw`, as grid-file text.
 pub fn params(block: BlockKind, hw: &HwConfig) -> Vec<(&'static str, String)> {
     let name = |v: &dyn erased::Named| v.name();
@@ -361,6 +387,12 @@ mod tests {
         );
         assert_eq!(g[3].hw.remote_tracker.replacement, RtReplacement::Ranks);
         assert_eq!(g[3].hw.access_time_tracker, base.access_time_tracker);
+        let names: Vec<_> = g.iter().map(|p| p.name(BlockKind::RemoteTracker)).collect();
+        assert_eq!(
+            names,
+            ["8_32_8_nru", "8_32_8_ranks", "16_32_8_nru", "16_32_8_ranks"]
+        );
+        assert_eq!(point_name(["tree-plru", "a b/c"]), "tree-plru_a+b+c");
     }
 
     #[test]

@@ -260,7 +260,7 @@ pub fn table(block: BlockKind, points: &[PointResult]) -> String {
         s,
         "P = the paper's point, D = our default; lockstep = cycles compared with the twin and \
          the verdict (FAILED: a mismatch; the recommendation skips the point); area, path and power on {PLOT_LIBRARY} (tt, 25 °C, \
-         1.8 V), undef = its cells whose power OpenSTA left undefined (NaN or infinite; not in dyn and leak), osu µm² = area on osu018; speed-up = geomean {} with the point's Verilog serving",
+         1.8 V), undef = cells whose power OpenSTA left undefined (their NaN or infinite components are not in dyn and leak), osu µm² = area on osu018; speed-up = geomean {} with the point's Verilog serving",
         points.first().map_or("", |p| p.effect.metric.as_str())
     );
     s
@@ -288,8 +288,9 @@ pub fn power_line(points: &[PointResult]) -> String {
         .map(|l| l.power_undefined_cells)
         .sum();
     format!(
-        "power: {}; timing constraints at the runs' GPU clock ({}); at {}; {undefined} cells \
-         with undefined power (NaN or infinite) left out over all points and libraries",
+        "power: {}; timing constraints at the runs' GPU clock ({}); at {}; cells with \
+         undefined power over all points and libraries: {undefined} (their NaN or infinite \
+         components left out)",
         methods.join(" / "),
         clocks.join(", "),
         corners.join(" and ")

@@ -3,12 +3,14 @@
 //!
 //! * `--plan FILE` writes one self-contained shell command per point ([`task_line`],
 //!   through the studies' one plan writer, `mcmvm_study::plan::write_plan`);
-//! * `--task-id N` runs point N and writes `<out>/codesign/runs/<block>-<N>.json`
-//!   ([`write_point`]): the study's identity, the task number and the point's result,
-//!   written whole and renamed. A rerun of task N overwrites only its own file (the cache
-//!   makes it quick);
-//! * `mcmvm codesign merge DIR` ([`load`]) reads every point file of one study and builds
-//!   the one-process run's table, CSV, JSON and SVG from them;
+//! * `--task-id N` runs point N and writes `<out>/codesign/runs/<block>-<name>.json`,
+//!   named by the point's parameters ([`crate::grid::point_name`], [`write_point`]): the
+//!   study's identity, the task number and the point's result, written whole and renamed.
+//!   A rerun of task N overwrites only its own file (the cache makes it quick);
+//! * `mcmvm codesign merge DIR` ([`load`]) reads every point file of a block and builds
+//!   the one-process run's table, CSV, JSON and SVG from them. Studies of other grids
+//!   with the same options (workloads, scale, seed, base parameters, directory) share
+//!   one table, so two one-point grids run into one `<out>` both stay listed;
 //! * the one-process run writes the same files as it goes and builds its outputs by the
 //!   same [`load`], so both paths give the same bytes. The files keep every float as its
 //!   shortest round-trip text, read back exactly (see [`floats_as_text`]).
@@ -31,6 +33,29 @@ pub struct StudyId {
     /// The directory the commands run in (the system configurations are read from its
     /// `configs/`).
     pub dir: PathBuf,
+    /// Each task's [`crate::grid::point_name`], in task order (absent in files written
+    /// before points were named: their tasks are found by number).
+    #[serde(default)]
+    pub point_names: Vec<String>,
+}
+
+impl StudyId {
+    /// Whether `other`'s points can share a table with this study's: the same block,
+    /// directory and options, whatever the grid.
+    pub fn comparable(&self, other: &StudyId) -> bool {
+        self.block == other.block
+            && self.dir == other.dir
+            && options_without_grid(&self.args) == options_without_grid(&other.args)
+    }
+}
+
+/// The shell words of `args` without `--grid FILE`.
+fn options_without_grid(args: &str) -> Option<Vec<String>> {
+    let mut words = shlex::split(args)?;
+    if let Some(i) = words.iter().position(|w| w == "--grid") {
+        words.drain(i..(i + 2).min(words.len()));
+    }
+    Some(words)
 }
 
 /// One point's result file.
@@ -56,12 +81,12 @@ pub enum ShardError {
         #[source]
         source: serde_json::Error,
     },
-    #[error("{}: no point files (<block>-<N>.json)", dir.display())]
+    #[error("{}: no point files (<block>-<point>.json)", dir.display())]
     NoFiles { dir: PathBuf },
     #[error("{} holds points of {}: choose one with --block", dir.display(), blocks.join(" and "))]
     Blocks { dir: PathBuf, blocks: Vec<String> },
     #[error(
-        "{} is a point of another {block} study than {} (other options, grid or directory); \
+        "{} is a point of another {block} study than {} (other options or directory); \
          delete the stale files or run the study with another --out",
         path.display(), first.display()
     )]
@@ -96,19 +121,20 @@ pub fn runs_dir(out: &Path) -> PathBuf {
     out.join("codesign").join("runs")
 }
 
-/// `<out>/codesign/runs/<block>-<n>.json`.
-pub fn point_path(out: &Path, block: &str, n: usize) -> PathBuf {
-    runs_dir(out).join(format!("{block}-{n}.json"))
+/// `<out>/codesign/runs/<block>-<point name>.json`.
+pub fn point_path(out: &Path, block: &str, name: &str) -> PathBuf {
+    runs_dir(out).join(format!("{block}-{name}.json"))
 }
 
-/// Write point `n`'s file (whole, then renamed over any earlier one).
+/// Write task `n`'s file, named by its point (whole, then renamed over any earlier one of
+/// the same point, whichever grid wrote it: the same options give the same figures).
 pub fn write_point(
     out: &Path,
     study: &StudyId,
     n: usize,
     result: &PointResult,
 ) -> Result<PathBuf, crate::CodesignError> {
-    let path = point_path(out, &study.block, n);
+    let path = point_path(out, &study.block, &result.name());
     let file = PointFile {
         study: study.clone(),
         task: n,
@@ -163,8 +189,8 @@ fn floats_from_text(v: Value) -> Value {
     }
 }
 
-/// The point files in `runs_dir(out)`: (block, task, path), in block then task order.
-fn point_files(out: &Path) -> Result<Vec<(String, usize, PathBuf)>, ShardError> {
+/// The point files in `runs_dir(out)`: (block, path), in block then name order.
+fn point_files(out: &Path) -> Result<Vec<(String, PathBuf)>, ShardError> {
     let dir = runs_dir(out);
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
@@ -174,34 +200,37 @@ fn point_files(out: &Path) -> Result<Vec<(String, usize, PathBuf)>, ShardError> 
     let mut files = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        // `<block>-<N>.json`; a temporary file (`….tmp<pid>`) is not one.
-        let Some((block, n)) = name
+        // `<block>-<point>.json`; a temporary file (`….tmp<pid>`) is not one.
+        if let Some((block, _)) = name
             .strip_suffix(".json")
-            .and_then(|stem| stem.rsplit_once('-'))
-        else {
-            continue;
-        };
-        if let Ok(n) = n.parse::<usize>() {
-            files.push((block.to_string(), n, e.path()));
+            .and_then(|stem| stem.split_once('-'))
+        {
+            files.push((block.to_string(), e.path()));
         }
     }
     files.sort();
     Ok(files)
 }
 
-/// Remove `block`'s point files from `runs_dir(out)`: the one-process run starts its
-/// study afresh (every result is also in the cache, so nothing measured is lost).
-pub fn clear(out: &Path, block: &str) -> Result<(), ShardError> {
-    for (b, _, path) in point_files(out)? {
-        if b == block {
+/// Before a one-process run of `study`: remove its block's point files but those of
+/// comparable studies of other grids, which stay in its table (every result is also in
+/// the cache, so nothing measured is lost).
+pub fn clear(out: &Path, study: &StudyId) -> Result<(), ShardError> {
+    for (b, path) in point_files(out)? {
+        let other_grid = || {
+            read_point(&path).is_ok_and(|f| f.study.comparable(study) && f.study.args != study.args)
+        };
+        if b == study.block && !other_grid() {
             std::fs::remove_file(&path).map_err(|source| ShardError::Io { path, source })?;
         }
     }
     Ok(())
 }
 
-/// Every point of one study in `runs_dir(out)` (`block`: which, when several are there),
-/// in task order; every task must be present and every file of the block of one study.
+/// Every point of a block's studies in `runs_dir(out)` (`block`: which, when several are
+/// there): each study's points in task order, studies in the order of their options, a
+/// point two grids share once. Every study must be comparable with the first and have all
+/// its points; returns the first study's identity.
 pub fn load(out: &Path, block: Option<&str>) -> Result<(StudyId, Vec<PointResult>), ShardError> {
     let dir = runs_dir(out);
     let mut files = point_files(out)?;
@@ -214,35 +243,72 @@ pub fn load(out: &Path, block: Option<&str>) -> Result<(StudyId, Vec<PointResult
         (None, _) => return Err(ShardError::Blocks { dir, blocks }),
     };
     files.retain(|f| f.0 == block);
-    let mut study: Option<(StudyId, PathBuf)> = None;
+    let read = read_comparable(&block, files)?;
+    let mut studies: Vec<&StudyId> = read.iter().map(|f| &f.study).collect();
+    studies.sort_by(|a, b| {
+        (&a.args, a.points, &a.point_names).cmp(&(&b.args, b.points, &b.point_names))
+    });
+    studies.dedup();
+    let Some(&first) = studies.first() else {
+        return Err(ShardError::NoFiles { dir });
+    };
+    let mut taken = vec![false; read.len()];
     let mut results = Vec::new();
-    for (_, n, path) in files {
+    for study in &studies {
+        let mut missing = Vec::new();
+        for n in 0..study.points {
+            match find_task(&read, study, n) {
+                None => missing.push(n),
+                Some(i) if !taken[i] => {
+                    taken[i] = true;
+                    results.push(read[i].result.clone());
+                }
+                Some(_) => {}
+            }
+        }
+        if !missing.is_empty() {
+            return Err(ShardError::Missing {
+                dir,
+                points: study.points,
+                missing,
+                study: Box::new((*study).clone()),
+            });
+        }
+    }
+    Ok((first.clone(), results))
+}
+
+/// The point files of `block`, each checked to be of a study comparable with the first.
+fn read_comparable(
+    block: &str,
+    files: Vec<(String, PathBuf)>,
+) -> Result<Vec<PointFile>, ShardError> {
+    let mut read: Vec<PointFile> = Vec::new();
+    let mut first_path: Option<PathBuf> = None;
+    for (_, path) in files {
         let f = read_point(&path)?;
-        let (id, first) = study.get_or_insert_with(|| (f.study.clone(), path.clone()));
-        if *id != f.study || f.task != n || n >= id.points {
+        let first = first_path.get_or_insert_with(|| path.clone());
+        let fits = read.first().is_none_or(|r| r.study.comparable(&f.study));
+        if !fits || f.task >= f.study.points {
             return Err(ShardError::Mixed {
-                block,
+                block: block.to_string(),
                 path,
                 first: first.clone(),
             });
         }
-        results.push((n, f.result));
+        read.push(f);
     }
-    let Some((id, _)) = study else {
-        return Err(ShardError::NoFiles { dir });
-    };
-    let missing: Vec<usize> = (0..id.points)
-        .filter(|n| !results.iter().any(|(t, _)| t == n))
-        .collect();
-    if !missing.is_empty() {
-        return Err(ShardError::Missing {
-            dir,
-            points: id.points,
-            missing,
-            study: Box::new(id),
-        });
+    Ok(read)
+}
+
+/// Which file holds task `n` of `study`: the file of its point, by name (whichever
+/// comparable study wrote it); for a study written before points were named, its file of
+/// task `n`.
+fn find_task(read: &[PointFile], study: &StudyId, n: usize) -> Option<usize> {
+    match study.point_names.get(n) {
+        Some(name) => read.iter().position(|f| f.result.name() == *name),
+        None => read.iter().position(|f| f.study == *study && f.task == n),
     }
-    Ok((id, results.into_iter().map(|(_, r)| r).collect()))
 }
 
 fn read_point(path: &Path) -> Result<PointFile, ShardError> {
@@ -298,12 +364,49 @@ mod tests {
     }
 
     #[test]
+    fn studies_of_other_grids_with_the_same_options_share_a_table() {
+        let study = |args: &[&str]| StudyId {
+            block: "rt".into(),
+            points: 1,
+            args: shell_words(&args.iter().map(|w| w.to_string()).collect::<Vec<_>>()).unwrap(),
+            dir: PathBuf::from("/w"),
+            point_names: vec![],
+        };
+        let a = study(&[
+            "--grid",
+            "/w/a.toml",
+            "--workloads",
+            "bfs",
+            "--scale",
+            "0.1",
+        ]);
+        let b = study(&[
+            "--grid",
+            "/w/b.toml",
+            "--workloads",
+            "bfs",
+            "--scale",
+            "0.1",
+        ]);
+        let default_grid = study(&["--workloads", "bfs", "--scale", "0.1"]);
+        let other_scale = study(&["--grid", "/w/b.toml", "--workloads", "bfs", "--scale", "1"]);
+        assert!(a.comparable(&b) && b.comparable(&default_grid));
+        assert!(!a.comparable(&other_scale));
+        let elsewhere = StudyId {
+            dir: PathBuf::from("/v"),
+            ..b.clone()
+        };
+        assert!(!a.comparable(&elsewhere));
+    }
+
+    #[test]
     fn a_plan_line_runs_from_the_study_directory_with_its_task() {
         let id = StudyId {
             block: "rt".into(),
             points: 2,
             args: shell_words(&["--workloads".into(), "bfs,sssp".into()]).unwrap(),
             dir: PathBuf::from("/w/my dir"),
+            point_names: vec!["1_4_8_nru".into(), "2_4_8_nru".into()],
         };
         let line = |n| task_line(Path::new("/b/mcmvm"), &id, n, Path::new("/o")).unwrap() + "\n";
         assert_eq!(

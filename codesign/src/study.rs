@@ -57,6 +57,11 @@ impl PointResult {
         self.libraries.iter().find(|l| l.library == library)
     }
 
+    /// [`grid::point_name`] of its parameters: the name of its work directory and file.
+    pub fn name(&self) -> String {
+        grid::point_name(self.params.iter().map(|(_, v)| v.as_str()))
+    }
+
     /// Whether the point failed its lockstep (its Verilog disagreed with the twin).
     pub fn failed(&self) -> bool {
         self.lockstep.as_ref().is_some_and(|l| !l.passed())
@@ -95,12 +100,15 @@ impl<'a> Runner<'a> {
         })
     }
 
-    /// Point `i` of the grid: from the cache, else measured and cached. Work files go to
-    /// `<out>/codesign/points/<block>-<i>/`.
-    pub fn point(&self, i: usize, p: &Point) -> Result<PointResult, CodesignError> {
+    /// A point: from the cache, else measured and cached. Work files go to
+    /// `<out>/codesign/points/<block>-<name>/` ([`grid::point_name`]), so points of other
+    /// grids measured into the same `<out>` keep theirs.
+    pub fn point(&self, p: &Point) -> Result<PointResult, CodesignError> {
         let (opts, block) = (self.opts, self.opts.block.short_name());
         let root = opts.out.join("codesign");
-        let dir = root.join("points").join(format!("{block}-{i}"));
+        let dir = root
+            .join("points")
+            .join(format!("{block}-{}", p.name(opts.block)));
         let v = cost::emit(opts.block, &p.hw, &dir)?;
         let key = cache_key(opts, &self.tools, &v.text)?;
         let cache = root.join("cache").join(format!("{block}-{key}.json"));
@@ -139,7 +147,7 @@ pub fn run_points(
     let mut out = Vec::new();
     for (i, p) in points.iter().enumerate() {
         progress(i, p);
-        let r = runner.point(i, p)?;
+        let r = runner.point(p)?;
         done(i, &r)?;
         out.push(r);
     }

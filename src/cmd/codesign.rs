@@ -5,8 +5,9 @@
 //! SVG. The study is `mcmvm-codesign`.
 //!
 //! Sharded like `mcmvm sweep` (docs/cluster.md): `--plan FILE` writes one command per
-//! point, `--task-id N` runs point N alone into `<out>/codesign/runs/<block>-<N>.json`, and
-//! `mcmvm codesign merge DIR` builds the one-process run's files from those.
+//! point, `--task-id N` runs point N alone into `<out>/codesign/runs/<block>-<point>.json`
+//! (named by its parameters), and `mcmvm codesign merge DIR` builds the one-process run's
+//! files from those, with the points of other grids run into DIR with the same options.
 
 use super::common::load_hw_config;
 use anyhow::Context;
@@ -70,8 +71,9 @@ pub struct Args {
     /// Slurm array or HTCondor can run the lines), then `mcmvm codesign merge OUT`.
     #[arg(long, value_name = "FILE", conflicts_with = "task_id")]
     pub plan: Option<PathBuf>,
-    /// Run only point N (0-based, grid order) into OUT/codesign/runs/<block>-<N>.json (a
-    /// rerun overwrites only that file). Default: $SLURM_ARRAY_TASK_ID, if set.
+    /// Run only point N (0-based, grid order) into OUT/codesign/runs/<block>-<point>.json,
+    /// named by its parameter values (a rerun overwrites only that file). Default:
+    /// $SLURM_ARRAY_TASK_ID, if set.
     #[arg(long, value_name = "N")]
     pub task_id: Option<String>,
 }
@@ -136,7 +138,7 @@ fn prepare(args: &Args) -> anyhow::Result<Prepared> {
         forest_gpu: super::configs::gpu(&PathBuf::from("configs/gpu-turing.toml"))?,
         uvm: super::configs::uvm(&PathBuf::from("configs/uvm-turing.toml"), &[])?,
     };
-    let id = study_id(args, block, points.len(), &plan, &from)?;
+    let id = study_id(args, block, &points, &plan, &from)?;
     let opts = StudyOptions {
         block,
         base,
@@ -184,7 +186,7 @@ fn run_plan(args: &Args, block: BlockKind) -> anyhow::Result<RunPlan> {
 fn study_id(
     args: &Args,
     block: BlockKind,
-    points: usize,
+    points: &[Point],
     plan: &RunPlan,
     from: &str,
 ) -> anyhow::Result<StudyId> {
@@ -211,9 +213,10 @@ fn study_id(
     ]);
     Ok(StudyId {
         block: block.short_name().into(),
-        points,
+        points: points.len(),
         args: shard::shell_words(&words)?,
         dir: std::env::current_dir().context("the working directory")?,
+        point_names: points.iter().map(|p| p.name(block)).collect(),
     })
 }
 
@@ -230,7 +233,7 @@ fn run_all(s: &Prepared) -> anyhow::Result<u8> {
         opts.plan.scale,
         opts.plan.seed
     );
-    shard::clear(&opts.out, block.short_name())?;
+    shard::clear(&opts.out, &s.id)?;
     let bar = super::progress::bar(s.points.len() as u64, "points");
     run_points(
         opts,
@@ -243,6 +246,16 @@ fn run_all(s: &Prepared) -> anyhow::Result<u8> {
     )?;
     bar.finish_and_clear();
     let (_, results) = shard::load(&opts.out, Some(block.short_name()))?;
+    let mut own = s.id.point_names.clone();
+    own.sort();
+    own.dedup();
+    if results.len() > own.len() {
+        println!(
+            "with {} points of other grids measured into {} with the same options",
+            results.len() - own.len(),
+            opts.out.display()
+        );
+    }
     outputs(&opts.out, block, &results)
 }
 
@@ -257,7 +270,7 @@ fn run_task(s: &Prepared, n: usize) -> anyhow::Result<u8> {
     };
     println!("task {n}/{total}: {block} {}", p.label);
     let t0 = std::time::Instant::now();
-    let r = match Runner::new(&s.opts).and_then(|r| r.point(n, p)) {
+    let r = match Runner::new(&s.opts).and_then(|r| r.point(p)) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("task {n}/{total} ({}) failed: {e:#}", p.label);
@@ -315,7 +328,7 @@ fn merge(m: MergeArgs) -> anyhow::Result<u8> {
     println!(
         "merge {}: {} points from {}",
         id.block,
-        id.points,
+        results.len(),
         shard::runs_dir(&m.dir).display()
     );
     outputs(m.out.as_deref().unwrap_or(&m.dir), kind, &results)

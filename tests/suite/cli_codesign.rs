@@ -33,7 +33,11 @@ fn codesign(dir: &Path) -> Output {
 }
 
 fn codesign_with(dir: &Path, extra: &[&str]) -> Output {
-    let grid = dir.join("grid.toml");
+    codesign_in(&dir.join("grid.toml"), dir, extra)
+}
+
+/// The RT study of `grid` (bfs at scale 0.01) into `out`.
+fn codesign_in(grid: &Path, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "--quiet",
         "codesign",
@@ -46,10 +50,26 @@ fn codesign_with(dir: &Path, extra: &[&str]) -> Output {
         "--scale",
         "0.01",
         "--out",
-        dir.to_str().unwrap(),
+        out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
     mcmvm(&args)
+}
+
+/// The file or directory in `dir` of the RT point with `entries` rows
+/// (`rt-<entries>_<counter bits>_…`).
+fn rt_point(dir: &Path, entries: u32) -> std::path::PathBuf {
+    let prefix = format!("rt-{entries}_");
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&prefix)
+        })
+        .unwrap_or_else(|| panic!("no {prefix}… in {}", dir.display()))
 }
 
 fn read(p: &Path) -> String {
@@ -150,6 +170,7 @@ fn a_two_point_rt_grid_runs_end_to_end_and_reruns_from_the_cache() {
             .unwrap();
     assert_eq!(json["study"], json2["study"]);
     sharded_study_merges_to_the_same_files(&dir);
+    two_one_point_grids_into_one_out_both_stay(&dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -183,8 +204,8 @@ fn sharded_study_merges_to_the_same_files(dir: &Path) {
 
     // Point 1 gone: the merge names it with its command and writes nothing.
     let runs = dir.join("codesign/runs");
-    let first = read(&runs.join("rt-0.json"));
-    std::fs::remove_file(runs.join("rt-1.json")).unwrap();
+    let first = read(&rt_point(&runs, 1));
+    std::fs::remove_file(rt_point(&runs, 2)).unwrap();
     let o = merge();
     assert_eq!(o.status.code(), Some(2));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -199,7 +220,7 @@ fn sharded_study_merges_to_the_same_files(dir: &Path) {
     );
     // Task 1 again: its file back, task 0's untouched, the same merge.
     stdout(&Command::new("sh").args(["-c", &lines[1]]).output().unwrap());
-    assert_eq!(read(&runs.join("rt-0.json")), first);
+    assert_eq!(read(&rt_point(&runs, 1)), first);
     stdout(&merge());
     for (f, whole) in files.iter().zip(&one_process) {
         assert!(
@@ -211,6 +232,67 @@ fn sharded_study_merges_to_the_same_files(dir: &Path) {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("--task-id 2 is out of range: this rt co-design has 2 points (0..=1)"));
+}
+
+/// Two one-point grids (the points of `dir`'s study, from a copy of its cache) run one
+/// after the other into one `--out`: each point keeps its work directory and result file,
+/// and the second run's table, its JSON and a merge list both.
+fn two_one_point_grids_into_one_out_both_stay(dir: &Path) {
+    let out = dir.join("two-grids");
+    let cache = out.join("codesign/cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    for e in std::fs::read_dir(dir.join("codesign/cache")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), cache.join(e.file_name())).unwrap();
+    }
+    let mut last = String::new();
+    for entries in [1, 2] {
+        let grid = dir.join(format!("grid-{entries}.toml"));
+        std::fs::write(
+            &grid,
+            format!("entries = [{entries}]\ncounter_bits = [4]\n"),
+        )
+        .unwrap();
+        last = stdout(&codesign_in(&grid, &out, &[]));
+        assert!(last.contains("remote_tracker: 1 points"), "{last}");
+    }
+    assert!(
+        last.contains("with 1 points of other grids measured into"),
+        "{last}"
+    );
+    let rows: Vec<&str> = last.lines().filter(|l| l.contains(" 4000 ok ")).collect();
+    assert_eq!(rows.len(), 2, "{last}");
+    for (row, label) in rows
+        .iter()
+        .zip(["entries=1 counter_bits=4", "entries=2 counter_bits=4"])
+    {
+        assert!(row.contains(label), "{label} in {last}");
+    }
+    let listed = |out: &Path| -> Vec<String> {
+        let json: serde_json::Value =
+            serde_json::from_str(&read(&out.join("codesign/rt.json"))).unwrap();
+        json["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(listed(&out).len(), 2, "{:?}", listed(&out));
+    for entries in [1, 2] {
+        assert!(rt_point(&out.join("codesign/points"), entries)
+            .join("remote_tracker.v")
+            .is_file());
+        rt_point(&out.join("codesign/runs"), entries);
+    }
+    let merged = stdout(&mcmvm(&[
+        "--quiet",
+        "codesign",
+        "merge",
+        out.to_str().unwrap(),
+    ]));
+    assert!(merged.contains("merge rt: 2 points from"), "{merged}");
+    assert_eq!(listed(&out).len(), 2);
 }
 
 #[test]
