@@ -7,7 +7,6 @@ use mcmvm_models::blocks::Hardware;
 use mcmvm_models::gpu::GpuConfig;
 use mcmvm_models::uvm::UvmConfig;
 use mcmvm_study::{Bar, BoxError, Console, Inputs};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -43,7 +42,6 @@ pub struct Terminal;
 impl Console for Terminal {
     fn out(&self, text: &str) {
         print!("{text}");
-        let _ = std::io::stdout().flush();
     }
 
     fn err(&self, line: &str) {

@@ -17,7 +17,7 @@ use mcmvm_models::uvm::UvmGpu;
 use mcmvm_models::workload::Scale;
 use mcmvm_study::forest::SensitivityRequest;
 use mcmvm_study::sweep::{
-    self as study, Extras, Mode, Request, Robustness, Suite, DEFAULT_CLAP_POLICIES,
+    self as study, ExtrasOptions, Mode, Request, Robustness, Suite, DEFAULT_CLAP_POLICIES,
     FOREST_TIMING_SCALE, TIMING_CURVE_SCALE,
 };
 use std::path::{Path, PathBuf};
@@ -186,7 +186,8 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
         );
     }
     let split = matches!(args.suite.as_deref(), Some("clap" | "forest"));
-    // A plan lists every job, even inside a Slurm array task.
+    // A bad task number first (`mode` takes it); a plan lists every job, even inside a
+    // Slurm array task.
     if split && args.plan.is_none() {
         mcmvm_study::plan::task_id(args.task_id.as_deref())?;
     }
@@ -256,7 +257,7 @@ fn request(args: &Args, suite: Suite) -> anyhow::Result<Request> {
         workloads: args.workloads.clone(),
         oversub: args.oversub.clone(),
         curve_scale: curve.then(|| args.curve_scale.unwrap_or(TIMING_CURVE_SCALE)),
-        extras: (!args.no_extras).then(|| Extras {
+        extras: (!args.no_extras).then(|| ExtrasOptions {
             workloads: args.extras_workloads.clone(),
             scale: args.extras_scale,
         }),

@@ -50,7 +50,7 @@ fn ran(main: &[RunSummary]) -> Vec<String> {
 
 /// The extra runs' workloads: `--extras-workloads` (`all`: the sweep's), else the
 /// defaults the sweep runs, else the sweep's own.
-fn workloads(x: &sweep::Extras, main: &[RunSummary]) -> Result<Vec<String>, StudyError> {
+fn workloads(x: &sweep::ExtrasOptions, main: &[RunSummary]) -> Result<Vec<String>, StudyError> {
     let ran = ran(main);
     match x.workloads.as_deref().map(str::trim) {
         Some("all") => Ok(ran),
@@ -77,7 +77,7 @@ fn workloads(x: &sweep::Extras, main: &[RunSummary]) -> Result<Vec<String>, Stud
 /// The extra runs' scale, and the main sweep's multiplier (None under `--scale paper`).
 /// Under `--scale paper` the extras run at the quick default size unless --extras-scale
 /// says otherwise (paper-size extras would multiply the sweep's time).
-fn extras_scale(req: &Request, x: &sweep::Extras) -> Result<(f64, Option<f64>), StudyError> {
+fn extras_scale(req: &Request, x: &sweep::ExtrasOptions) -> Result<(f64, Option<f64>), StudyError> {
     let main_factor = match req.scale {
         Scale::Factor(x) => Some(x),
         Scale::Paper => None,
@@ -207,7 +207,7 @@ fn print_and_write(
 /// `clap_min_blocks.csv`.
 pub(crate) fn run(
     req: &Request,
-    x: &sweep::Extras,
+    x: &sweep::ExtrasOptions,
     inputs: &dyn Inputs,
     s: &ClapSweep,
     main: &[RunSummary],

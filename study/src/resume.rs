@@ -80,18 +80,20 @@ pub(crate) fn check(split: &Split, n: usize) -> Result<Found, StudyError> {
     Ok(Found::Done)
 }
 
-/// Whether `path` is job `n`'s file of this sweep, from its name `<suite>-<n>-...json`.
-fn is_mine(split: &Split, path: &Path, name: &str) -> bool {
+/// Whether `name` (at `path`) is a run file's name, `<suite>-<n>-...json`, but not one of
+/// this sweep's job list.
+fn of_another_sweep(split: &Split, path: &Path, name: &str) -> bool {
     let Some(stem) = name.strip_suffix(".json") else {
-        return true;
+        return false;
     };
     let mut parts = stem.splitn(3, '-');
     let (Some(suite), Some(n)) = (parts.next(), parts.next().map(str::parse::<usize>)) else {
-        return true;
+        return false;
     };
-    suite == split.id.suite
+    let mine = suite == split.id.suite
         && n.as_ref()
-            .is_ok_and(|&n| n < split.names.len() && path == run_path(split, n))
+            .is_ok_and(|&n| n < split.names.len() && path == run_path(split, n));
+    !mine
 }
 
 /// Every run file in `OUT/runs` of another sweep or suite is an error; leftover temporary
@@ -116,7 +118,7 @@ fn refuse_others(split: &Split) -> Result<(), StudyError> {
             let _ = std::fs::remove_file(&path);
             continue;
         }
-        if !is_mine(split, &path, name) {
+        if of_another_sweep(split, &path, name) {
             return Err(StudyError::OtherJobList { path });
         }
     }

@@ -70,24 +70,16 @@ fn design_label(d: Design) -> String {
     }
 }
 
-/// The request's `--robustness` (the dispatch only comes here with one).
-fn robustness(req: &Request) -> Robustness {
-    req.robustness.clone().unwrap_or(Robustness {
-        points: None,
-        design_seed: 38,
-    })
-}
-
 /// The split sweep of a robustness study: `lists` are its options beyond the shared ones.
 fn split_of(
     req: &Request,
+    r: &Robustness,
     config: &Path,
     mut lists: Vec<(&str, String)>,
     names: Vec<String>,
     out: &Path,
 ) -> Result<Split, StudyError> {
-    let r = robustness(req);
-    let design = design_of(&r)?;
+    let design = design_of(r)?;
     lists.push(("--points", r.points.clone().unwrap_or("corners".into())));
     lists.push(("--design-seed", r.design_seed.to_string()));
     let words = shared_words(req, config, &lists)? + " --robustness";
@@ -100,28 +92,33 @@ fn split_of(
     })
 }
 
-/// `--robustness` for the request's suite: its plan, one job, or all of them; how many
-/// runs failed.
+/// `--robustness` (`r`) for the request's suite: its plan, one job, or all of them; how
+/// many runs failed.
 pub(crate) fn run(
     req: &Request,
+    r: &Robustness,
     inputs: &dyn Inputs,
     console: &dyn Console,
 ) -> Result<usize, StudyError> {
     match req.suite {
-        Suite::Clap => clap(req, inputs, console),
-        Suite::Forest => forest(req, inputs, console),
+        Suite::Clap => clap(req, r, inputs, console),
+        Suite::Forest => forest(req, r, inputs, console),
     }
 }
 
 /// The CLAP box's plan: every point of the design on `--config` (default the 4-chiplet
 /// MCM GPU), each checked to build here; and the config's path.
-fn clap_plan(req: &Request, inputs: &dyn Inputs) -> Result<(Plan, PathBuf), StudyError> {
+fn clap_plan(
+    req: &Request,
+    r: &Robustness,
+    inputs: &dyn Inputs,
+) -> Result<(Plan, PathBuf), StudyError> {
     let config = or_default(&req.config, "configs/mcm-4chiplet.toml");
     let (text, name) = inputs.config_text(&config)?;
     let suite = clap_suite();
     let workloads = workload_filter(req.workloads.as_deref(), "clap", suite)?
         .unwrap_or_else(|| suite.iter().map(|w| w.to_string()).collect());
-    let points = design::points(design_of(&robustness(req))?, &PARAMS)?;
+    let points = design::points(design_of(r)?, &PARAMS)?;
     let plan = Plan::new(
         &name, &text, &PARAMS, &HEADLINES, points, workloads, req.scale, req.seed,
     )?;
@@ -136,8 +133,13 @@ fn clap_job(plan: &Plan, j: &fit::PlanJob) -> Outcome<PointRun<RunSummary>> {
     Ok((run, serde_json::to_string_pretty(&r)?))
 }
 
-fn clap(req: &Request, inputs: &dyn Inputs, console: &dyn Console) -> Result<usize, StudyError> {
-    let (plan, config) = clap_plan(req, inputs)?;
+fn clap(
+    req: &Request,
+    r: &Robustness,
+    inputs: &dyn Inputs,
+    console: &dyn Console,
+) -> Result<usize, StudyError> {
+    let (plan, config) = clap_plan(req, r, inputs)?;
     let jobs = plan.jobs();
     let names = jobs
         .iter()
@@ -148,7 +150,7 @@ fn clap(req: &Request, inputs: &dyn Inputs, console: &dyn Console) -> Result<usi
         .collect();
     let out = out_dir(req);
     let lists = vec![("--workloads", plan.workloads.join(","))];
-    let split = split_of(req, &config, lists, names, &out)?;
+    let split = split_of(req, r, &config, lists, names, &out)?;
     let plan = &plan;
     let n = match &req.mode {
         Mode::Plan { file, exe } => return task::write_plan(&split, file, exe, console).map(|_| 0),
@@ -223,6 +225,7 @@ fn point_options(
 /// The Forest box's points and jobs.
 fn forest_box_of(
     req: &Request,
+    r: &Robustness,
     inputs: &dyn Inputs,
     configs: (&Path, &Path),
 ) -> Result<ForestBox, StudyError> {
@@ -230,7 +233,7 @@ fn forest_box_of(
         return Err(StudyError::RobustnessOversub(FOREST_OVERSUB));
     }
     let params = forest_box();
-    let points = design::points(design_of(&robustness(req))?, &params)?;
+    let points = design::points(design_of(r)?, &params)?;
     let suite = forest_suite();
     let workloads = workload_filter(req.workloads.as_deref(), "forest", suite)?
         .unwrap_or_else(|| suite.iter().map(|w| w.to_string()).collect());
@@ -266,10 +269,15 @@ fn forest_job(b: &ForestBox, n: usize) -> Outcome<PointRun<RunPart>> {
     Ok((run, serde_json::to_string_pretty(&m)?))
 }
 
-fn forest(req: &Request, inputs: &dyn Inputs, console: &dyn Console) -> Result<usize, StudyError> {
+fn forest(
+    req: &Request,
+    r: &Robustness,
+    inputs: &dyn Inputs,
+    console: &dyn Console,
+) -> Result<usize, StudyError> {
     let config = or_default(&req.config, "configs/uvm-turing.toml");
     let gpu_config = or_default(&req.gpu_config, "configs/gpu-turing.toml");
-    let b = forest_box_of(req, inputs, (&config, &gpu_config))?;
+    let b = forest_box_of(req, r, inputs, (&config, &gpu_config))?;
     let names = b
         .jobs
         .iter()
@@ -284,7 +292,7 @@ fn forest(req: &Request, inputs: &dyn Inputs, console: &dyn Console) -> Result<u
         ("--workloads", b.opts[0].workloads.join(",")),
         ("--gpu-config", gpu.display().to_string()),
     ];
-    let split = split_of(req, &config, lists, names, &out_dir(req))?;
+    let split = split_of(req, r, &config, lists, names, &out_dir(req))?;
     let over = Some(format!("{FOREST_OVERSUB:?}"));
     let b = &b;
     let n = match &req.mode {

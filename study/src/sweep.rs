@@ -42,9 +42,9 @@ pub struct Robustness {
     pub design_seed: u64,
 }
 
-/// The CLAP sweep's extra runs (absent under `--no-extras`).
+/// The options of the CLAP sweep's extra runs (absent under `--no-extras`).
 #[derive(Debug, Clone, Default)]
-pub struct Extras {
+pub struct ExtrasOptions {
     /// `--extras-workloads`: a list, or `all`.
     pub workloads: Option<String>,
     /// `--extras-scale`.
@@ -74,7 +74,7 @@ pub struct Request {
     /// forest: the scale of the oversubscription curve after the table (None: no curve).
     pub curve_scale: Option<f64>,
     /// clap: the extra runs (None: `--no-extras`).
-    pub extras: Option<Extras>,
+    pub extras: Option<ExtrasOptions>,
     /// `--hw` and its companions as the plan's command lines repeat them (unquoted words).
     pub hw_words: Vec<String>,
     pub robustness: Option<Robustness>,
@@ -97,10 +97,10 @@ pub const TIMING_CURVE_SCALE: f64 = 0.02;
 /// Run the sweep of `req`: its plan, one job, or all of them. Returns how many runs
 /// failed (each said on stderr).
 pub fn run(req: &Request, inputs: &dyn Inputs, console: &dyn Console) -> Result<usize, StudyError> {
-    match (req.robustness.is_some(), req.suite) {
-        (true, _) => crate::robust::run(req, inputs, console),
-        (false, Suite::Clap) => crate::clap::run(req, inputs, console),
-        (false, Suite::Forest) => crate::forest::run(req, inputs, console),
+    match (&req.robustness, req.suite) {
+        (Some(r), _) => crate::robust::run(req, r, inputs, console),
+        (None, Suite::Clap) => crate::clap::run(req, inputs, console),
+        (None, Suite::Forest) => crate::forest::run(req, inputs, console),
     }
 }
 
