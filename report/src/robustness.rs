@@ -10,6 +10,7 @@
 
 use crate::chart::{self, err, FONT};
 use crate::{Figure, HtmlTable, Outcome, ReportError, Section};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use serde::Deserialize;
 use std::path::Path;
@@ -181,9 +182,9 @@ pub fn write_ranges(out: &Path, b: &Robustness, done: &mut Outcome) -> Result<St
     Ok(rel)
 }
 
-/// One panel: a row per headline, its box as a bar, the config as a dot, the paper as a
-/// cross, on a shared per-cent axis.
-fn panel_of(area: &chart::Area, desc: &str, rs: &[&Range]) -> chart::DrawResult {
+/// The per-cent axis of a panel: every value it draws, 8 % wider each side (at least
+/// half a point).
+fn x_range(rs: &[&Range]) -> std::ops::Range<f64> {
     let xs = rs.iter().flat_map(|r| {
         [r.low, r.high, r.config, Some(r.paper)]
             .into_iter()
@@ -195,6 +196,13 @@ fn panel_of(area: &chart::Area, desc: &str, rs: &[&Range]) -> chart::DrawResult 
     });
     let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
     let pad = ((hi - lo) * 0.08).max(0.5);
+    (lo - pad)..(hi + pad)
+}
+
+/// One panel: a row per headline, its box as a bar, the config as a dot, the paper as a
+/// cross, on a shared per-cent axis.
+fn panel_of(area: &chart::Area, desc: &str, rs: &[&Range]) -> chart::DrawResult {
+    let xr = x_range(rs);
     let n = rs.len() as f64;
     // The figure's name without its parenthesised detail (the table has it whole).
     let names: Vec<String> = rs
@@ -205,7 +213,7 @@ fn panel_of(area: &chart::Area, desc: &str, rs: &[&Range]) -> chart::DrawResult 
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(320)
-        .build_cartesian_2d((lo - pad)..(hi + pad), -0.5..(n - 0.5))
+        .build_cartesian_2d(xr.clone(), -0.5..(n - 0.5))
         .map_err(err)?;
     c.configure_mesh()
         .x_desc(desc)
@@ -225,29 +233,34 @@ fn panel_of(area: &chart::Area, desc: &str, rs: &[&Range]) -> chart::DrawResult 
         .draw()
         .map_err(err)?;
     for (k, r) in rs.iter().enumerate() {
-        let y = n - 1.0 - k as f64;
-        if let (Some(l), Some(h)) = (r.low, r.high) {
-            let bar = [(r.pct(l), y - 0.18), (r.pct(h), y + 0.18)];
-            let col = if r.sign_flips {
-                chart::color(3)
-            } else {
-                chart::color(0)
-            };
-            c.draw_series(std::iter::once(Rectangle::new(bar, col.mix(0.6).filled())))
-                .map_err(err)?;
-        }
-        if let Some(x) = r.config {
-            let dot = Circle::new((r.pct(x), y), 5, BLACK.filled());
-            c.draw_series(std::iter::once(dot)).map_err(err)?;
-        }
-        let cross = Cross::new((r.pct(r.paper), y), 6, chart::color(2).stroke_width(2));
-        c.draw_series(std::iter::once(cross)).map_err(err)?;
+        draw_row(&mut c, r, n - 1.0 - k as f64)?;
     }
-    if !rs.iter().any(|r| r.is_share()) && lo - pad < 0.0 && hi + pad > 0.0 {
+    // Gains cross zero: a line there shows which side of "no gain" each box lies.
+    if !rs.iter().any(|r| r.is_share()) && xr.start < 0.0 && xr.end > 0.0 {
         let zero = [(0.0, -0.5), (0.0, n - 0.5)];
         c.draw_series(LineSeries::new(zero, BLACK.mix(0.5)))
             .map_err(err)?;
     }
+    Ok(())
+}
+
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// One headline at height `y`: the box as a bar (another colour where its sign flips),
+/// the config as a dot, the paper as a cross.
+fn draw_row(c: &mut Chart, r: &Range, y: f64) -> chart::DrawResult {
+    if let (Some(l), Some(h)) = (r.low, r.high) {
+        let bar = [(r.pct(l), y - 0.18), (r.pct(h), y + 0.18)];
+        let col = chart::color(if r.sign_flips { 3 } else { 0 });
+        c.draw_series(std::iter::once(Rectangle::new(bar, col.mix(0.6).filled())))
+            .map_err(err)?;
+    }
+    if let Some(x) = r.config {
+        let dot = Circle::new((r.pct(x), y), 5, BLACK.filled());
+        c.draw_series(std::iter::once(dot)).map_err(err)?;
+    }
+    let cross = Cross::new((r.pct(r.paper), y), 6, chart::color(2).stroke_width(2));
+    c.draw_series(std::iter::once(cross)).map_err(err)?;
     Ok(())
 }
 
