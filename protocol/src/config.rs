@@ -4,56 +4,23 @@
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Why a configuration could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    // The io error is shown in the message, not chained as a source, so `{:#}` does not
-    // print it twice.
-    #[error("{path}: cannot read: {error}")]
-    Read {
-        path: PathBuf,
-        error: std::io::Error,
-    },
-    #[error("{path}: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error("{path}: key `{key}`: {message}")]
-    Invalid {
-        path: PathBuf,
-        key: String,
-        message: String,
-    },
-}
+pub use crate::config_error::{Bounds, ConfigError, InvalidKey, Number, OverrideError};
 
 /// Read and parse a TOML file into `T`. The error names the file, and toml's message names
 /// the line, column and key.
 pub fn load_toml<T: DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
-        error,
+        source,
     })?;
     parse_toml(&text, path)
 }
 
 /// Parse TOML text (already read from `path`, used for messages only).
 pub fn parse_toml<T: DeserializeOwned>(text: &str, path: &Path) -> Result<T, ConfigError> {
-    toml::from_str(text).map_err(|e| ConfigError::toml(path, &e))
-}
-
-impl ConfigError {
-    /// A TOML parse or deserialisation error of `path`, on one line: toml's Display spans
-    /// several lines (a source excerpt).
-    pub fn toml(path: &Path, e: &toml::de::Error) -> ConfigError {
-        ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e
-                .to_string()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" "),
-        }
-    }
+    toml::from_str(text).map_err(|e| ConfigError::toml(path, e))
 }
 
 /// Parameters of the three hardware blocks (`configs/hw.toml`). Defaults are the papers'.
@@ -200,61 +167,67 @@ impl HwConfig {
 
     /// Check every value against what the models and the RTL support.
     pub fn validate(&self, path: &Path) -> Result<(), ConfigError> {
-        let bad = |key: &str, message: String| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key: key.to_string(),
-            message,
+        self.check().map_err(|e| ConfigError::invalid(path, e))
+    }
+
+    /// The first rule a value breaks, keys in file order.
+    pub fn check(&self) -> Result<(), InvalidKey> {
+        let range = |key: &str, value: u64, min: u64, max: u64| {
+            if (min..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err(InvalidKey::out_of_range(
+                    key,
+                    value,
+                    Bounds::between(min, max),
+                ))
+            }
+        };
+        let only = |key: &str, value: u64, expected: u64, reason: &'static str| {
+            if value == expected {
+                Ok(())
+            } else {
+                Err(InvalidKey::Unsupported {
+                    key: key.to_string(),
+                    value: value.into(),
+                    expected: expected.into(),
+                    reason,
+                })
+            }
         };
         let rt = &self.remote_tracker;
-        if !(1..=32).contains(&rt.entries) {
-            return Err(bad(
-                "remote_tracker.entries",
-                format!("expected 1..=32, got {}", rt.entries),
-            ));
-        }
-        if rt.alloc_id_bits != 8 {
-            return Err(bad(
-                "remote_tracker.alloc_id_bits",
-                format!("the RTL port is 8 bits wide; got {}", rt.alloc_id_bits),
-            ));
-        }
-        if !(2..=32).contains(&rt.counter_bits) {
-            return Err(bad(
-                "remote_tracker.counter_bits",
-                format!("expected 2..=32, got {}", rt.counter_bits),
-            ));
-        }
+        range("remote_tracker.entries", rt.entries as u64, 1, 32)?;
+        only(
+            "remote_tracker.alloc_id_bits",
+            rt.alloc_id_bits.into(),
+            8,
+            "the RTL port is 8 bits wide",
+        )?;
+        range("remote_tracker.counter_bits", rt.counter_bits.into(), 2, 32)?;
         let c = &self.tlb_coalescer;
-        if c.ptes_per_line != 16 {
-            return Err(bad(
-                "tlb_coalescer.ptes_per_line",
-                format!("a 128-byte line holds 16 PTEs; got {}", c.ptes_per_line),
-            ));
-        }
-        if c.page_frames_log2 > 9 {
-            return Err(bad(
-                "tlb_coalescer.page_frames_log2",
-                format!("expected 0..=9, got {}", c.page_frames_log2),
-            ));
-        }
+        only(
+            "tlb_coalescer.ptes_per_line",
+            c.ptes_per_line as u64,
+            16,
+            "a 128-byte line holds 16 PTEs",
+        )?;
+        range(
+            "tlb_coalescer.page_frames_log2",
+            c.page_frames_log2.into(),
+            0,
+            9,
+        )?;
         let a = &self.access_time_tracker;
-        if !(1..=32).contains(&a.objects) {
-            return Err(bad(
-                "access_time_tracker.objects",
-                format!("expected 1..=32, got {}", a.objects),
-            ));
-        }
-        if !(2..=32).contains(&a.timer_bits) {
-            return Err(bad(
-                "access_time_tracker.timer_bits",
-                format!("expected 2..=32, got {}", a.timer_bits),
-            ));
-        }
+        range("access_time_tracker.objects", a.objects as u64, 1, 32)?;
+        range("access_time_tracker.timer_bits", a.timer_bits.into(), 2, 32)?;
         if a.profiling_threshold == 0 || a.profiling_threshold >= (1u64 << a.timer_bits) {
-            return Err(bad(
-                "access_time_tracker.profiling_threshold",
-                format!("expected 1..2^timer_bits, got {}", a.profiling_threshold),
-            ));
+            return Err(InvalidKey::BetweenKeys {
+                key: "access_time_tracker.profiling_threshold".into(),
+                value: a.profiling_threshold.into(),
+                other: "access_time_tracker.timer_bits".into(),
+                other_value: a.timer_bits.into(),
+                expected: "1..2^timer_bits".into(),
+            });
         }
         Ok(())
     }

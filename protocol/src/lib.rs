@@ -2,8 +2,8 @@
 //!
 //! The small crate both sides of mcmvm depend on, so neither depends on the other:
 //! - [`protocol`]: the blocks' port sets and the cycle convention (`CycleModel`);
-//! - [`config`]: the blocks' parameters (`configs/hw.toml`) and TOML loading with errors that
-//!   name the file and key;
+//! - [`config`]: the blocks' parameters (`configs/hw.toml`) and TOML loading; [`config_error`]:
+//!   its typed errors, which name the file and key and say what was expected;
 //! - [`system`]: how a system model drives a block engine inside a full-system run (block
 //!   cycles at system cycles, engine reports, faults), so an RTL engine can serve where the
 //!   behavioural twin does.
@@ -11,5 +11,6 @@
 //! `rtl/` (RustHDL) and `rust-models/` (behavioural) both build on this; `cosim/` joins them.
 
 pub mod config;
+pub mod config_error;
 pub mod protocol;
 pub mod system;

@@ -24,25 +24,25 @@ pub fn parse_with_overrides<T: serde::de::DeserializeOwned>(
     }
     toml::Value::Table(tree)
         .try_into()
-        .map_err(|e| ConfigError::toml(path, &e))
+        .map_err(|e| ConfigError::toml(path, e))
 }
 
 /// Set one dotted key (`forest.apd.r2=0.8`, `gpu.loads_in_flight_per_warp=2`) in a TOML
 /// tree; the value is read as TOML (number, boolean, quoted string) or else taken as a
 /// bare string.
 pub fn apply_override(tree: &mut toml::Table, text: &str, path: &Path) -> Result<(), ConfigError> {
-    let invalid = |key: &str, message: String| ConfigError::Invalid {
+    let refuse = |error: OverrideError| ConfigError::Override {
         path: path.to_path_buf(),
-        key: key.to_string(),
-        message,
+        text: text.to_string(),
+        error,
     };
-    let (key, raw) = text.split_once('=').ok_or_else(|| {
-        invalid(
-            text,
-            "an override is KEY=VALUE, e.g. forest.apd.r2=0.8".into(),
-        )
-    })?;
+    let (key, raw) = text
+        .split_once('=')
+        .ok_or_else(|| refuse(OverrideError::NoEquals))?;
     let key = key.trim();
+    if key.is_empty() {
+        return Err(refuse(OverrideError::EmptyKey));
+    }
     let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {}", raw.trim())) {
         Ok(mut t) => t
             .remove("v")
@@ -52,15 +52,17 @@ pub fn apply_override(tree: &mut toml::Table, text: &str, path: &Path) -> Result
     let parts: Vec<&str> = key.split('.').collect();
     let (last, parents) = parts
         .split_last()
-        .ok_or_else(|| invalid(key, "empty key".into()))?;
+        .ok_or_else(|| refuse(OverrideError::EmptyKey))?;
     let mut node = tree;
     for p in parents {
         let entry = node
             .entry(p.to_string())
             .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        node = entry
-            .as_table_mut()
-            .ok_or_else(|| invalid(key, format!("`{p}` is a value, not a table")))?;
+        node = entry.as_table_mut().ok_or_else(|| {
+            refuse(OverrideError::NotATable {
+                part: p.to_string(),
+            })
+        })?;
     }
     node.insert(last.to_string(), value);
     Ok(())

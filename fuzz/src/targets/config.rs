@@ -204,9 +204,9 @@ impl Target for ConfigTarget {
             .unwrap_or_default();
         let result = match self.kind {
             Kind::Gpu => std::fs::read_to_string(&path)
-                .map_err(|error| ConfigError::Read {
+                .map_err(|source| ConfigError::Read {
                     path: path.clone(),
-                    error,
+                    source,
                 })
                 .and_then(|text| GpuConfig::parse_with(&text, &path, &overrides).map(drop)),
             Kind::Uvm => UvmConfig::load(&path, &overrides).map(drop),
@@ -220,6 +220,7 @@ impl Target for ConfigTarget {
                 let placed = match &e {
                     ConfigError::Parse { .. } if overrides.is_empty() => message.contains(" line "),
                     ConfigError::Invalid { .. } => message.contains("key `"),
+                    ConfigError::Override { .. } => message.contains("--set `"),
                     _ => true,
                 };
                 if !placed {

@@ -246,11 +246,7 @@ impl GpuConfig {
     /// the order of `config_rules::RULES`; the first that fails is reported.
     pub fn validate(&self, path: &Path) -> Result<(), ConfigError> {
         for rule in super::config_rules::RULES {
-            rule(self).map_err(|(key, message)| ConfigError::Invalid {
-                path: path.to_path_buf(),
-                key,
-                message,
-            })?;
+            rule(self).map_err(|e| ConfigError::invalid(path, e))?;
         }
         // The twins' keys are reported as in hw.toml (`remote_tracker.entries`, …).
         self.hw.validate(path)

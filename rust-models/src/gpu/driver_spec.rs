@@ -1,6 +1,7 @@
 //! `[driver]` of a GPU config: the CLAP driver's thresholds (§4.2–4.5). The section and
 //! each key are optional; the defaults are the paper's.
 
+use crate::config::{Bounds, InvalidKey};
 use crate::driver::DriverConfig;
 use serde::{Deserialize, Serialize};
 
@@ -33,26 +34,27 @@ impl Default for DriverSpec {
 }
 
 impl DriverSpec {
-    /// The first bad value: its key under `driver.` and what was expected.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
+    /// The first rule a value breaks (its key is under `driver.`).
+    pub fn check(&self) -> Result<(), InvalidKey> {
         for (key, v) in [
             ("driver.pmm_fraction", self.pmm_fraction),
             ("driver.olp_disable_fraction", self.olp_disable_fraction),
         ] {
             if !(0.0..=1.0).contains(&v) {
-                return Err((key, format!("expected a fraction in 0..=1, got {v}")));
+                return Err(InvalidKey::out_of_range(key, v, Bounds::between(0.0, 1.0)));
             }
         }
         if !self.mma_threshold.is_finite() {
-            return Err((
-                "driver.mma_threshold",
-                format!("expected a number, got {}", self.mma_threshold),
-            ));
+            return Err(InvalidKey::NotFinite {
+                key: "driver.mma_threshold".into(),
+                value: self.mma_threshold,
+            });
         }
         if self.mma_min_full_blocks == 0 {
-            return Err((
+            return Err(InvalidKey::out_of_range(
                 "driver.mma_min_full_blocks",
-                "expected at least 1 fully mapped VA block, got 0".into(),
+                self.mma_min_full_blocks,
+                Bounds::at_least(1u32),
             ));
         }
         Ok(())

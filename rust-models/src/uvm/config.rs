@@ -5,14 +5,11 @@
 //! Loading goes through `config::parse_toml` after `key=value` overrides are applied to the
 //! TOML tree, so `--set forest.apd.r2=0.8` and the file share one validation path.
 
-use crate::config::{AttConfig, ConfigError};
+use crate::config::{AttConfig, Bounds, ConfigError, InvalidKey, Number};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 use super::tbnp::{TreeShape, TreeShapeError};
-
-/// Builds the error of an invalid key (`ConfigError` takes its message as text).
-type Bad<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
 
 /// Everything the UVM path needs, validated once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -237,9 +234,9 @@ impl Default for SpecForestSwitches {
 impl UvmConfig {
     /// Load a file, apply `key=value` overrides (dotted keys, TOML values), validate.
     pub fn load(path: &Path, overrides: &[String]) -> Result<UvmConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
-            error,
+            source,
         })?;
         Self::from_text(&text, path, overrides)
     }
@@ -248,9 +245,9 @@ impl UvmConfig {
     /// which no GPU config has) rather than a GPU config: `mcmvm run` refuses one given as
     /// `--config`.
     pub fn is_uvm_file(path: &Path) -> Result<bool, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
-            error,
+            source,
         })?;
         Self::is_uvm_text(&text, path)
     }
@@ -274,40 +271,41 @@ impl UvmConfig {
 
     /// Check every value the models rely on.
     pub fn validate(&self, path: &Path) -> Result<(), ConfigError> {
-        let bad = |key: &str, message: String| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key: key.to_string(),
-            message,
-        };
-        self.validate_fault_path(&bad)?;
-        self.validate_memory(&bad)?;
-        self.validate_apd(&bad)?;
-        self.validate_trees(&bad)?;
-        // The ATT block's own limits (same checks as configs/hw.toml).
+        self.check().map_err(|e| ConfigError::invalid(path, e))
+    }
+
+    /// The first rule a value breaks, section by section.
+    pub fn check(&self) -> Result<(), InvalidKey> {
+        self.check_fault_path()?;
+        self.check_memory()?;
+        self.check_apd()?;
+        self.check_trees()?;
+        // The ATT block's own limits (same checks as configs/hw.toml), named as this file
+        // names them (`att.`, not hw.toml's `access_time_tracker.`).
         let hw = crate::config::HwConfig {
             access_time_tracker: self.att.clone(),
             ..Default::default()
         };
-        hw.validate(path)
+        hw.check()
+            .map_err(|e| e.in_section("access_time_tracker", "att"))
     }
 
     /// The clock, the host link and the fault path's times.
-    fn validate_fault_path(&self, bad: &Bad) -> Result<(), ConfigError> {
-        let g = &self.gpu;
-        if g.clock_mhz.is_nan() || g.clock_mhz <= 0.0 {
-            return Err(bad(
-                "gpu.clock_mhz",
-                format!("expected > 0, got {}", g.clock_mhz),
-            ));
-        }
-        if self.host_link.bandwidth_gb_s.is_nan() || self.host_link.bandwidth_gb_s <= 0.0 {
-            return Err(bad(
-                "host_link.bandwidth_gb_s",
-                format!("expected > 0, got {}", self.host_link.bandwidth_gb_s),
-            ));
+    fn check_fault_path(&self) -> Result<(), InvalidKey> {
+        for (key, v) in [
+            ("gpu.clock_mhz", self.gpu.clock_mhz),
+            ("host_link.bandwidth_gb_s", self.host_link.bandwidth_gb_s),
+        ] {
+            // Infinity passes, as it always has: an infinitely fast clock or link.
+            if v.is_nan() || v <= 0.0 {
+                return Err(InvalidKey::NotPositive {
+                    key: key.into(),
+                    value: v,
+                });
+            }
         }
         let f = &self.fault;
-        for (k, v) in [
+        for (key, v) in [
             ("fault.far_fault_latency_us", f.far_fault_latency_us),
             ("fault.interrupt_delay_us", f.interrupt_delay_us),
             ("fault.block_update_us", f.block_update_us),
@@ -317,97 +315,103 @@ impl UvmConfig {
                 self.host_link.transfer_latency_us,
             ),
         ] {
-            if v.is_nan() || v < 0.0 || !v.is_finite() {
-                return Err(bad(k, format!("expected a finite time ≥ 0, got {v}")));
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(InvalidKey::out_of_range(key, v, Bounds::at_least(0.0)));
             }
         }
         if f.batch_size == 0 {
-            return Err(bad("fault.batch_size", "expected ≥ 1".into()));
+            return Err(at_least_one("fault.batch_size", f.batch_size));
         }
         Ok(())
     }
 
     /// Page size, oversubscription and the baseline TBNp.
-    fn validate_memory(&self, bad: &Bad) -> Result<(), ConfigError> {
-        if self.memory.page_kb != 4 {
-            return Err(bad(
-                "memory.page_kb",
-                format!(
-                    "the UVM model uses 4 KB base pages; got {}",
-                    self.memory.page_kb
-                ),
-            ));
+    fn check_memory(&self) -> Result<(), InvalidKey> {
+        let m = &self.memory;
+        if m.page_kb != 4 {
+            return Err(InvalidKey::Unsupported {
+                key: "memory.page_kb".into(),
+                value: m.page_kb.into(),
+                expected: 4u32.into(),
+                reason: "the UVM model uses 4 KB base pages",
+            });
         }
-        if self.memory.oversubscription.is_nan()
-            || self.memory.oversubscription < 1.0
-            || !self.memory.oversubscription.is_finite()
-        {
-            return Err(bad(
+        if !(m.oversubscription.is_finite() && m.oversubscription >= 1.0) {
+            return Err(InvalidKey::out_of_range(
                 "memory.oversubscription",
-                format!(
-                    "expected ≥ 1.0 (footprint / GPU memory), got {}",
-                    self.memory.oversubscription
-                ),
+                m.oversubscription,
+                Bounds::at_least(1.0),
             ));
         }
         if self.tbnp.threshold > 100 {
-            return Err(bad(
+            return Err(InvalidKey::out_of_range(
                 "tbnp.threshold",
-                format!("expected 0..=100 (percent), got {}", self.tbnp.threshold),
+                self.tbnp.threshold,
+                Bounds::between(0u32, 100u32),
             ));
         }
-        self.tbnp_shape()
-            .map_err(|e| bad("tbnp.tree_kb / tbnp.big_page_kb", e.to_string()))?;
+        self.tbnp_shape().map_err(|e| InvalidKey::Model {
+            key: "tbnp.tree_kb / tbnp.big_page_kb".into(),
+            source: Box::new(e),
+        })?;
         Ok(())
     }
 
     /// The detector's thresholds.
-    fn validate_apd(&self, bad: &Bad) -> Result<(), ConfigError> {
+    fn check_apd(&self) -> Result<(), InvalidKey> {
         let a = &self.forest.apd;
-        for (k, v) in [
+        for (key, v) in [
             ("forest.apd.r2", a.r2),
             ("forest.apd.coverage", a.coverage),
             ("forest.apd.intensity", a.intensity),
         ] {
             if !(0.0..=1.0).contains(&v) {
-                return Err(bad(k, format!("expected a fraction in 0..=1, got {v}")));
+                return Err(InvalidKey::out_of_range(key, v, Bounds::between(0.0, 1.0)));
             }
         }
         if a.max_steps == 0 {
-            return Err(bad("forest.apd.max_steps", "expected ≥ 1".into()));
+            return Err(at_least_one("forest.apd.max_steps", a.max_steps));
         }
         if a.lc_stable_steps == 0 {
-            return Err(bad("forest.apd.lc_stable_steps", "expected ≥ 1".into()));
+            return Err(at_least_one(
+                "forest.apd.lc_stable_steps",
+                a.lc_stable_steps,
+            ));
         }
         Ok(())
     }
 
     /// Forest's per-class tree shapes over its base partition.
-    fn validate_trees(&self, bad: &Bad) -> Result<(), ConfigError> {
+    fn check_trees(&self) -> Result<(), InvalidKey> {
         let t = &self.forest.trees;
         if t.partition_kb < 4 || !t.partition_kb.is_power_of_two() {
-            return Err(bad(
-                "forest.trees.partition_kb",
-                format!("expected a power of two ≥ 4, got {}", t.partition_kb),
-            ));
+            return Err(InvalidKey::NotPowerOfTwo {
+                key: "forest.trees.partition_kb".into(),
+                value: t.partition_kb,
+                bounds: Bounds::at_least(4u32),
+            });
         }
-        for (k, tree, leaf) in [
-            ("forest.trees.ls_*", t.ls_tree_kb, t.ls_leaf_kb),
-            ("forest.trees.hchi_*", t.hchi_tree_kb, t.hchi_leaf_kb),
-            ("forest.trees.hcli_*", t.hcli_tree_kb, t.hcli_leaf_kb),
-            ("forest.trees.lc_*", t.lc_tree_kb, t.lc_leaf_kb),
+        for (class, tree, leaf) in [
+            ("ls", t.ls_tree_kb, t.ls_leaf_kb),
+            ("hchi", t.hchi_tree_kb, t.hchi_leaf_kb),
+            ("hcli", t.hcli_tree_kb, t.hcli_leaf_kb),
+            ("lc", t.lc_tree_kb, t.lc_leaf_kb),
         ] {
             if leaf < t.partition_kb {
-                return Err(bad(
-                    k,
-                    format!(
-                        "leaf {leaf} KB is below the {} KB base partition",
-                        t.partition_kb
-                    ),
-                ));
+                return Err(InvalidKey::BetweenKeys {
+                    key: format!("forest.trees.{class}_leaf_kb"),
+                    value: leaf.into(),
+                    other: "forest.trees.partition_kb".into(),
+                    other_value: t.partition_kb.into(),
+                    expected: "at least the base partition".into(),
+                });
             }
-            TreeShape::new((tree / 4) as usize, (leaf / 4) as usize)
-                .map_err(|e| bad(k, e.to_string()))?;
+            TreeShape::new((tree / 4) as usize, (leaf / 4) as usize).map_err(|e| {
+                InvalidKey::Model {
+                    key: format!("forest.trees.{class}_tree_kb / {class}_leaf_kb"),
+                    source: Box::new(e),
+                }
+            })?;
         }
         Ok(())
     }
@@ -431,6 +435,11 @@ impl UvmConfig {
     }
 }
 
+/// A count that must be at least 1.
+fn at_least_one(key: &str, value: impl Into<Number>) -> InvalidKey {
+    InvalidKey::out_of_range(key, value, Bounds::at_least(1u32))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,6 +461,17 @@ mod tests {
         let e = UvmConfig::from_text("", p, &["forest.apd.bogus=1".into()]).unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
         let e = UvmConfig::from_text("", p, &["memory.oversubscription=0.5".into()]).unwrap_err();
-        assert!(e.to_string().contains("oversubscription"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "t.toml: key `memory.oversubscription`: expected >= 1, got 0.5"
+        );
+        // The ATT's keys are named as this file spells them.
+        let e = UvmConfig::from_text("", p, &["att.timer_bits=40".into()]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.toml: key `att.timer_bits`: expected 2..=32, got 40"
+        );
+        let e = UvmConfig::from_text("", p, &["att".into()]).unwrap_err();
+        assert!(matches!(e, ConfigError::Override { .. }), "{e}");
     }
 }
