@@ -6,6 +6,10 @@
 //! directly (its threaded harness is far slower). `emit` writes the Verilog with the top
 //! module renamed to the block's name.
 
+// Declared first: `macro_rules!` are visible only in the modules after them.
+#[macro_use]
+mod fill_fields;
+
 pub mod access_time_tracker;
 pub mod emit;
 pub mod params;

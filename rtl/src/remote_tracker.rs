@@ -212,73 +212,77 @@ fn rows<T: Default>(n: usize) -> Vec<T> {
     (0..n).map(|_| T::default()).collect()
 }
 
+/// Rows of each replacement order's state and logic. Only the configured order's are
+/// non-zero: the other orders' registers and trees do not exist at all, so their loops emit
+/// no Verilog.
+struct ReplacementSizes {
+    /// `rank`, `rank_inc`, `rank_dec`, `rank_step`: one per row with exact ranks.
+    rank_rows: usize,
+    /// The single rank constants and signals (`oldest_rank`, `target_rank`, ...): 1 or 0.
+    rank_one_of: usize,
+    /// The rank read trees.
+    rank_tree: usize,
+    /// `used`: one bit per row with NRU.
+    used_rows: usize,
+    /// The NRU victim trees.
+    nru_tree: usize,
+    /// `plru`: the tree pseudo-LRU's node bits.
+    plru_nodes: usize,
+    /// `plru_leaf`: one per row with tree pseudo-LRU.
+    plru_rows: usize,
+    /// The tree pseudo-LRU's read trees.
+    plru_tree: usize,
+}
+
+impl ReplacementSizes {
+    fn of(replacement: RtReplacement, n: usize) -> Self {
+        let on = |order: RtReplacement, size: usize| if replacement == order { size } else { 0 };
+        ReplacementSizes {
+            rank_rows: on(RtReplacement::Ranks, n),
+            rank_one_of: on(RtReplacement::Ranks, 1),
+            rank_tree: on(RtReplacement::Ranks, READ_TREE_NODES),
+            used_rows: on(RtReplacement::Nru, n),
+            nru_tree: on(RtReplacement::Nru, READ_TREE_NODES),
+            plru_nodes: on(RtReplacement::TreePlru, MAX_ENTRIES - 1),
+            plru_rows: on(RtReplacement::TreePlru, n),
+            plru_tree: on(RtReplacement::TreePlru, READ_TREE_NODES),
+        }
+    }
+}
+
+/// The parameters the ports and ranks can carry, checked before any row is built.
+fn check_params(cfg: &RtConfig) -> Result<(), RtParamError> {
+    if !(1..=MAX_ENTRIES).contains(&cfg.entries) {
+        return Err(RtParamError::Entries(cfg.entries));
+    }
+    if !(2..=32).contains(&cfg.counter_bits) {
+        return Err(RtParamError::CounterBits(cfg.counter_bits));
+    }
+    if cfg.alloc_id_bits != 8 {
+        return Err(RtParamError::AllocIdBits(cfg.alloc_id_bits));
+    }
+    Ok(())
+}
+
 impl RemoteTrackerRtl {
     /// Build the module for `cfg`, checking the parameters the ports and ranks can carry.
     pub fn try_new(cfg: &RtConfig) -> Result<Self, RtParamError> {
-        if !(1..=MAX_ENTRIES).contains(&cfg.entries) {
-            return Err(RtParamError::Entries(cfg.entries));
-        }
-        if !(2..=32).contains(&cfg.counter_bits) {
-            return Err(RtParamError::CounterBits(cfg.counter_bits));
-        }
-        if cfg.alloc_id_bits != 8 {
-            return Err(RtParamError::AllocIdBits(cfg.alloc_id_bits));
-        }
+        check_params(cfg)?;
+        Ok(Self::for_checked(cfg))
+    }
+
+    /// The module for a `cfg` that passed [`check_params`]: constants set from the
+    /// parameters, every port, register and local at its default, sized per row or per
+    /// read-tree node (`ReplacementSizes` for the replacement order's own).
+    fn for_checked(cfg: &RtConfig) -> Self {
         let n = cfg.entries;
-        let ranks = cfg.replacement == RtReplacement::Ranks;
-        let tree_plru = cfg.replacement == RtReplacement::TreePlru;
-        // Per-variant sizes: the other variant's state and logic do not exist at all.
-        let (rank_rows, rank_one_of, rank_tree) = if ranks {
-            (n, 1, READ_TREE_NODES)
-        } else {
-            (0, 0, 0)
-        };
-        let (used_rows, nru_tree) = if cfg.replacement == RtReplacement::Nru {
-            (n, READ_TREE_NODES)
-        } else {
-            (0, 0)
-        };
-        let (plru_nodes, plru_rows, plru_tree) = if tree_plru {
-            (MAX_ENTRIES - 1, n, READ_TREE_NODES)
-        } else {
-            (0, 0, 0)
-        };
+        let sizes = ReplacementSizes::of(cfg.replacement, n);
         let rank_const = |v: u64| {
-            (0..rank_one_of)
+            (0..sizes.rank_one_of)
                 .map(|_| Constant::new(v.to_bits()))
                 .collect()
         };
-        Ok(RemoteTrackerRtl {
-            reset: Default::default(),
-            walk_valid: Default::default(),
-            walk_alloc_id: Default::default(),
-            walk_remote: Default::default(),
-            drain_valid: Default::default(),
-            drain_alloc_id: Default::default(),
-            drain_done: Default::default(),
-            drain_hit: Default::default(),
-            drain_access: Default::default(),
-            drain_remote: Default::default(),
-            evict_valid: Default::default(),
-            evict_alloc_id: Default::default(),
-            evict_access: Default::default(),
-            evict_remote: Default::default(),
-            clock: Default::default(),
-            valid: rows(n),
-            alloc_id: rows(n),
-            access: rows(n),
-            remote: rows(n),
-            rank: rows(rank_rows),
-            used: rows(used_rows),
-            plru: rows(plru_nodes),
-            walk_stage_valid: Default::default(),
-            walk_stage_id: Default::default(),
-            walk_stage_remote: Default::default(),
-            walk_stage_hit: Default::default(),
-            walk_stage_slot: Default::default(),
-            drain_stage_valid: Default::default(),
-            drain_stage_hit: Default::default(),
-            drain_stage_slot: Default::default(),
+        fill_fields! { RemoteTrackerRtl {
             slot_number: (0..n)
                 .map(|i| Constant::new((i as u64).to_bits()))
                 .collect(),
@@ -291,52 +295,39 @@ impl RemoteTrackerRtl {
             counter_one: Constant::new(1u64.to_bits()),
             id_zero: Constant::new(0u64.to_bits()),
             report_evictions: Constant::new(cfg.report_evictions),
-            plru_upper_live: (0..plru_nodes)
+            plru_upper_live: (0..sizes.plru_nodes)
                 .map(|j| Constant::new(plru_lowest_row(2 * j + 1) < n))
                 .collect(),
-            plru_leaf: (0..plru_rows)
+            plru_leaf: (0..sizes.plru_rows)
                 .map(|i| Constant::new((i as u64).to_bits()))
                 .collect(),
-            free_any_tree: rows(READ_TREE_NODES),
-            free_slot_tree: rows(READ_TREE_NODES),
-            any_free: Default::default(),
-            slot_sel: rows(n),
-            victim_sel: rows(n),
-            victim_any_tree: rows(nru_tree),
-            victim_slot_tree: rows(nru_tree),
-            other_clear_tree: rows(nru_tree),
-            plru_slot_tree: rows(plru_tree),
-            plru_touch_tree: rows(plru_tree),
-            touch: Default::default(),
-            read_sel: rows(n),
-            walk_fresh: Default::default(),
-            walk_evicts: Default::default(),
-            walk_touch: Default::default(),
-            target_rank: rows(rank_one_of),
-            drain_clears: Default::default(),
-            drained_rank: rows(rank_one_of),
-            target_sel: rows(n),
-            drain_sel: rows(n),
-            rank_inc: rows(rank_rows),
-            rank_dec: rows(rank_rows),
-            rank_step: rows(rank_rows),
-            walk_match: rows(n),
-            drain_match: rows(n),
-            target_access_tree: rows(READ_TREE_NODES),
-            target_remote_tree: rows(READ_TREE_NODES),
-            target_rank_tree: rows(rank_tree),
-            target_id_tree: rows(READ_TREE_NODES),
-            drain_access_tree: rows(READ_TREE_NODES),
-            drain_remote_tree: rows(READ_TREE_NODES),
-            drain_rank_tree: rows(rank_tree),
-            walk_slot_tree: rows(READ_TREE_NODES),
-            drain_slot_tree: rows(READ_TREE_NODES),
-            new_access: Default::default(),
-            new_remote: Default::default(),
-            remote_write: Default::default(),
-            forward_walk: Default::default(),
-            forward_drain: Default::default(),
-        })
+        }
+        Default::default() => [
+            reset, walk_valid, walk_alloc_id, walk_remote, drain_valid, drain_alloc_id,
+            drain_done, drain_hit, drain_access, drain_remote, evict_valid, evict_alloc_id,
+            evict_access, evict_remote, clock,
+            walk_stage_valid, walk_stage_id, walk_stage_remote, walk_stage_hit,
+            walk_stage_slot, drain_stage_valid, drain_stage_hit, drain_stage_slot,
+            any_free, touch, walk_fresh, walk_evicts, walk_touch, drain_clears,
+            new_access, new_remote, remote_write, forward_walk, forward_drain,
+        ]
+        rows(n) => [
+            valid, alloc_id, access, remote, slot_sel, victim_sel, read_sel, target_sel,
+            drain_sel, walk_match, drain_match,
+        ]
+        rows(READ_TREE_NODES) => [
+            free_any_tree, free_slot_tree, target_access_tree, target_remote_tree,
+            target_id_tree, drain_access_tree, drain_remote_tree, walk_slot_tree,
+            drain_slot_tree,
+        ]
+        rows(sizes.rank_rows) => [rank, rank_inc, rank_dec, rank_step]
+        rows(sizes.rank_one_of) => [target_rank, drained_rank]
+        rows(sizes.rank_tree) => [target_rank_tree, drain_rank_tree]
+        rows(sizes.used_rows) => [used]
+        rows(sizes.nru_tree) => [victim_any_tree, victim_slot_tree, other_clear_tree]
+        rows(sizes.plru_nodes) => [plru]
+        rows(sizes.plru_tree) => [plru_slot_tree, plru_touch_tree]
+        }
     }
 
     /// Build the module for a validated `cfg` (`HwConfig::validate`).

@@ -160,58 +160,9 @@ impl TlbCoalescerRtl {
         );
         let decode = PteDecode::new(cfg);
         let slot_group = (SLOTS as u64) - 1;
-        TlbCoalescerRtl {
-            reset: Default::default(),
-            merge_valid: Default::default(),
-            merge_vpn: Default::default(),
-            pte0: Default::default(),
-            pte1: Default::default(),
-            pte2: Default::default(),
-            pte3: Default::default(),
-            pte4: Default::default(),
-            pte5: Default::default(),
-            pte6: Default::default(),
-            pte7: Default::default(),
-            pte8: Default::default(),
-            pte9: Default::default(),
-            pte10: Default::default(),
-            pte11: Default::default(),
-            pte12: Default::default(),
-            pte13: Default::default(),
-            pte14: Default::default(),
-            pte15: Default::default(),
-            lookup_valid: Default::default(),
-            lookup_vpn: Default::default(),
-            entry_base_vpn: Default::default(),
-            entry_base_ppn: Default::default(),
-            entry_mask: Default::default(),
-            merge_done: Default::default(),
-            merge_base_vpn: Default::default(),
-            merge_base_ppn: Default::default(),
-            merge_mask: Default::default(),
-            lookup_done: Default::default(),
-            lookup_hit: Default::default(),
-            lookup_ppn: Default::default(),
-            clock: Default::default(),
-            line: Default::default(),
-            pte_ppn_window: Default::default(),
-            slot_coalescable: Default::default(),
-            slot_permissions: Default::default(),
-            slot_base_ppn: Default::default(),
-            requested_coalescable: Default::default(),
-            requested_permissions: Default::default(),
-            requested_base_ppn: Default::default(),
-            merged_mask: Default::default(),
-            lookup_slot: Default::default(),
-            lookup_slot_set: Default::default(),
-            lookup_hits: Default::default(),
-            merge_now_done: Default::default(),
-            merge_now_base_vpn: Default::default(),
-            merge_now_base_ppn: Default::default(),
-            merge_now_mask: Default::default(),
-            lookup_now_done: Default::default(),
-            lookup_now_hit: Default::default(),
-            lookup_now_ppn: Default::default(),
+        // The constants carry the PTE decoding for `cfg`; every port, local and output
+        // register starts at its default.
+        fill_fields! { TlbCoalescerRtl {
             slot_offset: core::array::from_fn(|i| Constant::new((i as u64).into())),
             slot_bit: core::array::from_fn(|i| Constant::new((1u64 << i).into())),
             coalescable_bits: Constant::new((PTE_VALID | decode.must_be_zero).into()),
@@ -224,13 +175,25 @@ impl TlbCoalescerRtl {
             zero16: Constant::new(0u64.into()),
             zero32: Constant::new(0u64.into()),
             output_registers: Constant::new(cfg.output_registers),
-            merge_done_q: Default::default(),
-            merge_base_vpn_q: Default::default(),
-            merge_base_ppn_q: Default::default(),
-            merge_mask_q: Default::default(),
-            lookup_done_q: Default::default(),
-            lookup_hit_q: Default::default(),
-            lookup_ppn_q: Default::default(),
+        }
+        // The ports, then the combinational locals, then the output registers.
+        Default::default() => [
+            reset, merge_valid, merge_vpn, pte0, pte1, pte2, pte3, pte4, pte5, pte6, pte7,
+            pte8, pte9, pte10, pte11, pte12, pte13, pte14, pte15, lookup_valid, lookup_vpn,
+            entry_base_vpn, entry_base_ppn, entry_mask, merge_done, merge_base_vpn,
+            merge_base_ppn, merge_mask, lookup_done, lookup_hit, lookup_ppn, clock,
+        ]
+        Default::default() => [
+            line, pte_ppn_window, slot_coalescable, slot_permissions, slot_base_ppn,
+            requested_coalescable, requested_permissions, requested_base_ppn, merged_mask,
+            lookup_slot, lookup_slot_set, lookup_hits, merge_now_done, merge_now_base_vpn,
+            merge_now_base_ppn, merge_now_mask, lookup_now_done, lookup_now_hit,
+            lookup_now_ppn,
+        ]
+        Default::default() => [
+            merge_done_q, merge_base_vpn_q, merge_base_ppn_q, merge_mask_q, lookup_done_q,
+            lookup_hit_q, lookup_ppn_q,
+        ]
         }
     }
 }

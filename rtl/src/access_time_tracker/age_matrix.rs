@@ -141,40 +141,7 @@ impl AccessTimeTrackerAgeMatrixRtl {
         let word = |v: u64| Constant::new(Bits::<32>::from(v));
         // Values 0..threshold need the bits of threshold - 1.
         let interval_bits = 64 - u64::from(spec.threshold - 1).leading_zeros();
-        Ok(AccessTimeTrackerAgeMatrixRtl {
-            reset: Default::default(),
-            acc_valid: Default::default(),
-            acc_vpn: Default::default(),
-            reg_valid: Default::default(),
-            reg_obj: Default::default(),
-            reg_start_vpn: Default::default(),
-            reg_end_vpn: Default::default(),
-            rm_valid: Default::default(),
-            rm_obj: Default::default(),
-            cease_valid: Default::default(),
-            cease_obj: Default::default(),
-            rec_valid: Default::default(),
-            rec_obj: Default::default(),
-            rec_vpn: Default::default(),
-            rec_timer: Default::default(),
-            irq_valid: Default::default(),
-            irq_obj: Default::default(),
-            oldest_valid: Default::default(),
-            oldest_obj: Default::default(),
-            clock: Default::default(),
-            valid: Default::default(),
-            cease: Default::default(),
-            start_vpn: dffs(),
-            end_vpn: dffs(),
-            timer: dffs(),
-            interval: dffs(),
-            newer: dffs(),
-            rec_valid_q: Default::default(),
-            rec_obj_q: Default::default(),
-            rec_vpn_q: Default::default(),
-            rec_timer_q: Default::default(),
-            irq_valid_q: Default::default(),
-            irq_obj_q: Default::default(),
+        Ok(fill_fields! { AccessTimeTrackerAgeMatrixRtl {
             slot_id: (0..n as u64)
                 .map(|i| Constant::new(Bits::<5>::from(i)))
                 .collect(),
@@ -189,24 +156,21 @@ impl AccessTimeTrackerAgeMatrixRtl {
             one: word(1),
             zero: word(0),
             zero_obj: Constant::new(Bits::<5>::from(0)),
-            hit: Default::default(),
-            hit_obj: Default::default(),
-            hit_bit: Default::default(),
-            hit_timer: Default::default(),
-            hit_interval: Default::default(),
-            hit_cease: Default::default(),
-            advanced: Default::default(),
-            timer_after: Default::default(),
-            interval_inc: Default::default(),
-            interval_after: Default::default(),
-            wrapped: Default::default(),
-            reg_bit: Default::default(),
-            rm_bit: Default::default(),
-            cease_bit: Default::default(),
-            driver_writes_hit: Default::default(),
-            touched: Default::default(),
-            oldest_found: Default::default(),
-            oldest_slot: Default::default(),
+        }
+        // The ports, then the registers and locals.
+        Default::default() => [
+            reset, acc_valid, acc_vpn, reg_valid, reg_obj, reg_start_vpn, reg_end_vpn,
+            rm_valid, rm_obj, cease_valid, cease_obj, rec_valid, rec_obj, rec_vpn, rec_timer,
+            irq_valid, irq_obj, oldest_valid, oldest_obj, clock,
+        ]
+        Default::default() => [
+            valid, cease, rec_valid_q, rec_obj_q, rec_vpn_q, rec_timer_q, irq_valid_q,
+            irq_obj_q, hit, hit_obj, hit_bit, hit_timer, hit_interval, hit_cease, advanced,
+            timer_after, interval_inc, interval_after, wrapped, reg_bit, rm_bit, cease_bit,
+            driver_writes_hit, touched, oldest_found, oldest_slot,
+        ]
+        // One row of registers per slot (`newer`: the slot's row of the age matrix).
+        dffs() => [start_vpn, end_vpn, timer, interval, newer]
         })
     }
 }

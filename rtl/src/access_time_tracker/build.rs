@@ -23,76 +23,23 @@ impl AccessTimeTrackerRtl {
     pub fn try_new(cfg: &AttConfig) -> Result<Self, AttParamError> {
         let spec = AttParams::new(cfg)?;
         let n = spec.objects;
-        let dffs = |k: usize| {
-            (0..k)
-                .map(|_| DFF::default())
-                .collect::<Vec<DFF<Bits<32>>>>()
-        };
-        let word = |v: u64| Constant::new(Bits::<32>::from(v));
-        // Bits that hold every value below `v`.
-        let bits_below = |v: u64| 64 - v.saturating_sub(1).leading_zeros();
         let interval_from_timer = spec.threshold.is_power_of_two();
         let live = spec.slot_mask();
-        // Tree pseudo-LRU: heap nodes 1..=31 over the 32 slot positions, node `j + 1` at
-        // index `j`; slots at or above `objects` are never valid, so they are left out of
-        // the halves.
         let tree = cfg.recency == AttRecency::TreePlru;
         let tree_nodes = if tree { 31 } else { 0 };
         // The ranks' registers, constants and signals exist only without the tree.
         let ranks = !tree;
-        let half = |n: usize, upper: bool| {
-            let depth = n.ilog2();
-            let size = 32u64 >> depth;
-            let lo = (n as u64 - (1 << depth)) * size + if upper { size / 2 } else { 0 };
-            word((((1u64 << (size / 2)) - 1) << lo) & u64::from(live))
-        };
-
         let intervals = if interval_from_timer { 0 } else { n };
-        Ok(AccessTimeTrackerRtl {
-            reset: Default::default(),
-            acc_valid: Default::default(),
-            acc_vpn: Default::default(),
-            reg_valid: Default::default(),
-            reg_obj: Default::default(),
-            reg_start_vpn: Default::default(),
-            reg_end_vpn: Default::default(),
-            rm_valid: Default::default(),
-            rm_obj: Default::default(),
-            cease_valid: Default::default(),
-            cease_obj: Default::default(),
-            rec_valid: Default::default(),
-            rec_obj: Default::default(),
-            rec_vpn: Default::default(),
-            rec_timer: Default::default(),
-            irq_valid: Default::default(),
-            irq_obj: Default::default(),
-            oldest_valid: Default::default(),
-            oldest_obj: Default::default(),
-            clock: Default::default(),
-            valid: Default::default(),
-            cease: Default::default(),
-            start_vpn: dffs(n),
-            end_vpn: dffs(n),
-            timer: dffs(n),
-            interval: dffs(intervals),
-            rank: (0..if ranks { n } else { 0 })
-                .map(|_| DFF::default())
-                .collect(),
-            count: one_if(ranks),
-            tree: one_if(tree),
-            rec_valid_q: Default::default(),
-            rec_obj_q: Default::default(),
-            rec_vpn_q: Default::default(),
-            rec_timer_q: Default::default(),
-            irq_valid_q: Default::default(),
-            irq_obj_q: Default::default(),
+        Ok(fill_fields! { AccessTimeTrackerRtl {
+            interval: rows(intervals),
+            rank: rows(if ranks { n } else { 0 }),
             slot_id: (0..n as u64)
                 .map(|i| Constant::new(Bits::<5>::from(i)))
                 .collect(),
             slot_bit: (0..n).map(|i| word(1 << i)).collect(),
             live_slots: word(u64::from(live)),
-            node_lower: (1..=tree_nodes).map(|n| half(n, false)).collect(),
-            node_upper: (1..=tree_nodes).map(|n| half(n, true)).collect(),
+            node_lower: (1..=tree_nodes).map(|n| tree_half(n, false, live)).collect(),
+            node_upper: (1..=tree_nodes).map(|n| tree_half(n, true, live)).collect(),
             node_bit: (1..=tree_nodes).map(|n| word(1 << n)).collect(),
             timer_max: word(u64::from(spec.timer_max)),
             threshold: word(u64::from(spec.threshold)),
@@ -106,44 +53,56 @@ impl AccessTimeTrackerRtl {
             rank_one: constant_if(ranks, 1),
             count_one: constant_if(ranks, 1),
             count_zero: constant_if(ranks, 0),
-            in_range: Default::default(),
-            hit: Default::default(),
-            hit_bit: Default::default(),
-            hit_obj: Default::default(),
-            hit_timer: Default::default(),
-            hit_interval: Default::default(),
-            hit_rank: one_if(ranks),
-            hit_cease: Default::default(),
-            advanced: Default::default(),
-            timer_inc: Default::default(),
-            timer_after: Default::default(),
-            interval_inc: Default::default(),
-            interval_after: Default::default(),
-            wrapped: Default::default(),
-            reg_bit: Default::default(),
-            rm_bit: Default::default(),
-            cease_bit: Default::default(),
-            driver_writes_hit: Default::default(),
-            reg_rank: one_if(ranks),
-            rm_rank: one_if(ranks),
-            lift_hit: one_if(ranks),
-            lift_reg: one_if(ranks),
-            lift_rm: one_if(ranks),
-            append_hit: one_if(ranks),
-            append_reg: one_if(ranks),
-            lifted: one_if(ranks),
-            kept: one_if(ranks),
-            kept_rank: one_if(ranks),
-            reg_new_rank: one_if(ranks),
-            rank_drop: one_if(ranks),
-            oldest_slot: one_if(ranks),
-            hit_touch: one_if(tree),
-            reg_touch: one_if(tree),
-            tree_next: one_if(tree),
-            tree_survivor: one_if(tree),
-            tree_oldest: one_if(tree),
+        }
+        // One register per slot.
+        rows(n) => [start_vpn, end_vpn, timer]
+        // The ports, then the registers and locals every recency structure has.
+        Default::default() => [
+            reset, acc_valid, acc_vpn, reg_valid, reg_obj, reg_start_vpn, reg_end_vpn,
+            rm_valid, rm_obj, cease_valid, cease_obj, rec_valid, rec_obj, rec_vpn, rec_timer,
+            irq_valid, irq_obj, oldest_valid, oldest_obj, clock,
+        ]
+        Default::default() => [
+            valid, cease, rec_valid_q, rec_obj_q, rec_vpn_q, rec_timer_q, irq_valid_q,
+            irq_obj_q, in_range, hit, hit_bit, hit_obj, hit_timer, hit_interval, hit_cease,
+            advanced, timer_inc, timer_after, interval_inc, interval_after, wrapped, reg_bit,
+            rm_bit, cease_bit, driver_writes_hit,
+        ]
+        // The ranks' registers and locals, or the tree's.
+        one_if(ranks) => [
+            count, hit_rank, reg_rank, rm_rank, lift_hit, lift_reg, lift_rm, append_hit,
+            append_reg, lifted, kept, kept_rank, reg_new_rank, rank_drop, oldest_slot,
+        ]
+        one_if(tree) => [
+            tree, hit_touch, reg_touch, tree_next, tree_survivor, tree_oldest,
+        ]
         })
     }
+}
+
+/// A 32-bit constant of value `v`.
+fn word(v: u64) -> Constant<Bits<32>> {
+    Constant::new(Bits::<32>::from(v))
+}
+
+/// Bits that hold every value below `v`.
+fn bits_below(v: u64) -> u32 {
+    64 - v.saturating_sub(1).leading_zeros()
+}
+
+/// `k` default-built registers or signals (one per slot, or none).
+fn rows<T: Default>(k: usize) -> Vec<T> {
+    (0..k).map(|_| T::default()).collect()
+}
+
+/// The slots under the lower or `upper` half of tree pseudo-LRU node `node`, as a bit mask.
+/// Heap nodes 1..=31 lie over the 32 slot positions, node `j + 1` at index `j`; slots at or
+/// above `objects` (outside `live`) are never valid, so they are left out of the halves.
+fn tree_half(node: usize, upper: bool, live: u32) -> Constant<Bits<32>> {
+    let depth = node.ilog2();
+    let size = 32u64 >> depth;
+    let lo = (node as u64 - (1 << depth)) * size + if upper { size / 2 } else { 0 };
+    word((((1u64 << (size / 2)) - 1) << lo) & u64::from(live))
 }
 
 /// One default element when `on`, else none: the registers and signals of a structure the
