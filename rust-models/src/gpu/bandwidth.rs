@@ -95,7 +95,7 @@ impl Budget {
             self.window[pos - 1].finish
         };
         let start = before.max(now_f);
-        let mut finish = start + cost;
+        let finish = start + cost;
         self.window.insert(
             pos,
             Slot {
@@ -106,17 +106,17 @@ impl Budget {
         );
         if pos + 1 < self.window.len() {
             self.out_of_order += 1;
-            // The requests behind it start later; what they answered stands. Once one
-            // finishes when it did before (an idle gap absorbed the push), so do all after.
-            for s in self.window.range_mut(pos + 1..) {
-                let pushed = finish.max(s.arrival as f64) + s.cost;
-                if pushed == s.finish {
-                    break;
-                }
-                self.overbooked_cycles += pushed - s.finish;
-                s.finish = pushed;
-                finish = pushed;
+            // The requests behind it start later; what they answered stands.
+            let (a, b) = self.window.as_mut_slices();
+            let (front, back) = match a.len().checked_sub(pos + 1) {
+                Some(_) => (&mut a[pos + 1..], b),
+                None => (&mut b[pos + 1 - a.len()..], &mut [][..]),
+            };
+            let mut overbooked = self.overbooked_cycles;
+            if let Some(last) = push_back(front, finish, &mut overbooked) {
+                push_back(back, last, &mut overbooked);
             }
+            self.overbooked_cycles = overbooked;
         }
         self.waited(start - now_f)
     }
@@ -131,6 +131,54 @@ impl Budget {
         // ceil() without a libm call (`wait` is finite and positive).
         let whole = wait as u64;
         whole + ((whole as f64) < wait) as u64
+    }
+}
+
+/// Push the requests of `slots` (in arrival order) behind one that now finishes at
+/// `finish`: each starts at the later of the previous one's finish and its own arrival.
+/// Adds to `overbooked` how much later each finishes than it did. Returns the last one's
+/// finish, or None once one finishes as before (an idle gap absorbed the push), which all
+/// after it then do too.
+///
+/// `max(finish, arrival) + cost` rounded is `max(finish + cost, arrival + cost)` with each
+/// sum rounded (rounding is monotone), so the same values come out while only the addition
+/// carries the chain from one request to the next; the idle gap is a branch, not a `max`
+/// on that chain. The sum of `overbooked` is kept in a local, added in the same order.
+#[inline]
+fn push_back(slots: &mut [Slot], mut finish: f64, overbooked: &mut f64) -> Option<f64> {
+    let mut sum = *overbooked;
+    let mut i = 0;
+    loop {
+        // Requests that arrived before the previous one finishes: the loop's exit, not a
+        // `max`, tells an idle gap (`arrival` as i64: exact, one conversion instruction).
+        while let Some(s) = slots.get_mut(i) {
+            let pushed = finish + s.cost;
+            if s.arrival as i64 as f64 + s.cost > pushed {
+                break;
+            }
+            if pushed == s.finish {
+                *overbooked = sum;
+                return None;
+            }
+            sum += pushed - s.finish;
+            s.finish = pushed;
+            finish = pushed;
+            i += 1;
+        }
+        let Some(s) = slots.get_mut(i) else {
+            *overbooked = sum;
+            return Some(finish);
+        };
+        // An idle gap before it: it starts at its arrival.
+        let pushed = s.arrival as i64 as f64 + s.cost;
+        if pushed == s.finish {
+            *overbooked = sum;
+            return None;
+        }
+        sum += pushed - s.finish;
+        s.finish = pushed;
+        finish = pushed;
+        i += 1;
     }
 }
 
@@ -237,5 +285,76 @@ mod tests {
         );
         assert_eq!(p.take(50, 1, 10), 52, "behind the pair that arrived at 50");
         assert_eq!(p.out_of_order(), 1);
+    }
+
+    /// The rule step by step, as first written: a Vec in arrival order, every request
+    /// behind an out-of-order one pushed back with `max(previous finish, arrival) + cost`.
+    struct Reference {
+        window: Vec<Slot>,
+        free_at: f64,
+        overbooked: f64,
+    }
+
+    impl Reference {
+        fn consume(&mut self, now: u64, cost: f64, floor: u64) -> f64 {
+            while self.window.first().is_some_and(|s| s.arrival <= floor) {
+                self.free_at = self.window.remove(0).finish;
+            }
+            let pos = self.window.partition_point(|s| s.arrival <= now);
+            let before = pos
+                .checked_sub(1)
+                .map_or(self.free_at, |p| self.window[p].finish);
+            let start = before.max(now as f64);
+            let mut finish = start + cost;
+            let slot = Slot {
+                arrival: now,
+                cost,
+                finish,
+            };
+            self.window.insert(pos, slot);
+            for s in &mut self.window[pos + 1..] {
+                let pushed = finish.max(s.arrival as f64) + s.cost;
+                if pushed == s.finish {
+                    break;
+                }
+                self.overbooked += pushed - s.finish;
+                s.finish = pushed;
+                finish = pushed;
+            }
+            start - now as f64
+        }
+    }
+
+    /// Waits, uncharged queueing and charged queueing are bit for bit the step-by-step
+    /// rule's on a saturated resource with a non-dyadic cost, arrivals up to 300 cycles
+    /// ahead of a rising floor and idle gaps (fixed seed).
+    #[test]
+    fn pushing_back_gives_the_step_by_step_rules_values() {
+        let mut draws = crate::workload::rng::XorShift::new(0x005e_ed0f_ba5e);
+        for cost in [5.152_213, 0.191_7, 1.0, 0.25] {
+            let mut b = Budget::new(true);
+            let mut r = Reference {
+                window: Vec::new(),
+                free_at: 0.0,
+                overbooked: 0.0,
+            };
+            let (mut floor, mut queued) = (0u64, 0.0f64);
+            for i in 0..40_000u64 {
+                floor += draws.next_u64() % 3 * (1 + (i % 5000 == 0) as u64 * 4000);
+                let now = floor + draws.next_u64() % 300;
+                let wait = r.consume(now, cost, floor);
+                if wait > 0.0 {
+                    queued += wait;
+                }
+                assert_eq!(
+                    b.consume(now, cost, floor),
+                    wait.ceil() as u64,
+                    "request {i}"
+                );
+            }
+            assert_eq!(b.overbooked_cycles.to_bits(), r.overbooked.to_bits());
+            assert_eq!(b.queued_cycles.to_bits(), queued.to_bits());
+            assert!(b.out_of_order > 10_000 && b.overbooked_cycles > 0.0);
+        }
     }
 }

@@ -470,7 +470,7 @@ impl<'w> Gpu<'w> {
                 // issue copy it.)
                 let mut instr = instr.clone();
                 instr.compute_cycles = 0;
-                warp.replay = Some(Replay::new(instr, line));
+                warp.replay = Some(Box::new(Replay::new(instr, line)));
                 WarpNext::At(at)
             }
             Executed::Done(done) if overlaps => {

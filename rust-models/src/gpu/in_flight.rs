@@ -25,13 +25,21 @@ pub const MAX_IN_FLIGHT: usize = 16;
 const UNKNOWN: u64 = u64::MAX;
 
 /// Completion cycles of a warp's independent accesses still in flight.
+///
+/// `len` first and the tokens last (`repr(C)`): with the default two loads in flight, what
+/// an issue reads is in one host cache line.
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub(super) struct InFlight {
+    len: u8,
     done: [u64; MAX_IN_FLIGHT],
     /// The pending instruction's token of an entry whose completion is unknown.
     token: [u32; MAX_IN_FLIGHT],
-    len: u8,
 }
+
+/// Bytes from an `InFlight`'s start that an issue with two loads in flight reads.
+#[cfg(test)]
+pub(super) const HOT_BYTES: usize = std::mem::offset_of!(InFlight, done) + 2 * 8;
 
 /// When an instruction may issue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,30 +3,37 @@
 use super::engine::{warp_event, Sm};
 use super::in_flight::InFlight;
 use super::pending::Completed;
-use super::prefetch::{prefetch, prefetch_all};
+use super::prefetch::{prefetch, prefetch_addr, prefetch_all};
 use super::ready_queue::ReadyQueue;
 use super::replay::Replay;
 use crate::workload::{WarpInstr, WarpStream, Workload};
 
+/// The fields every event reads come first, in the slot's first two host cache lines
+/// (a slot starts on a line, `align(64)`), which the event loop prefetches for the warp
+/// after next: a slot is 320 bytes and was read at four scattered lines.
+#[repr(C, align(64))]
 pub(super) struct Warp<'w> {
     pub stream: WarpStream<'w>,
+    /// An instruction whose fault deferred it; issued again (whole, see [`Replay`])
+    /// before the stream goes on. Boxed: a fault is rare and the slot's hot lines few.
+    pub replay: Option<Box<Replay>>,
     pub sm: u32,
     pub tb: u32,
-    /// An instruction whose fault deferred it; issued again (whole, see [`Replay`])
-    /// before the stream goes on.
-    pub replay: Option<Replay>,
-    /// Its independent accesses still in flight.
-    pub in_flight: InFlight,
-    /// The next instruction, waiting (in the queue) for accesses in flight.
-    pub held: Option<WarpInstr>,
     /// Its stream has ended; it waits for its last accesses.
     pub ended: bool,
     /// Not queued: it waits for a pending instruction to complete, either the one it
     /// issued last (dependent) or one of its loads in flight ([`IssueAt::Park`]).
     pub parked: bool,
+    /// The next instruction, waiting (in the queue) for accesses in flight.
+    pub held: Option<WarpInstr>,
+    /// Its independent accesses still in flight.
+    pub in_flight: InFlight,
     /// The cycle its thread block launched it.
     pub launched: u64,
 }
+
+/// Host cache lines of a warp slot the event loop reads on every event.
+pub(super) const WARP_HOT_LINES: usize = 2;
 
 pub(super) struct ThreadBlock {
     pub warps_left: u32,
@@ -67,7 +74,10 @@ impl<'w> KernelState<'w> {
     pub(super) fn prefetch_upcoming(&self, sms: &[Sm]) {
         let [next, after] = self.heap.upcoming();
         if let Some(a) = after.filter(|e| e & 1 == 0) {
-            prefetch(&self.warps[(a >> 1) as usize]);
+            let slot: *const Option<Warp> = &self.warps[(a >> 1) as usize];
+            for line in 0..WARP_HOT_LINES {
+                prefetch_addr(slot.cast::<u8>().wrapping_add(64 * line));
+            }
         }
         if let Some(Some(w)) = next
             .filter(|e| e & 1 == 0)
@@ -132,5 +142,20 @@ impl<'w> KernelState<'w> {
             };
             self.heap.push(t, warp_event(ws as usize));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The prefetched lines hold what every event reads (a layout change that moved a
+    /// field out would only slow the loop down, so it is checked here).
+    #[test]
+    fn an_events_fields_sit_in_the_slots_prefetched_lines() {
+        assert_eq!(std::mem::align_of::<Option<Warp>>(), 64);
+        let in_flight = std::mem::offset_of!(Warp, in_flight);
+        assert!(in_flight + super::super::in_flight::HOT_BYTES <= 64 * WARP_HOT_LINES);
+        assert!(std::mem::offset_of!(Warp, held) < in_flight);
     }
 }

@@ -32,7 +32,7 @@ pub(super) fn prefetch_all<T: ?Sized>(r: &T) {
 
 /// The hint itself: any address will do, as a prefetch never faults.
 #[inline(always)]
-fn prefetch_addr(p: *const u8) {
+pub(super) fn prefetch_addr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

@@ -394,11 +394,26 @@ const LOOKUP_ORDER: [SizeClass; CLASSES] = [
     SizeClass::K4,
 ];
 
+/// Each class's place in [`LOOKUP_ORDER`], indexed by `SizeClass as usize`.
+const LOOKUP_RANK: [u8; CLASSES] = {
+    let mut rank = [0u8; CLASSES];
+    let mut k = 0;
+    while k < CLASSES {
+        rank[LOOKUP_ORDER[k] as usize] = k as u8;
+        k += 1;
+    }
+    rank
+};
+
 /// One TLB level of one SM (L1) or one chiplet (L2): a structure per size class.
 #[derive(Debug, Clone)]
 pub struct Tlb {
     /// One array per class, indexed by `SizeClass as usize`.
     arrays: [TlbArray; CLASSES],
+    /// Bit `k` set when the array of `LOOKUP_ORDER[k]` holds an entry: a lookup reads
+    /// only those arrays (each is a few host cache lines apart, and a 256-SM GPU's L1 TLBs
+    /// are cold at every lookup), in the same order.
+    live: u8,
     stamp: u64,
     /// Lookup latency in cycles.
     pub latency: u64,
@@ -415,6 +430,7 @@ impl Tlb {
         };
         Tlb {
             arrays: SizeClass::ALL.map(|c| TlbArray::new(c, entries(c), spec.ways)),
+            live: 0,
             stamp: 0,
             latency: spec.latency,
         }
@@ -439,8 +455,11 @@ impl Tlb {
         self.stamp += 1;
         let stamp = self.stamp;
         // Largest class first: the 2 MB array is the smallest to scan; the intermediate
-        // arrays are empty (skipped without a scan) except under `s128k` … `s1m`.
-        for c in LOOKUP_ORDER {
+        // arrays are empty (not read) except under `s128k` … `s1m`.
+        let mut live = self.live;
+        while live != 0 {
+            let c = LOOKUP_ORDER[live.trailing_zeros() as usize];
+            live &= live - 1;
             if let Some(h) = self.arrays[c as usize].lookup(va, stamp) {
                 return Some(h);
             }
@@ -448,11 +467,22 @@ impl Tlb {
         None
     }
 
+    /// Recount which arrays hold an entry (after an invalidation).
+    fn update_live(&mut self) {
+        self.live = LOOKUP_ORDER.iter().enumerate().fold(0, |live, (k, &c)| {
+            live | (((self.arrays[c as usize].occupied > 0) as u8) << k)
+        });
+    }
+
     /// Install a translation for the group holding `va`.
     pub fn insert(&mut self, va: u64, fill: &TlbFill) {
         self.stamp += 1;
         let stamp = self.stamp;
-        self.arrays[fill.class as usize].insert(va, fill, stamp);
+        let c = fill.class as usize;
+        self.arrays[c].insert(va, fill, stamp);
+        if self.arrays[c].occupied > 0 {
+            self.live |= 1 << LOOKUP_RANK[c];
+        }
     }
 
     /// Drop every entry overlapping `[start, end)` (a TLB shootdown).
@@ -460,6 +490,7 @@ impl Tlb {
         for a in self.arrays.iter_mut() {
             a.invalidate(start, end);
         }
+        self.update_live();
     }
 }
 
