@@ -31,7 +31,7 @@ enum Command {
     Lint(cmd::lint::Args),
     /// Synthesise the blocks with yosys to osu018 standard cells and report area.
     Synth(cmd::synth::Args),
-    /// Lockstep co-simulation of a block: model, rust-hdl, Verilator.
+    /// Lockstep co-simulation of a block: twin, rust-hdl, Verilator.
     Cosim(cmd::cosim::Args),
     /// Hardware summary: Verilog, lint, synthesis and co-simulation of all blocks.
     Hw(cmd::hw::Args),
