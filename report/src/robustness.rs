@@ -23,8 +23,9 @@ pub const SUITES: [&str; 2] = ["clap", "forest"];
 pub struct Range {
     pub id: String,
     pub figure: String,
-    pub paper: f64,
-    /// `speedup` or `share`.
+    /// None where the paper gives no figure.
+    pub paper: Option<f64>,
+    /// `speedup`, `share` or `count`.
     pub unit: String,
     pub config: Option<f64>,
     pub low: Option<f64>,
@@ -49,6 +50,10 @@ impl Range {
         self.unit == "share"
     }
 
+    fn is_count(&self) -> bool {
+        self.unit == "count"
+    }
+
     /// A figure in the unit the page shows: a speed-up's gain or a rate, in per cent.
     fn pct(&self, x: f64) -> f64 {
         if self.is_share() {
@@ -61,6 +66,7 @@ impl Range {
     fn fmt(&self, x: Option<f64>) -> String {
         match x {
             None => "-".into(),
+            Some(x) if self.is_count() => format!("{x:.1}"),
             Some(x) if self.is_share() => format!("{:.1} %", self.pct(x)),
             Some(x) => format!("{:+.1} %", self.pct(x)),
         }
@@ -128,7 +134,7 @@ fn table(b: &Robustness) -> HtmlTable {
             .map(|r| {
                 vec![
                     r.figure.clone(),
-                    r.fmt(Some(r.paper)),
+                    r.paper.map_or("—".into(), |p| r.fmt(Some(p))),
                     r.fmt(r.config),
                     r.fmt(r.low),
                     r.fmt(r.high),
@@ -151,7 +157,11 @@ pub fn write_ranges(out: &Path, b: &Robustness, done: &mut Outcome) -> Result<St
     ]
     .into_iter()
     .map(|(desc, share)| {
-        let rs = b.headlines.iter().filter(|r| r.is_share() == share);
+        // Counts have no per-cent axis: the table shows them.
+        let rs = b
+            .headlines
+            .iter()
+            .filter(|r| !r.is_count() && r.is_share() == share);
         (desc, rs.collect::<Vec<_>>())
     })
     .filter(|(_, rs)| !rs.is_empty())
@@ -186,7 +196,7 @@ pub fn write_ranges(out: &Path, b: &Robustness, done: &mut Outcome) -> Result<St
 /// half a point).
 fn x_range(rs: &[&Range]) -> std::ops::Range<f64> {
     let xs = rs.iter().flat_map(|r| {
-        [r.low, r.high, r.config, Some(r.paper)]
+        [r.low, r.high, r.config, r.paper]
             .into_iter()
             .flatten()
             .map(|x| r.pct(x))
@@ -259,8 +269,10 @@ fn draw_row(c: &mut Chart, r: &Range, y: f64) -> chart::DrawResult {
         let dot = Circle::new((r.pct(x), y), 5, BLACK.filled());
         c.draw_series(std::iter::once(dot)).map_err(err)?;
     }
-    let cross = Cross::new((r.pct(r.paper), y), 6, chart::color(2).stroke_width(2));
-    c.draw_series(std::iter::once(cross)).map_err(err)?;
+    if let Some(p) = r.paper {
+        let cross = Cross::new((r.pct(p), y), 6, chart::color(2).stroke_width(2));
+        c.draw_series(std::iter::once(cross)).map_err(err)?;
+    }
     Ok(())
 }
 
@@ -274,16 +286,18 @@ mod tests {
     fn written(out: &Path) {
         let mut heads = rb::FOREST_HEADLINES.to_vec();
         heads.extend(rb::CLAP_SHARE_HEADLINES);
-        let point = |point: usize, label: &str, f: [f64; 4]| rb::PointFigures {
+        heads.push(rb::FOREST_EXTRA_HEADLINES[0]);
+        heads.push(rb::FOREST_EXTRA_HEADLINES[2]);
+        let point = |point: usize, label: &str, f: [f64; 6]| rb::PointFigures {
             point,
             label: label.into(),
             settings: vec![],
             figures: f.into_iter().map(Some).collect(),
         };
         let points = vec![
-            point(0, "config", [1.8, 1.7, 0.9, 0.95]),
-            point(1, "lo", [0.9, 1.5, 0.85, 0.97]),
-            point(2, "hi", [2.2, 1.9, 0.93, 0.99]),
+            point(0, "config", [1.8, 1.7, 0.9, 0.95, 1.1, 140.0]),
+            point(1, "lo", [0.9, 1.5, 0.85, 0.97, 1.0, 120.0]),
+            point(2, "hi", [2.2, 1.9, 0.93, 0.99, 1.2, 150.0]),
         ];
         let json = serde_json::json!({
             "suite": "forest", "scale": 0.02, "seed": 1, "design": "corners",
@@ -311,6 +325,9 @@ mod tests {
         // A rate reads as a rate and never flips.
         assert_eq!(rows[2][2..5], ["90.0 %", "85.0 %", "93.0 %"]);
         assert_eq!(rows[2][7], "");
+        // No paper figure reads as a dash; a count as a number.
+        assert_eq!(rows[4][1..5], ["—", "+10.0 %", "+0.0 %", "+20.0 %"]);
+        assert_eq!(rows[5][1..5], ["223.0", "140.0", "120.0", "150.0"]);
         let svg = std::fs::read_to_string(dir.path().join(&s.figures[0].rel)).unwrap();
         let doc = roxmltree::Document::parse(&svg).unwrap();
         let texts: Vec<_> = doc.descendants().filter_map(|n| n.text()).collect();

@@ -21,8 +21,8 @@ use mcmvm_models::calibrate::design::{self, Design, Point};
 use mcmvm_models::calibrate::fit::{self, Plan};
 use mcmvm_models::calibrate::params::{forest_box, is_uvm_key, Param, PARAMS};
 use mcmvm_models::calibrate::robustness::{
-    self as rb, Headline, PointFigures, CLAP_SHARE_HEADLINES, FOREST_HEADLINES, FOREST_OVERSUB,
-    HEADLINES,
+    self as rb, Headline, PointFigures, CLAP_SHARE_HEADLINES, FOREST_EXTRA_HEADLINES,
+    FOREST_HEADLINES, FOREST_OVERSUB, HEADLINES,
 };
 use mcmvm_models::gpu::sweep::{geomean, RunSummary};
 use mcmvm_models::uvm::sweep::{run_forest_job, ForestJob, RunPart};
@@ -364,7 +364,8 @@ fn figures(
         let (id, runs) = crate::merge::load::<PointRun<RunPart>>(dir, files, false, console)?;
         let runs: Vec<_> = runs.into_iter().map(|r| r.0).collect();
         let points = by_point(&runs, forest_figures);
-        Ok((id, FOREST_HEADLINES.to_vec(), points))
+        let heads = FOREST_HEADLINES.iter().chain(&FOREST_EXTRA_HEADLINES);
+        Ok((id, heads.copied().collect(), points))
     }
 }
 
@@ -449,7 +450,8 @@ fn clap_figures(runs: &[&RunSummary]) -> Vec<Option<f64>> {
     figures
 }
 
-/// Forest's headlines at one point: Forest's and SpecForest's geomean speed-up over TBNp.
+/// Forest's headlines at one point: Forest's and SpecForest's geomean speed-up over TBNp,
+/// then the table's other figures ([`rb::forest_extra_figures`]).
 fn forest_figures(runs: &[&RunPart]) -> Vec<Option<f64>> {
     let workloads = distinct(runs.iter().map(|r| r.workload.as_str()));
     let cycles = |w: &str, p: UvmPolicy| {
@@ -466,5 +468,6 @@ fn forest_figures(runs: &[&RunPart]) -> Vec<Option<f64>> {
                 .collect();
             geomean(&xs?)
         })
+        .chain(rb::forest_extra_figures(runs))
         .collect()
 }

@@ -185,6 +185,11 @@ fn a_planned_forest_robustness_sweep_merges_into_the_one_process_files() {
     let csv = read(&one.join("robustness.csv"));
     assert!(csv.contains("\nforest_over_tbnp,1.72,"), "{csv}");
     assert!(csv.contains("\nspecforest_over_tbnp,1.86,"), "{csv}");
+    // The table's other figures: no paper figure for the no-thrash mean; counts for steps.
+    assert!(csv.contains("\nforest_no_thrash,,"), "{csv}");
+    assert!(csv.contains("\nforest_profiling_steps,223,"), "{csv}");
+    let txt = read(&one.join("robustness.txt"));
+    assert!(txt.contains("(a count)"), "{txt}");
     let refused = mcmvm(&[
         "sweep",
         "--suite",

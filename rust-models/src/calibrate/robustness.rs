@@ -14,6 +14,10 @@ use super::targets::{Target, TARGETS};
 use crate::driver::PolicyKind;
 use crate::gpu::clap_tables::s64k_mean;
 use crate::gpu::sweep::RunSummary;
+use crate::uvm::means::tbnp_thrashes;
+use crate::uvm::sweep::RunPart;
+use crate::uvm::UvmPolicy;
+use crate::workload::dl_networks;
 use serde::Serialize;
 
 /// CLAP §5.1's headline figures, as speed-ups (clap over ideal = 1 − 0.0578), then ideal
@@ -61,6 +65,8 @@ pub enum Unit {
     Speedup,
     /// A fraction in [0, 1] (0.953 = 95.3 %): a rate, with no sign to flip.
     Share,
+    /// A mean count (profiling steps per workload): no sign to flip.
+    Count,
 }
 
 /// One headline figure: what it is, the paper's value, and its unit.
@@ -126,6 +132,78 @@ pub const FOREST_HEADLINES: [Headline; 2] = [
         unit: Unit::Speedup,
     },
 ];
+
+/// What else the Forest table reports at 150 %, each over the box too: the mean without
+/// the workloads where TBNp thrashes (no paper figure: NaN, printed `—`), SpecForest on the
+/// DL networks (the paper's 1.51×), and the mean profiling steps of Forest and SpecForest
+/// (the paper's 223 and 10). Each point's values: [`forest_extra_figures`].
+pub const FOREST_EXTRA_HEADLINES: [Headline; 4] = [
+    Headline {
+        id: "forest_no_thrash",
+        figure: "Forest over TBNp at 150 % where TBNp does not thrash (geomean speed-up)",
+        paper: f64::NAN,
+        unit: Unit::Speedup,
+    },
+    Headline {
+        id: "specforest_dl",
+        figure: "SpecForest over TBNp on the DL networks at 150 % (geomean speed-up)",
+        paper: 1.51,
+        unit: Unit::Speedup,
+    },
+    Headline {
+        id: "forest_profiling_steps",
+        figure: "Forest's profiling steps (mean over workloads)",
+        paper: 223.0,
+        unit: Unit::Count,
+    },
+    Headline {
+        id: "specforest_profiling_steps",
+        figure: "SpecForest's profiling steps (mean over workloads)",
+        paper: 10.0,
+        unit: Unit::Count,
+    },
+];
+
+/// A point's [`FOREST_EXTRA_HEADLINES`] from its runs at 150 % (None where a run they need
+/// is missing or no workload qualifies).
+pub fn forest_extra_figures(runs: &[&RunPart]) -> Vec<Option<f64>> {
+    let mut workloads: Vec<&str> = runs.iter().map(|r| r.workload.as_str()).collect();
+    workloads.sort_unstable();
+    workloads.dedup();
+    let run = |w: &str, p: UvmPolicy| {
+        runs.iter()
+            .find(|r| r.workload == w && r.policy == p.name())
+    };
+    let speedup = |w: &str, p: UvmPolicy| {
+        Some(run(w, UvmPolicy::Tbnp)?.cycles as f64 / run(w, p)?.cycles as f64)
+    };
+    // The geomean of `p` over TBNp on the workloads `keep` admits (None if a run is missing).
+    let mean_over = |p: UvmPolicy, keep: &dyn Fn(&str) -> Option<bool>| -> Option<f64> {
+        let mut xs = Vec::new();
+        for w in &workloads {
+            if keep(w)? {
+                xs.push(speedup(w, p)?);
+            }
+        }
+        crate::stats::geomean(&xs)
+    };
+    let no_thrash = |w: &str| Some(!tbnp_thrashes(run(w, UvmPolicy::Tbnp)?.thrash_multiple));
+    let dl = |w: &str| Some(dl_networks().contains(&w));
+    let steps = |p: UvmPolicy| -> Option<f64> {
+        let xs: Option<Vec<f64>> = workloads
+            .iter()
+            .map(|w| Some(run(w, p)?.profiling_steps as f64))
+            .collect();
+        let xs = xs?;
+        (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+    };
+    vec![
+        mean_over(UvmPolicy::Forest, &no_thrash),
+        mean_over(UvmPolicy::SpecForest, &dl),
+        steps(UvmPolicy::Forest),
+        steps(UvmPolicy::SpecForest),
+    ]
+}
 
 /// The oversubscription Forest's headlines are at.
 pub const FOREST_OVERSUB: f64 = 1.5;
@@ -198,8 +276,11 @@ pub fn ranges(headlines: &[Headline], points: &[PointFigures]) -> Vec<Range> {
 fn pct(unit: Unit, x: Option<f64>) -> String {
     match (unit, x) {
         (_, None) => "-".to_string(),
+        // A figure the paper does not give.
+        (_, Some(x)) if !x.is_finite() => "—".to_string(),
         (Unit::Speedup, Some(x)) => format!("{:+.1}%", 100.0 * (x - 1.0)),
         (Unit::Share, Some(x)) => format!("{:.1}%", 100.0 * x),
+        (Unit::Count, Some(x)) => format!("{x:.1}"),
     }
 }
 
@@ -231,6 +312,7 @@ pub fn text(ranges: &[Range], points: &[PointFigures]) -> String {
             at,
             match (r.unit, r.sign_flips) {
                 (Unit::Share, _) => "(a rate)",
+                (Unit::Count, _) => "(a count)",
                 (Unit::Speedup, true) => "FLIPS inside the box",
                 (Unit::Speedup, false) => "holds",
             }
@@ -256,7 +338,7 @@ pub fn csv(ranges: &[Range]) -> String {
         s.push_str(&format!(
             "{},{},{},{},{},{},{},{}\n",
             r.id,
-            r.paper,
+            num(Some(r.paper).filter(|p| p.is_finite())),
             num(r.config),
             num(r.low),
             r.low_point.as_deref().unwrap_or(""),
@@ -349,5 +431,44 @@ mod tests {
         assert!((f[0].unwrap() - 0.9).abs() < 1e-12, "{f:?}");
         assert!((f[1].unwrap() - 0.8).abs() < 1e-12, "{f:?}");
         assert_eq!(clap_share_figures(&runs[1..2]), vec![None, None]);
+    }
+
+    #[test]
+    fn the_forest_extras_leave_out_thrashing_and_average_the_dl_networks() {
+        let run = |w: &str, p: UvmPolicy, cycles: u64, thrash: f64, steps: u64| RunPart {
+            workload: w.into(),
+            policy: p.name().into(),
+            oversubscription: 1.5,
+            cycles,
+            far_faults: 0,
+            prefetched_unused_pct: 0.0,
+            thrash_multiple: thrash,
+            profiling_steps: steps,
+            classes: String::new(),
+        };
+        let (t, f, s) = (UvmPolicy::Tbnp, UvmPolicy::Forest, UvmPolicy::SpecForest);
+        let runs = [
+            // `mvt`: TBNp thrashes (50x the footprint), Forest 10x faster: left out.
+            run("mvt", t, 1000, 50.0, 0),
+            run("mvt", f, 100, 0.0, 300),
+            run("mvt", s, 100, 0.0, 20),
+            // `alexnet`, a DL network: Forest 2x, SpecForest 4x.
+            run("alexnet", t, 800, 1.0, 0),
+            run("alexnet", f, 400, 0.0, 100),
+            run("alexnet", s, 200, 0.0, 10),
+        ];
+        let refs: Vec<&RunPart> = runs.iter().collect();
+        let x = forest_extra_figures(&refs);
+        assert_eq!(x, vec![Some(2.0), Some(4.0), Some(200.0), Some(15.0)]);
+        // A missing TBNp run: no figure rather than a wrong one.
+        assert_eq!(forest_extra_figures(&refs[1..3])[0], None);
+        let r = ranges(
+            &FOREST_EXTRA_HEADLINES,
+            &[point(0, &[2.0, 4.0, 200.0, 15.0])],
+        );
+        let t = text(&r, &[]);
+        assert!(t.contains("forest_no_thrash") && t.contains("—"), "{t}");
+        assert!(t.contains("223.0") && t.contains("(a count)"), "{t}");
+        assert!(csv(&r).contains("forest_no_thrash,,"), "{}", csv(&r));
     }
 }
