@@ -18,6 +18,26 @@ pub fn lines_of(lanes: &Lanes, out: &mut Vec<u64>) -> u64 {
             elem,
         } => strided_lines(offset, stride, lanes as u64, (elem as u64).max(1), out),
         Lanes::Gather { ref offsets, elem } => gather_lines(offsets, (elem as u64).max(1), out),
+        Lanes::Rows {
+            offset,
+            row_stride,
+            rows,
+            lanes,
+            elem,
+        } => {
+            let (lanes, elem) = (lanes as u64, (elem as u64).max(1));
+            let mut end = 0;
+            for r in 0..rows as u64 {
+                end = strided_lines(offset + r * row_stride, elem, lanes, elem, out);
+            }
+            if row_stride < lanes * elem {
+                // Rows that overlap may list a line before the previous row's last.
+                out.sort_unstable();
+            }
+            // Rows apart list their lines ascending, a line two rows share twice in a row.
+            out.dedup();
+            end
+        }
     }
 }
 
@@ -126,5 +146,35 @@ mod tests {
         };
         assert_eq!(lines_of(&l, &mut v), 304);
         assert_eq!(v, vec![0, 128, 256]);
+    }
+
+    /// A tile of rows touches the lines, and ends where, the gather of its lanes does:
+    /// rows apart, rows sharing a line, overlapping rows, misaligned rows.
+    #[test]
+    fn rows_touch_the_lines_of_the_gather_of_their_lanes() {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (offset, row_stride, rows, lanes, elem) in [
+            (8184u64, 8192u64, 2u8, 16u8, 4u8),
+            (120, 64, 2, 4, 4),
+            (0, 8, 2, 16, 4),
+            (124, 8192, 1, 3, 8),
+            (0, 8192, 2, 0, 4),
+            (0, 8192, 0, 16, 4),
+        ] {
+            let rows = Lanes::Rows {
+                offset,
+                row_stride,
+                rows,
+                lanes,
+                elem,
+            };
+            let offsets: Vec<u64> = (0..rows.active()).map(|i| rows.lane_offset(i)).collect();
+            let gather = Lanes::Gather {
+                offsets: offsets.into(),
+                elem,
+            };
+            assert_eq!(lines_of(&rows, &mut a), lines_of(&gather, &mut b));
+            assert_eq!(a, b, "{rows:?}");
+        }
     }
 }

@@ -124,6 +124,17 @@ pub enum Lanes {
     },
     /// Each active lane touches its own offset (gathers, scatters, indirect accesses).
     Gather { offsets: LaneOffsets, elem: u8 },
+    /// A tile of `rows` rows of `lanes` consecutive elements: lane `r * lanes + i` touches
+    /// `offset + r * row_stride + i * elem`, `elem` bytes each (a warp spanning rows of a
+    /// 2-D grid). The gather of those offsets, without a box for them; a trace writes it as
+    /// that gather.
+    Rows {
+        offset: u64,
+        row_stride: u64,
+        rows: u8,
+        lanes: u8,
+        elem: u8,
+    },
 }
 
 /// Lanes in a warp.
@@ -233,12 +244,15 @@ impl Lanes {
         match self {
             Lanes::Strided { lanes, .. } => *lanes as usize,
             Lanes::Gather { offsets, .. } => offsets.len(),
+            Lanes::Rows { rows, lanes, .. } => *rows as usize * *lanes as usize,
         }
     }
     /// Bytes touched by each lane.
     pub fn elem(&self) -> u8 {
         match self {
-            Lanes::Strided { elem, .. } | Lanes::Gather { elem, .. } => *elem,
+            Lanes::Strided { elem, .. } | Lanes::Gather { elem, .. } | Lanes::Rows { elem, .. } => {
+                *elem
+            }
         }
     }
     /// Byte offset touched by active lane `i` (`i < active()`).
@@ -246,6 +260,16 @@ impl Lanes {
         match self {
             Lanes::Strided { offset, stride, .. } => offset + i as u64 * stride,
             Lanes::Gather { offsets, .. } => offsets[i],
+            Lanes::Rows {
+                offset,
+                row_stride,
+                lanes,
+                elem,
+                ..
+            } => {
+                let (r, l) = (i as u64 / *lanes as u64, i as u64 % *lanes as u64);
+                offset + r * row_stride + l * *elem as u64
+            }
         }
     }
     /// The smallest offset touched and one past the largest byte touched, or `None` when no
@@ -269,6 +293,19 @@ impl Lanes {
                 let hi = offsets.iter().max()?;
                 Some((*lo, hi.saturating_add(elem)))
             }
+            Lanes::Rows {
+                offset,
+                row_stride,
+                rows,
+                lanes,
+                ..
+            } => (*rows > 0 && *lanes > 0).then(|| {
+                let last_row = (*rows as u64 - 1).saturating_mul(*row_stride);
+                let last = offset
+                    .saturating_add(last_row)
+                    .saturating_add((*lanes as u64 - 1) * elem);
+                (*offset, last.saturating_add(elem))
+            }),
         }
     }
 }

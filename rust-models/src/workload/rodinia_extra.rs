@@ -14,12 +14,10 @@
 //! `PYRAMID` cells on each side. Thread (tx, ty) loads `temp_src` and `power` at its cell
 //! when it lies in the grid and, after the pyramid, stores `temp_dst` if it computed the
 //! last step. A warp is two rows of 16 threads: each of its instructions touches two
-//! 64-byte row segments a grid row apart (a gather of up to 32 lanes).
+//! 64-byte row segments a grid row apart (a tile of two rows, up to 32 lanes).
 
-use super::program::{
-    after, check_scale, coalesced, gather, grid_u32, scaled, Program, WarpGen, WARP,
-};
-use super::{Allocation, Kernel, WarpInstr, WarpStream, Workload, WorkloadError};
+use super::program::{after, check_scale, coalesced, grid_u32, scaled, Program, WarpGen, WARP};
+use super::{Allocation, Kernel, Lanes, WarpInstr, WarpStream, Workload, WorkloadError};
 
 /// Names of the workloads in this file.
 #[cfg(test)]
@@ -91,14 +89,22 @@ impl WarpGen for KmeansGen {
         let n = self.npoints;
         if kernel == 0 {
             // Feature i of the warp's points: lane l reads feature[(p0 + l) * 34 + i].
+            // Lanes KM_FEATURES floats apart: strided, but dependent, as the gather of
+            // these offsets it stands for.
             return Box::new((0..KM_FEATURES).flat_map(move |i| {
-                let lanes: Vec<u64> = (0..WARP)
-                    .map(|l| ((p0 + l) * KM_FEATURES + i) * 4)
-                    .collect();
-                [
-                    gather(FEATURE, &lanes, 4, false),
-                    coalesced(FLIPPED, (i * n + p0) * 4, WARP, 4, true),
-                ]
+                let load = WarpInstr {
+                    alloc: FEATURE,
+                    write: false,
+                    lanes: Lanes::Strided {
+                        offset: (p0 * KM_FEATURES + i) * 4,
+                        stride: KM_FEATURES * 4,
+                        lanes: WARP as u8,
+                        elem: 4,
+                    },
+                    compute_cycles: 0,
+                    independent: false,
+                };
+                [load, coalesced(FLIPPED, (i * n + p0) * 4, WARP, 4, true)]
             }));
         }
         let loads = (0..KM_CLUSTERS).flat_map(move |_| {
@@ -168,30 +174,77 @@ fn hotspot(scale: f64) -> Result<Box<dyn Workload>, WorkloadError> {
     }))
 }
 
+/// The threads of a warp that touch memory: columns `tx0..tx0 + ntx` of rows
+/// `ty0..ty0 + nty` of its block (empty when `ntx` or `nty` is 0).
+#[derive(Clone, Copy)]
+struct Tile {
+    tx0: i64,
+    ntx: i64,
+    ty0: i64,
+    nty: i64,
+}
+
+impl Tile {
+    /// The threads of `lo..=hi` (columns) by `ylo..=yhi` (rows), if any.
+    fn span(lo: i64, hi: i64, ylo: i64, yhi: i64) -> Tile {
+        Tile {
+            tx0: lo,
+            ntx: (hi - lo + 1).max(0),
+            ty0: ylo,
+            nty: (yhi - ylo + 1).max(0),
+        }
+    }
+    fn is_empty(&self) -> bool {
+        self.ntx == 0 || self.nty == 0
+    }
+}
+
 impl HotspotGen {
-    /// Byte offsets the warp's lanes load (cells inside the grid) and store (cells that
-    /// computed the last step of the pyramid), in lane order.
-    fn plan(&self, tb: u32, warp: u32) -> (Vec<u64>, Vec<u64>) {
+    /// Block origin (grid cell of thread (0, 0), halo included) of thread block `tb`.
+    fn origin(&self, tb: u32) -> (i64, i64) {
         let small = HS_BLOCK - 2 * HS_PYRAMID;
         let (bx, by) = (tb as i64 % self.block_cols, tb as i64 / self.block_cols);
-        let (blk_x, blk_y) = (small * bx - HS_PYRAMID, small * by - HS_PYRAMID);
-        let in_range = |v: i64, lo: i64, hi: i64| v >= lo && v <= hi;
-        let valid = |b: i64, t: i64, n: i64| in_range(b + t, 0, n - 1);
-        let (mut load, mut store) = (Vec::new(), Vec::new());
-        for l in 0..WARP as i64 {
-            let (tx, ty) = (l % HS_BLOCK, warp as i64 * 2 + l / HS_BLOCK);
-            let (x, y) = (blk_x + tx, blk_y + ty);
-            if !(valid(blk_x, tx, HS_COLS) && valid(blk_y, ty, self.rows)) {
-                continue;
-            }
-            let off = ((y * HS_COLS + x) * 4) as u64;
-            load.push(off);
-            let inner = HS_PYRAMID..=HS_BLOCK - HS_PYRAMID - 1;
-            if inner.contains(&tx) && inner.contains(&ty) {
-                store.push(off);
-            }
-        }
+        (small * bx - HS_PYRAMID, small * by - HS_PYRAMID)
+    }
+
+    /// The warp's threads that load `temp_src` and `power` (cells inside the grid) and
+    /// that store `temp_dst` (those that computed the last step of the pyramid): each a
+    /// rectangle, as the grid's bounds and the pyramid's inner square are.
+    fn plan(&self, tb: u32, warp: u32) -> (Tile, Tile) {
+        let (blk_x, blk_y) = self.origin(tb);
+        // The warp's two rows of 16 threads, clipped to the grid.
+        let (ty_lo, ty_hi) = (warp as i64 * 2, warp as i64 * 2 + 1);
+        let (x_lo, x_hi) = ((-blk_x).max(0), (HS_COLS - 1 - blk_x).min(HS_BLOCK - 1));
+        let (y_lo, y_hi) = ((-blk_y).max(ty_lo), (self.rows - 1 - blk_y).min(ty_hi));
+        let (inner_lo, inner_hi) = (HS_PYRAMID, HS_BLOCK - HS_PYRAMID - 1);
+        let load = Tile::span(x_lo, x_hi, y_lo, y_hi);
+        let store = Tile::span(
+            x_lo.max(inner_lo),
+            x_hi.min(inner_hi),
+            y_lo.max(inner_lo),
+            y_hi.min(inner_hi),
+        );
         (load, store)
+    }
+
+    /// The access of `tile`'s cells of `alloc`, row by row (a gather in thread order).
+    fn access(&self, tb: u32, tile: Tile, alloc: u16, write: bool) -> WarpInstr {
+        let (blk_x, blk_y) = self.origin(tb);
+        let (x, y) = (blk_x + tile.tx0, blk_y + tile.ty0);
+        WarpInstr {
+            alloc,
+            write,
+            lanes: Lanes::Rows {
+                offset: ((y * HS_COLS + x) * 4) as u64,
+                row_stride: (HS_COLS * 4) as u64,
+                rows: tile.nty as u8,
+                lanes: tile.ntx as u8,
+                elem: 4,
+            },
+            compute_cycles: 0,
+            // Dependent, as the gather of these cells it stands for.
+            independent: false,
+        }
     }
 }
 
@@ -203,17 +256,17 @@ impl WarpGen for HotspotGen {
             (TEMP_B, TEMP_A)
         };
         let (load, store) = self.plan(tb, warp);
-        let mut v: Vec<WarpInstr> = Vec::with_capacity(3);
-        if !load.is_empty() {
-            v.push(gather(src, &load, 4, false));
-            v.push(gather(POWER, &load, 4, false));
-        }
-        if !store.is_empty() {
-            // About twenty flops of the five-point update per time step of the pyramid,
-            // in shared memory between the loads and the store (our estimate).
-            v.push(after(gather(dst, &store, 4, true), 20 * HS_PYRAMID as u32));
-        }
-        Box::new(v.into_iter())
+        let loads = (!load.is_empty()).then(|| {
+            [
+                self.access(tb, load, src, false),
+                self.access(tb, load, POWER, false),
+            ]
+        });
+        // About twenty flops of the five-point update per time step of the pyramid, in
+        // shared memory between the loads and the store (our estimate).
+        let store = (!store.is_empty())
+            .then(|| after(self.access(tb, store, dst, true), 20 * HS_PYRAMID as u32));
+        Box::new(loads.into_iter().flatten().chain(store))
     }
 
     fn count(&self) -> u64 {

@@ -132,7 +132,7 @@ fn hotspot_stores_each_cell_once_per_launch_and_loads_its_halo() {
         per_axis(2048) * per_axis(40)
     });
     let i = w.warp_stream(0, 171 + 5, 3).next().unwrap();
-    assert!(matches!(i.lanes, Lanes::Gather { .. }) && i.lanes.active() == 32);
+    assert!(matches!(i.lanes, Lanes::Rows { rows: 2, .. }) && i.lanes.active() == 32);
 }
 
 #[test]

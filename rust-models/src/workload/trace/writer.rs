@@ -73,13 +73,14 @@ fn write_access(
             lanes,
             elem,
         } => write!(out, "s {offset} {stride} {lanes} {elem}")?,
-        Lanes::Gather { offsets, elem } => {
+        Lanes::Gather { elem, .. } | Lanes::Rows { elem, .. } => {
+            // A tile of rows has no record of its own: the gather of its lanes.
             write!(out, "g {elem} ")?;
-            for (j, o) in offsets.iter().enumerate() {
+            for j in 0..i.lanes.active() {
                 if j > 0 {
                     write!(out, ",")?;
                 }
-                write!(out, "{o}")?;
+                write!(out, "{}", i.lanes.lane_offset(j))?;
             }
         }
     }
