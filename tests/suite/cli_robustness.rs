@@ -187,7 +187,7 @@ fn a_planned_forest_robustness_sweep_merges_into_the_one_process_files() {
     assert!(csv.contains("\nspecforest_over_tbnp,1.86,"), "{csv}");
     // The table's other figures: no paper figure for the no-thrash mean; counts for steps.
     assert!(csv.contains("\nforest_no_thrash,,"), "{csv}");
-    assert!(csv.contains("\nforest_profiling_steps,223,"), "{csv}");
+    assert!(csv.contains("\nforest_steps,223,"), "{csv}");
     let txt = read(&one.join("robustness.txt"));
     assert!(txt.contains("(a count)"), "{txt}");
     let refused = mcmvm(&[

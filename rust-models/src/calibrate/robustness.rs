@@ -151,13 +151,13 @@ pub const FOREST_EXTRA_HEADLINES: [Headline; 4] = [
         unit: Unit::Speedup,
     },
     Headline {
-        id: "forest_profiling_steps",
+        id: "forest_steps",
         figure: "Forest's profiling steps (mean over workloads)",
         paper: 223.0,
         unit: Unit::Count,
     },
     Headline {
-        id: "specforest_profiling_steps",
+        id: "specforest_steps",
         figure: "SpecForest's profiling steps (mean over workloads)",
         paper: 10.0,
         unit: Unit::Count,
