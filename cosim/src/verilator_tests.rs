@@ -274,24 +274,7 @@ fn the_same_parameters_reuse_the_same_build() {
     );
     let before = model_dirs(&root, "remote_tracker");
     // Threads asking at once all get the same library.
-    let paths: Vec<PathBuf> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..4)
-            .map(|_| {
-                s.spawn(|| {
-                    VerilatorModel::<RtIn, RtOut>::new(kind, &cfg)
-                        .map(|m| m.library_path().to_path_buf())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .expect("no panic")
-                    .unwrap_or_else(|e| panic!("{e}"))
-            })
-            .collect()
-    });
+    let paths = ask_at_once(kind, &cfg, 4);
     assert!(paths.iter().all(|p| *p == path));
     // On disk, past the in-process table: found, not rebuilt.
     let block = BlockPorts::of::<RtIn, RtOut>(kind);
@@ -321,12 +304,38 @@ fn the_same_parameters_reuse_the_same_build() {
         "one directory for these parameters"
     );
     // A model from the second request runs like the twin, moved to another thread too.
-    let mut second =
-        VerilatorModel::<RtIn, RtOut>::new(kind, &cfg).unwrap_or_else(|e| panic!("{e}"));
+    let second = VerilatorModel::<RtIn, RtOut>::new(kind, &cfg).unwrap_or_else(|e| panic!("{e}"));
+    agrees_with_the_twin_on_another_thread(second, &cfg);
+}
+
+/// The library paths `n` threads get when they ask for the same model at once.
+fn ask_at_once(kind: BlockKind, cfg: &HwConfig, n: usize) -> Vec<PathBuf> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                s.spawn(|| {
+                    VerilatorModel::<RtIn, RtOut>::new(kind, cfg)
+                        .map(|m| m.library_path().to_path_buf())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .expect("no panic")
+                    .unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect()
+    })
+}
+
+/// `model`, moved to a thread of its own, steps like the RT twin for 500 random cycles.
+fn agrees_with_the_twin_on_another_thread(mut model: VerilatorModel<RtIn, RtOut>, cfg: &HwConfig) {
     let mut twin = mcmvm_models::blocks::remote_tracker::RemoteTracker::new(&cfg.remote_tracker);
     std::thread::spawn(move || {
         for (cycle, input) in rt_stimulus(3).take(500).enumerate() {
-            assert_eq!(second.step(&input), twin.step(&input), "cycle {cycle}");
+            assert_eq!(model.step(&input), twin.step(&input), "cycle {cycle}");
         }
     })
     .join()
