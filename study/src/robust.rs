@@ -24,7 +24,7 @@ use mcmvm_models::calibrate::robustness::{
     self as rb, Headline, PointFigures, CLAP_SHARE_HEADLINES, FOREST_EXTRA_HEADLINES,
     FOREST_HEADLINES, FOREST_OVERSUB, HEADLINES,
 };
-use mcmvm_models::gpu::sweep::{geomean, RunSummary};
+use mcmvm_models::gpu::sweep::RunSummary;
 use mcmvm_models::uvm::sweep::{run_forest_job, ForestJob, RunPart};
 use mcmvm_models::uvm::{SweepOptions, UvmGpu, UvmPolicy};
 use mcmvm_models::workload::{clap_suite, forest_suite};
@@ -363,7 +363,7 @@ fn figures(
     } else {
         let (id, runs) = crate::merge::load::<PointRun<RunPart>>(dir, files, false, console)?;
         let runs: Vec<_> = runs.into_iter().map(|r| r.0).collect();
-        let points = by_point(&runs, forest_figures);
+        let points = by_point(&runs, rb::forest_figures);
         let heads = FOREST_HEADLINES.iter().chain(&FOREST_EXTRA_HEADLINES);
         Ok((id, heads.copied().collect(), points))
     }
@@ -448,26 +448,4 @@ fn clap_figures(runs: &[&RunSummary]) -> Vec<Option<f64>> {
     let mut figures = fit::score(0, &HEADLINES, &runs, &workloads).figures;
     figures.extend(rb::clap_share_figures(&runs));
     figures
-}
-
-/// Forest's headlines at one point: Forest's and SpecForest's geomean speed-up over TBNp,
-/// then the table's other figures ([`rb::forest_extra_figures`]).
-fn forest_figures(runs: &[&RunPart]) -> Vec<Option<f64>> {
-    let workloads = distinct(runs.iter().map(|r| r.workload.as_str()));
-    let cycles = |w: &str, p: UvmPolicy| {
-        runs.iter()
-            .find(|r| r.workload == w && r.policy == p.name())
-            .map(|r| r.cycles as f64)
-    };
-    [UvmPolicy::Forest, UvmPolicy::SpecForest]
-        .iter()
-        .map(|&p| {
-            let xs: Option<Vec<f64>> = workloads
-                .iter()
-                .map(|w| Some(cycles(w, UvmPolicy::Tbnp)? / cycles(w, p)?))
-                .collect();
-            geomean(&xs?)
-        })
-        .chain(rb::forest_extra_figures(runs))
-        .collect()
 }
