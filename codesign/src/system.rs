@@ -6,8 +6,8 @@
 //!   error), with MMA's page-size choices;
 //! - coalescer: S-64KB with CLAP's coalescing hardware (`s64k-coal`) over S-64KB, with its
 //!   merged TLB entries and L2 TLB MPKI;
-//! - ATT: Forest's speed-up over TBNp under UVM on the GPU timing model (`sweep --suite
-//!   forest`'s engine), with Forest's profiling steps.
+//! - ATT: Forest's speed-up over TBNp under UVM on the GPU timing model (as `sweep --suite
+//!   forest` runs it), with Forest's profiling steps.
 //!
 //! The runs are the library calls `mcmvm run` and `mcmvm sweep` make
 //! (`gpu::sweep::run_job`, `uvm::run_on_gpu`), never the CLI.

@@ -2,7 +2,7 @@
 //! TLB → GMMU walk → fault), data access (L1 cache → home chiplet's L2 → HBM). Every step
 //! returns its completion cycle; nothing here advances a clock.
 
-use super::engine::Gpu;
+use super::event_loop::Gpu;
 use super::pending::{Completed, PendingLine, Stage};
 use super::service::AccessEvent;
 use super::translate_page::{Translate, Translated};

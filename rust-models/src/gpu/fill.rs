@@ -16,7 +16,7 @@
 //! with one entry per full page (a run of 64 KB PTEs whose FRAG covers it); a page still
 //! partly mapped is its 64 KB pages, one entry each, in the 64 KB TLB.
 
-use super::engine::Gpu;
+use super::event_loop::Gpu;
 use super::tlb::{SizeClass, TlbFill};
 use super::GpuError;
 use crate::addr::{Va, PAGE_2M, PAGE_4K, PAGE_64K};

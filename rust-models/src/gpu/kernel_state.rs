@@ -1,6 +1,6 @@
 //! The running kernel's scheduling state: its warps, thread blocks and ready queue.
 
-use super::engine::{warp_event, Sm};
+use super::event_loop::{warp_event, Sm};
 use super::in_flight::InFlight;
 use super::pending::Completed;
 use super::prefetch::{prefetch, prefetch_addr, prefetch_all};

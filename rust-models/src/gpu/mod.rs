@@ -51,7 +51,7 @@ pub mod cnuma;
 pub mod config;
 mod config_rules;
 pub mod driver_spec;
-mod engine;
+mod event_loop;
 mod fill;
 pub mod gmmu;
 pub mod host_clock;
@@ -78,7 +78,7 @@ mod translate_page;
 pub mod translation;
 
 pub use config::GpuConfig;
-pub use engine::Gpu;
+pub use event_loop::Gpu;
 pub use metrics::{AllocReport, RunReport};
 pub use service::{AccessEvent, FaultContext, FaultReply, FirstTouchService, MemoryService};
 pub use simulate::{driver_config, simulate, simulate_with, RunSpec};

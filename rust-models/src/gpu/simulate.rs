@@ -1,7 +1,7 @@
 //! One run, start to finish: build the driver's memory manager for a policy, the GPU, run
 //! every kernel, and turn the counters into a [`RunReport`].
 
-use super::engine::Gpu;
+use super::event_loop::Gpu;
 use super::locality::MIN_STRUCTURE_BYTES;
 use super::metrics::{class_stats, ratio, AllocReport, KernelReport, RunReport};
 use super::rt_bank::RtBank;

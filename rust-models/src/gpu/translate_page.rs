@@ -1,7 +1,7 @@
 //! Translation of one page for a warp memory instruction: L1 TLB → L2 TLB → GMMU walk
 //! → fault (CLAP §2.4, §2.5 ❶–❹), with the coalescer lookup unit and the fills.
 
-use super::engine::Gpu;
+use super::event_loop::Gpu;
 use super::rt_bank::RtBank;
 use super::service::{FaultContext, FaultReply};
 use super::tlb::{SizeClass, TlbFill};

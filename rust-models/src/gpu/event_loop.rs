@@ -224,7 +224,7 @@ impl<'w> Gpu<'w> {
         self.fault_timer.estimated_seconds(rate)
     }
 
-    /// Three parts of [`Gpu::fault_seconds`] estimated from engine events sampled at their
+    /// Three parts of [`Gpu::fault_seconds`] estimated from event-loop events sampled at their
     /// start: the fresh faults' discovery, the dequeue of replays that faulted again and
     /// the re-issue of replays that completed, each with how many were timed.
     pub fn fault_prelude_seconds(&self, rate: &host_clock::TickRate) -> [(f64, u64); 3] {
