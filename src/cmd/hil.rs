@@ -27,9 +27,10 @@ pub struct Args {
     /// UVM configuration of the Forest run.
     #[arg(long, default_value = "configs/uvm-turing.toml")]
     pub uvm_config: PathBuf,
-    /// Workload size multiplier of both runs.
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f64,
+    /// Workload size multiplier of both runs. Default: 1; with --all, each suite at its
+    /// sweep's default (CLAP 1, Forest 0.05, as `mcmvm sweep` runs them).
+    #[arg(long)]
+    pub scale: Option<f64>,
     /// Alternating rounds of twin / verilator / check (the ratio is of medians).
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
@@ -73,15 +74,33 @@ pub(super) struct Systems {
     gpu: GpuConfig,
     ucfg: UvmConfig,
     uvm_gpu: UvmGpu,
-    scale: f64,
+    /// Workload size of the CLAP runs and of the Forest runs.
+    pub(super) scales: Scales,
     seed: u64,
 }
 
+/// The workload size multiplier of each suite's runs.
+#[derive(Clone, Copy)]
+pub(super) struct Scales {
+    pub(super) clap: f64,
+    pub(super) forest: f64,
+}
+
+impl Scales {
+    /// Both suites at one size.
+    pub(super) fn both(scale: f64) -> Self {
+        Scales {
+            clap: scale,
+            forest: scale,
+        }
+    }
+}
+
 impl Systems {
-    pub(super) fn load(args: &Args) -> anyhow::Result<Self> {
+    pub(super) fn load(args: &Args, scales: Scales) -> anyhow::Result<Self> {
         Self::from_paths(
             [&args.config, &args.gpu_config, &args.uvm_config],
-            args.scale,
+            scales,
             args.seed,
         )
     }
@@ -89,14 +108,14 @@ impl Systems {
     /// From the `[--config, --gpu-config, --uvm-config]` files.
     pub(super) fn from_paths(
         [config, gpu_config, uvm_config]: [&Path; 3],
-        scale: f64,
+        scales: Scales,
         seed: u64,
     ) -> anyhow::Result<Self> {
         Ok(Systems {
             gpu: super::configs::gpu(config)?,
             ucfg: super::configs::uvm(uvm_config, &[])?,
             uvm_gpu: super::sweep::uvm_gpu(gpu_config)?,
-            scale,
+            scales,
             seed,
         })
     }
@@ -111,7 +130,7 @@ impl Systems {
         cfg.engines = engines;
         let spec = RunSpec {
             policy: PolicyKind::Clap,
-            scale: self.scale,
+            scale: self.scales.clap,
             seed: self.seed,
         };
         simulate(&cfg, w, spec)
@@ -126,7 +145,7 @@ impl Systems {
         let mut cfg = self.ucfg.clone();
         cfg.engines = engines;
         self.uvm_gpu
-            .run(w, &cfg, UvmPolicy::Forest, self.scale, self.seed)
+            .run(w, &cfg, UvmPolicy::Forest, self.scales.forest, self.seed)
     }
 
     /// `w` under clap on the MCM GPU, its blocks served by `engines`.
@@ -166,14 +185,18 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.all {
         return super::hil_all::run(&args, &args.workloads);
     }
-    let systems = Systems::load(&args)?;
-    let bfs = workload::by_name("bfs", args.scale, args.seed)?;
-    let ls = workload::by_name("ls", args.scale, args.seed)?;
+    let scale = args.scale.unwrap_or(1.0);
+    if !(scale > 0.0 && scale.is_finite()) {
+        anyhow::bail!("--scale {scale}: expected a positive number");
+    }
+    let systems = Systems::load(&args, Scales::both(scale))?;
+    let bfs = workload::by_name("bfs", scale, args.seed)?;
+    let ls = workload::by_name("ls", scale, args.seed)?;
     let clap_run = |(m, p): (HwMode, bool)| systems.clap(bfs.as_ref(), engines(m, p));
     let forest_run = |(m, p): (HwMode, bool)| systems.forest(ls.as_ref(), engines(m, p));
     println!(
         "hardware in the loop: scale {}, seed {}, {} alternating rounds of twin / verilator / check",
-        args.scale, args.seed, args.rounds
+        scale, args.seed, args.rounds
     );
     // Build (or load) every Verilator model before timing anything.
     super::progress::note("hil: loading (or building) the Verilator models, one untimed run each");

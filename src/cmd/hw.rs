@@ -76,8 +76,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         cycles: args.cycles,
         seed: args.seed,
     };
-    // The blocks are independent: lint, synthesis and lockstep of each run on their own
-    // thread (rows come back in block order).
+    // The blocks are independent, and so are each block's lint, synthesis and lockstep
+    // (`Job::row`): rayon spreads all of them over the cores (rows come back in block order).
     let bar = super::progress::bar(
         files.len() as u64,
         "blocks linted, synthesised and run in lockstep",
@@ -103,21 +103,25 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 impl Job<'_> {
-    /// Lint, synthesise and run block `b` (its Verilog at `path`) in lockstep.
+    /// Lint, synthesise and run block `b` (its Verilog at `path`) in lockstep. The three are
+    /// independent: `rayon::join` offers each to an idle core, so one block's synthesis and
+    /// lockstep need not queue behind each other while the other core has finished.
     fn row(&self, b: BlockKind, path: &Path) -> Row {
         let (tools, module) = (self.tools, b.module_name());
-        let lint = match mcmvm_synth::lint(tools, path, module, &self.vdir.join("lint")) {
+        let wave = self.wdir.join(format!("{}.vcd", b.short_name()));
+        let lint = || match mcmvm_synth::lint(tools, path, module, &self.vdir.join("lint")) {
             Ok(r) if r.clean() => "clean".to_string(),
             Ok(r) => format!("{} msg", r.verilator.len() + r.yosys.len()),
             Err(e) => format!("error: {e}"),
         };
-        let area = mcmvm_synth::synthesize(tools, path, module, &self.vdir.join("synth")).ok();
-        let wave = self.wdir.join(format!("{}.vcd", b.short_name()));
+        let synth = || mcmvm_synth::synthesize(tools, path, module, &self.vdir.join("synth")).ok();
+        let ((area, lint), lockstep) =
+            rayon::join(|| rayon::join(synth, lint), || self.lockstep(b, &wave));
         Row {
             block: b,
             lint,
             area,
-            lockstep: self.lockstep(b, &wave),
+            lockstep,
             wave,
         }
     }

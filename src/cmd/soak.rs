@@ -68,7 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let keep = selected(args.workloads.as_deref())?;
     let systems = Systems::from_paths(
         [&args.config, &args.gpu_config, &args.uvm_config],
-        args.scale,
+        super::hil::Scales::both(args.scale),
         args.seed,
     )?;
     let mut opts = HwOptions::new(HwMode::Check);
