@@ -223,10 +223,11 @@ pub enum InvalidKey {
     },
 }
 
-impl InvalidKey {
-    /// The key the rule is about.
-    pub fn key(&self) -> &str {
-        match self {
+/// Every variant of [`InvalidKey`] names its key in a field `key`: one list of them serves
+/// both the shared and the mutable accessor (match ergonomics give `&String` or `&mut String`).
+macro_rules! the_key {
+    ($rule:expr) => {
+        match $rule {
             InvalidKey::OutOfRange { key, .. }
             | InvalidKey::NotPositive { key, .. }
             | InvalidKey::NotFinite { key, .. }
@@ -238,6 +239,13 @@ impl InvalidKey {
             | InvalidKey::BetweenKeys { key, .. }
             | InvalidKey::Model { key, .. } => key,
         }
+    };
+}
+
+impl InvalidKey {
+    /// The key the rule is about.
+    pub fn key(&self) -> &str {
+        the_key!(self)
     }
 
     /// The same rule with the keys of section `from` spelled as section `to` (where another
@@ -256,18 +264,7 @@ impl InvalidKey {
     }
 
     fn key_mut(&mut self) -> &mut String {
-        match self {
-            InvalidKey::OutOfRange { key, .. }
-            | InvalidKey::NotPositive { key, .. }
-            | InvalidKey::NotFinite { key, .. }
-            | InvalidKey::NotPowerOfTwo { key, .. }
-            | InvalidKey::NotMultiple { key, .. }
-            | InvalidKey::Unsupported { key, .. }
-            | InvalidKey::TlbSets { key, .. }
-            | InvalidKey::CacheSets { key, .. }
-            | InvalidKey::BetweenKeys { key, .. }
-            | InvalidKey::Model { key, .. } => key,
-        }
+        the_key!(self)
     }
 
     /// `value` of `key` outside `bounds`.
