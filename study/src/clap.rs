@@ -3,7 +3,7 @@
 //! s2m) and Table 4 (page size per structure), with CSV and JSON; then Table 2, the extra
 //! runs ([`crate::extras`]) and the paper's figures beside ours.
 
-use crate::resume::{run_all_named, Job, Side};
+use crate::resume::{run_all_named, Job};
 use crate::sweep::{or_default, workload_filter, Mode, Request, DEFAULT_CLAP_POLICIES};
 use crate::task::{self, in_range, run_task, shared_words, sweep_id, Head, Split};
 use crate::{absolute, write_in, Console, Inputs, StudyError};
@@ -127,47 +127,6 @@ fn all(
         s.config.display(),
         rayon::current_num_threads()
     ));
-    let plan = match &req.extras {
-        None => None,
-        Some(x) => Some(crate::extras::plan(req, x, inputs, s)?),
-    };
-    let ran = crate::extras::Outcomes::default();
-    let (jobs, side) = costed_jobs(req, s, plan.as_ref(), &ran);
-    let mut failed = run_all_named(split, resume, jobs, side, console)?;
-    let files = crate::merge::suite_files(&s.out, "clap")?;
-    let (_, summaries, reports) = crate::merge::clap_runs(&s.out, &files, failed > 0, console)?;
-    outputs(&s.out, &summaries, &reports, req.seed, console)?;
-    let extras = match plan {
-        None => None,
-        Some(p) => Some(crate::extras::finish(
-            p,
-            ran,
-            s,
-            (&summaries, req.seed),
-            console,
-        )?),
-    };
-    crate::extras::paper(&s.out, &summaries, extras.as_ref(), console)?;
-    failed += extras.map_or(0, |e| e.failed);
-    Ok(failed)
-}
-
-/// The main runs as jobs and `plan`'s extra runs beside them (their outcomes kept in
-/// `ran`), each with its expected cost ([`crate::cost`]).
-fn costed_jobs<'a>(
-    req: &'a Request,
-    s: &'a ClapSweep,
-    plan: Option<&'a crate::extras::Plan>,
-    ran: &'a crate::extras::Outcomes,
-) -> (Vec<Job<'a, RunSummary>>, Vec<Side<'a>>) {
-    let scale = |w: &str| req.scale.factor(w);
-    let mut sizes: Vec<(String, f64)> = s
-        .jobs
-        .iter()
-        .map(|j| (j.workload.clone(), scale(&j.workload)))
-        .collect();
-    sizes.extend(plan.iter().flat_map(|p| p.sizes()));
-    let costs = crate::cost::Costs::new(&sizes, req.seed);
     let jobs: Vec<Job<'_, RunSummary>> = s
         .jobs
         .iter()
@@ -175,14 +134,20 @@ fn costed_jobs<'a>(
             workload: job.workload.clone(),
             policy: job.policy.name().to_string(),
             oversubscription: None,
-            cost: costs.of(&job.workload, scale(&job.workload), job.policy),
             run: Box::new(move || run_job(req, s, job)),
         })
         .collect();
-    let side = plan.map_or(Vec::new(), |p| {
-        p.side_jobs(s, req.seed, |w, sc, pol| costs.of(w, sc, pol), ran)
-    });
-    (jobs, side)
+    let mut failed = run_all_named(split, resume, jobs, console)?;
+    let files = crate::merge::suite_files(&s.out, "clap")?;
+    let (_, summaries, reports) = crate::merge::clap_runs(&s.out, &files, failed > 0, console)?;
+    outputs(&s.out, &summaries, &reports, req.seed, console)?;
+    let extras = match &req.extras {
+        None => None,
+        Some(x) => Some(crate::extras::run(req, x, inputs, s, &summaries, console)?),
+    };
+    crate::extras::paper(&s.out, &summaries, extras.as_ref(), console)?;
+    failed += extras.map_or(0, |e| e.failed);
+    Ok(failed)
 }
 
 /// Figure 18, Table 4 and the mean speed printed; `clap.csv`, `clap_structures.csv` and

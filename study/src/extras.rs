@@ -4,10 +4,8 @@
 //! clap_tables}`; this module runs the jobs and writes the files.
 
 use crate::clap::ClapSweep;
-use crate::resume::Side;
 use crate::sweep::{self, Request};
 use crate::{write_in, Console, Inputs, StudyError};
-use mcmvm_models::driver::PolicyKind;
 use mcmvm_models::gpu::clap_extras::{self as extras, ExtraJob, ExtraRun, Sensitivity};
 use mcmvm_models::gpu::clap_tables::{self as tables, Chiplets8};
 use mcmvm_models::gpu::sweep::RunSummary;
@@ -16,8 +14,6 @@ use mcmvm_models::workload::{clap_suite, Scale};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 /// The workloads the extra runs use unless `--extras-workloads` says otherwise (when the
 /// sweep runs them): one of each kind the paper separates — a graph workload that likes
@@ -41,10 +37,21 @@ pub struct Extras {
     pub runs: Vec<(ExtraJob, String)>,
 }
 
-/// The extra runs' workloads: `--extras-workloads` (`all`: the sweep's, `ran`), else the
+/// The workloads of `main`, each once, in order.
+fn ran(main: &[RunSummary]) -> Vec<String> {
+    let mut ran: Vec<String> = Vec::new();
+    for r in main {
+        if !ran.contains(&r.workload) {
+            ran.push(r.workload.clone());
+        }
+    }
+    ran
+}
+
+/// The extra runs' workloads: `--extras-workloads` (`all`: the sweep's), else the
 /// defaults the sweep runs, else the sweep's own.
-fn workloads(x: &sweep::ExtrasOptions, ran: &[String]) -> Result<Vec<String>, StudyError> {
-    let ran = ran.to_vec();
+fn workloads(x: &sweep::ExtrasOptions, main: &[RunSummary]) -> Result<Vec<String>, StudyError> {
+    let ran = ran(main);
     match x.workloads.as_deref().map(str::trim) {
         Some("all") => Ok(ran),
         Some(list) => {
@@ -184,10 +191,7 @@ fn print_and_write(
          clap over s64k",
     );
     console.out(&t.min_blocks.text());
-    console.line(&format!(
-        "(extras {:.0} s of run time, beside the main runs)",
-        took.as_secs_f64()
-    ));
+    console.line(&format!("(extras {:.0} s)", took.as_secs_f64()));
     write_in(out, "clap_8chiplet.csv", &t.chiplets8.csv())?;
     write_in(out, "clap_pmm.csv", &t.pmm.csv())?;
     write_in(out, "clap_min_blocks.csv", &t.min_blocks.csv())?;
@@ -198,135 +202,30 @@ fn print_and_write(
     Ok(())
 }
 
-/// The extra runs, planned before the main sweep's runs so both share one pool
-/// ([`crate::pool`]): a run the main sweep makes (same job, same scale) is not made again.
-pub(crate) struct Plan {
-    scale: f64,
-    same_scale: bool,
-    workloads: Vec<String>,
-    subset: bool,
-    cfg8: GpuConfig,
-    jobs: Vec<ExtraJob>,
-    /// The jobs none of the main sweep's runs stands for.
-    todo: Vec<ExtraJob>,
-    /// Host time of the extra runs so far, in nanoseconds.
-    took_ns: AtomicU64,
-}
-
-/// An extra run's outcome, in the order they end.
-pub(crate) type Outcomes = Mutex<Vec<(ExtraJob, Result<RunSummary, StudyError>)>>;
-
-/// The extra runs of a sweep whose main runs are `s.jobs`.
-pub(crate) fn plan(
+/// Run the extra jobs (reusing the main sweep's runs of the same job at the same scale),
+/// print their tables and write `clap_8chiplet.csv`, `clap_pmm.csv`,
+/// `clap_min_blocks.csv`.
+pub(crate) fn run(
     req: &Request,
     x: &sweep::ExtrasOptions,
     inputs: &dyn Inputs,
     s: &ClapSweep,
-) -> Result<Plan, StudyError> {
+    main: &[RunSummary],
+    console: &dyn Console,
+) -> Result<Extras, StudyError> {
     let (scale, main_factor) = extras_scale(req, x)?;
-    let mut planned: Vec<String> = Vec::new();
-    for j in &s.jobs {
-        if !planned.contains(&j.workload) {
-            planned.push(j.workload.clone());
-        }
-    }
-    let ws = workloads(x, &planned)?;
+    let ws = workloads(x, main)?;
     let mut cfg8 = inputs.gpu(Path::new("mcm-8chiplet"), &[])?;
     cfg8.engines = s.cfg.engines.clone();
     let jobs = extras::extra_jobs(&s.cfg, &ws);
-    let same_scale = Some(scale) == main_factor;
-    let in_main =
-        |j: &ExtraJob| same_scale && j.main_equivalent().is_some_and(|m| s.jobs.contains(&m));
-    let todo = jobs.iter().filter(|j| !in_main(j)).cloned().collect();
-    Ok(Plan {
-        scale,
-        same_scale,
-        subset: x.workloads.is_none() && ws.len() < planned.len(),
-        workloads: ws,
-        cfg8,
-        jobs,
-        todo,
-        took_ns: AtomicU64::new(0),
-    })
-}
-
-impl Plan {
-    /// The (workload, scale) pairs of the jobs to run.
-    pub(crate) fn sizes(&self) -> Vec<(String, f64)> {
-        self.todo
-            .iter()
-            .map(|j| (j.workload.clone(), self.scale))
-            .collect()
-    }
-
-    /// The jobs to run beside the main runs, each costed by `cost` (workload, scale,
-    /// policy), their outcomes kept in `out`.
-    pub(crate) fn side_jobs<'a>(
-        &'a self,
-        s: &'a ClapSweep,
-        seed: u64,
-        cost: impl Fn(&str, f64, PolicyKind) -> f64,
-        out: &'a Outcomes,
-    ) -> Vec<Side<'a>> {
-        self.todo
-            .iter()
-            .map(|job| Side {
-                name: format!("{} {} {}", job.workload, job.policy, job.variant.label()),
-                cost: cost(&job.workload, self.scale, job.policy),
-                run: Box::new(move || {
-                    let t0 = std::time::Instant::now();
-                    let r = extras::run_extra(&s.cfg, &self.cfg8, job, self.scale, seed)
-                        .map(|rep| RunSummary::of(&rep))
-                        .map_err(StudyError::from);
-                    let ns = t0.elapsed().as_nanos().min(u64::MAX as u128) as u64;
-                    self.took_ns.fetch_add(ns, Ordering::Relaxed);
-                    out.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push((job.clone(), r));
-                }),
-            })
-            .collect()
-    }
-}
-
-/// The extra runs' tables, once the pool has run `plan`'s jobs (`ran`) and the main runs
-/// (`main`). Prints them and writes
-/// `clap_8chiplet.csv`, `clap_pmm.csv`, `clap_min_blocks.csv`.
-pub(crate) fn finish(
-    plan: Plan,
-    ran: Outcomes,
-    s: &ClapSweep,
-    (main, seed): (&[RunSummary], u64),
-    console: &dyn Console,
-) -> Result<Extras, StudyError> {
-    let (mut runs, todo) = reuse(&plan.jobs, main, plan.same_scale);
+    let (mut runs, todo) = reuse(&jobs, main, Some(scale) == main_factor);
     let n_reused = runs.len();
+    let subset = x.workloads.is_none() && ws.len() < ran(main).len();
     console.line("");
-    console.line(&announce(
-        plan.subset,
-        &plan.workloads,
-        todo.len(),
-        n_reused,
-        plan.scale,
-    ));
+    console.line(&announce(subset, &ws, todo.len(), n_reused, scale));
     let t0 = std::time::Instant::now();
-    let mut results = ran.into_inner().unwrap_or_else(|e| e.into_inner());
-    // A job whose main run failed was not in the pool: it runs now.
-    let missing: Vec<&ExtraJob> = todo
-        .into_iter()
-        .filter(|j| !results.iter().any(|(k, _)| k == *j))
-        .collect();
-    if !missing.is_empty() {
-        results.extend(run_todo(
-            s,
-            &plan.cfg8,
-            &missing,
-            (plan.scale, seed),
-            console,
-        ));
-    }
     let mut failed = 0;
-    for (job, r) in results {
+    for (job, r) in run_todo(s, &cfg8, &todo, (scale, req.seed), console) {
         match r {
             Ok(sum) => runs.push((job, sum)),
             Err(e) => {
@@ -337,17 +236,16 @@ pub(crate) fn finish(
         }
     }
     // Job order, whichever finished first.
-    runs.sort_by_key(|(j, _)| plan.jobs.iter().position(|k| k == j));
+    runs.sort_by_key(|(j, _)| jobs.iter().position(|k| k == j));
     let t = Tables {
         chiplets8: tables::chiplets8(&runs, &extras::CHIPLETS8_POLICIES),
         pmm: extras::pmm_sensitivity(&s.cfg, &runs),
         min_blocks: extras::min_blocks_sensitivity(&s.cfg, &runs),
     };
-    let took = std::time::Duration::from_nanos(plan.took_ns.load(Ordering::Relaxed)) + t0.elapsed();
-    print_and_write(&s.out, &t, took, console)?;
+    print_and_write(&s.out, &t, t0.elapsed(), console)?;
     Ok(Extras {
-        scale: plan.scale,
-        workloads: plan.workloads,
+        scale,
+        workloads: ws,
         reused: n_reused,
         chiplets8: t.chiplets8,
         pmm: t.pmm,

@@ -156,7 +156,6 @@ fn all(
             workload: job.workload.clone(),
             policy: job.policy.name().to_string(),
             oversubscription: Some(format!("{:?}", job.oversubscription)),
-            cost: 1.0,
             run: Box::new(|| run_job(s, job)),
         })
         .collect();
@@ -168,7 +167,7 @@ fn all(
         _ => bar.inc(),
     };
     let t0 = std::time::Instant::now();
-    let failed = run_all(split, resume, (jobs, Vec::new()), &tick, console);
+    let failed = run_all(split, resume, jobs, &tick, console);
     bar.finish();
     if failed? > 0 {
         return Err(StudyError::RunsFailed("Forest runs"));

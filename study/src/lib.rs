@@ -20,13 +20,11 @@
 pub mod calibrate;
 pub mod clap;
 pub mod console;
-mod cost;
 mod error;
 pub mod extras;
 pub mod forest;
 pub mod merge;
 pub mod plan;
-mod pool;
 pub mod resume;
 pub mod robust;
 pub mod runfile;

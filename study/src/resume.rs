@@ -158,19 +158,7 @@ pub(crate) struct Job<'a, S> {
     pub workload: String,
     pub policy: String,
     pub oversubscription: Option<String>,
-    /// What it is expected to cost, in any unit shared by the sweep's jobs: the pool
-    /// starts the costliest first ([`crate::pool`]).
-    pub cost: f64,
     pub run: Box<dyn Fn() -> Outcome<S> + Send + Sync + 'a>,
-}
-
-/// A job run in the same pool as a sweep's runs, writing no run file (the CLAP sweep's
-/// extra runs): it keeps its own result.
-pub(crate) struct Side<'a> {
-    /// What the progress bar names when it is done.
-    pub name: String,
-    pub cost: f64,
-    pub run: Box<dyn Fn() + Send + Sync + 'a>,
 }
 
 /// What is called per job done: first each resumed one (`None`), then each run with its
@@ -182,44 +170,29 @@ pub(crate) fn run_all_named<S: Serialize + Send>(
     split: &Split,
     resume: bool,
     jobs: Vec<Job<'_, S>>,
-    side: Vec<Side<'_>>,
     console: &dyn Console,
 ) -> Result<usize, StudyError> {
-    let bar = console.bar((jobs.len() + side.len()) as u64, "runs");
+    let bar = console.bar(jobs.len() as u64, "runs");
     let tick = |n: usize, _: Option<f64>| {
         bar.set_message(split.names[n].clone());
         bar.inc();
     };
-    let side = side
-        .into_iter()
-        .map(|Side { name, cost, run }| {
-            let bar = bar.clone();
-            Side {
-                name: String::new(),
-                cost,
-                run: Box::new(move || {
-                    run();
-                    bar.set_message(name.clone());
-                    bar.inc();
-                }),
-            }
-        })
-        .collect();
-    let failed = run_all(split, resume, (jobs, side), &tick, console);
+    let failed = run_all(split, resume, jobs, &tick, console);
     bar.finish();
     failed
 }
 
-/// Run every job of `split` that `--resume` does not find done, and the `side` jobs, on
-/// rayon's number of threads, costliest first, each file written when its run ends; `tick`
-/// per job done. Returns how many runs failed (they leave no file).
+/// Run every job of `split` that `--resume` does not find done, on rayon's threads, each
+/// file written when its run ends; `tick` per job done. Returns how many runs failed (they
+/// leave no file).
 pub(crate) fn run_all<S: Serialize + Send>(
     split: &Split,
     resume: bool,
-    (jobs, side): (Vec<Job<'_, S>>, Vec<Side<'_>>),
+    jobs: Vec<Job<'_, S>>,
     tick: Tick<'_>,
     console: &dyn Console,
 ) -> Result<usize, StudyError> {
+    use rayon::prelude::*;
     let todo = to_run(split, resume, jobs.len(), console)?;
     for n in (0..jobs.len()).filter(|n| !todo.contains(n)) {
         tick(n, None);
@@ -235,9 +208,12 @@ pub(crate) fn run_all<S: Serialize + Send>(
     let finished = AtomicBool::new(false);
     let failed = std::thread::scope(|s| {
         s.spawn(|| watch(split, &finished, console));
-        let failed = run_pool(split, &todo, &jobs, &side, tick, console);
+        let failed = todo
+            .par_iter()
+            .map(|&n| run_one(split, n, &jobs[n], tick, console))
+            .collect::<Result<Vec<usize>, StudyError>>();
         finished.store(true, Ordering::SeqCst);
-        failed
+        failed.map(|f| f.iter().sum())
     });
     // Past the runs (tables, extra runs, the curve), Ctrl-C stops the process at once again.
     // SAFETY: restores the default disposition; no handler runs Rust code afterwards.
@@ -248,39 +224,6 @@ pub(crate) fn run_all<S: Serialize + Send>(
         stop(split, console);
     }
     failed
-}
-
-/// Jobs `todo` of `jobs` and every `side` job in one pool, costliest first; after a
-/// run file could not be written, the jobs not started yet are skipped.
-fn run_pool<S: Serialize + Send>(
-    split: &Split,
-    todo: &[usize],
-    jobs: &[Job<'_, S>],
-    side: &[Side<'_>],
-    tick: Tick<'_>,
-    console: &dyn Console,
-) -> Result<usize, StudyError> {
-    let costs: Vec<f64> = todo
-        .iter()
-        .map(|&n| jobs[n].cost)
-        .chain(side.iter().map(|s| s.cost))
-        .collect();
-    let broken = AtomicBool::new(false);
-    let results = crate::pool::longest_first(&costs, rayon::current_num_threads(), |i| {
-        if broken.load(Ordering::SeqCst) {
-            return Ok(0);
-        }
-        let Some(&n) = todo.get(i) else {
-            (side[i - todo.len()].run)();
-            return Ok(0);
-        };
-        let r = run_one(split, n, &jobs[n], tick, console);
-        if r.is_err() {
-            broken.store(true, Ordering::SeqCst);
-        }
-        r
-    });
-    results.into_iter().sum()
 }
 
 /// The jobs to run of `split`'s `n` (all of them, or with `resume` those without a valid

@@ -162,7 +162,6 @@ fn clap(
                     workload: j.job.workload.clone(),
                     policy: j.job.policy.name().to_string(),
                     oversubscription: None,
-                    cost: 1.0,
                     run: Box::new(move || clap_job(plan, j)),
                 })
                 .collect();
@@ -305,7 +304,6 @@ fn forest(
                     workload: b.jobs[n].1.workload.clone(),
                     policy: b.jobs[n].1.policy.name().to_string(),
                     oversubscription: over.clone(),
-                    cost: 1.0,
                     run: Box::new(move || forest_job(b, n)),
                 })
                 .collect();
@@ -338,7 +336,7 @@ fn all<S: Serialize + Send>(
         req.seed,
         rayon::current_num_threads()
     ));
-    if run_all_named(split, resume, jobs, Vec::new(), console)? > 0 {
+    if run_all_named(split, resume, jobs, console)? > 0 {
         return Err(StudyError::RunsFailed("runs"));
     }
     let files = crate::merge::suite_files(&split.out, &split.id.suite)?;
