@@ -110,6 +110,9 @@ pub struct Gpu<'w> {
     pub(super) mshr_stall: u64,
     /// `gpu.loads_in_flight_per_warp`.
     mlp_limit: usize,
+    /// The warp slots' buffer between kernels (empty): each kernel's grows to its 16 k
+    /// slots of 320 bytes, and growing it anew copied megabytes at every launch.
+    spare_slots: Vec<Option<Warp<'w>>>,
 }
 
 /// The mapping-completion stamps over `mm`'s VA span; from here on `mm` logs the pages
@@ -201,6 +204,7 @@ impl<'w> Gpu<'w> {
             last_issue: 0,
             mshr_stall: 0,
             mlp_limit: cfg.gpu.loads_in_flight_per_warp as usize,
+            spare_slots: Vec::new(),
         })
     }
 
@@ -307,6 +311,8 @@ impl<'w> Gpu<'w> {
             });
         }
         self.cycles = end;
+        self.spare_slots = std::mem::take(&mut ks.warps);
+        self.spare_slots.clear();
         self.service.on_kernel_end(k, crate::addr::Cycle(end));
         Ok(())
     }
@@ -337,7 +343,7 @@ impl<'w> Gpu<'w> {
             kernel: k,
             warps_per_tb: wpt,
             heap: ReadyQueue::new(),
-            warps: Vec::new(),
+            warps: std::mem::take(&mut self.spare_slots),
             free_warps: Vec::new(),
             tbs: Vec::new(),
             free_tbs: Vec::new(),
@@ -496,16 +502,19 @@ impl<'w> Gpu<'w> {
     /// Warp `ws` finished at `t`: free its slot, and its thread block's SM slot if it was
     /// the block's last warp (the chiplet's next block launches there).
     fn retire_warp(&mut self, ks: &mut KernelState<'w>, t: u64, ws: usize) {
-        let Some(w) = ks.warps[ws].take() else {
+        let Some(w) = ks.warps[ws].as_ref() else {
             return;
         };
-        self.counters.warp_cycles += t - w.launched;
+        let (launched, tb_slot) = (w.launched, w.tb);
+        // Dropped in place: `take()` copied the 320-byte slot out first.
+        ks.warps[ws] = None;
+        self.counters.warp_cycles += t - launched;
         ks.free_warps.push(ws as u32);
-        let tb = &mut ks.tbs[w.tb as usize];
+        let tb = &mut ks.tbs[tb_slot as usize];
         tb.warps_left -= 1;
         if tb.warps_left == 0 {
             let sm = tb.sm;
-            ks.free_tbs.push(w.tb);
+            ks.free_tbs.push(tb_slot);
             self.sms[sm as usize].resident_tbs -= 1;
             let spc = self.cfg.gpu.sms_per_chiplet;
             ks.launch_next(self.workload, sm / spc, sm, t, &mut self.sms);
