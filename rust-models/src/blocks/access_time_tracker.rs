@@ -107,11 +107,6 @@ impl AttSpec {
             tree_plru: cfg.recency == AttRecency::TreePlru,
         })
     }
-
-    /// Bit mask of the live slots (`objects` low bits).
-    pub fn slot_mask(&self) -> u32 {
-        mask(self.objects as u32) as u32
-    }
 }
 
 /// One registered object, as the driver would read it back.
@@ -480,6 +475,21 @@ mod tests {
             (1, 2, 150, 1)
         );
         assert_eq!(att.step(&AttIn::default()).rec_valid, 0);
+    }
+
+    #[test]
+    fn the_read_back_shows_the_cease_bit_of_the_ceased_slot_only() {
+        let mut att = AccessTimeTracker::new(&cfg(4, 32, 256));
+        for (obj, base) in [(0u64, 0u64), (1, 100), (2, 200)] {
+            att.step(&register(obj, base, base + 9));
+        }
+        att.step(&AttIn {
+            cease_valid: 1,
+            cease_obj: 1,
+            ..AttIn::default()
+        });
+        let ceased: Vec<(usize, bool)> = att.objects().iter().map(|o| (o.slot, o.cease)).collect();
+        assert_eq!(ceased, vec![(0, false), (1, true), (2, false)]);
     }
 
     #[test]

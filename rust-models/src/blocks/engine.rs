@@ -194,3 +194,16 @@ impl Hardware {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hardware_is_named_by_who_serves_the_blocks() {
+        let twins = Hardware::default();
+        assert_eq!(twins.name(), "twin");
+        // Configurations print (`{:?}`) which engines serve, e.g. in a failed comparison.
+        assert_eq!(format!("{twins:?}"), "Hardware(twin)");
+    }
+}
