@@ -29,7 +29,7 @@ pub struct Args {
     pub uvm_config: PathBuf,
     /// Workload size multiplier of both runs. Default: 1; with --all, each suite at its
     /// sweep's default (CLAP 1, Forest 0.05, as `mcmvm sweep` runs them).
-    #[arg(long)]
+    #[arg(long, value_parser = positive_scale)]
     pub scale: Option<f64>,
     /// Alternating rounds of twin / verilator / check (the ratio is of medians).
     #[arg(long, default_value_t = 3)]
@@ -75,8 +75,16 @@ pub(super) struct Systems {
     ucfg: UvmConfig,
     uvm_gpu: UvmGpu,
     /// Workload size of the CLAP runs and of the Forest runs.
-    pub(super) scales: Scales,
+    scales: Scales,
     seed: u64,
+}
+
+/// `--scale` of `hil` and `soak`: a workload size multiplier, positive and finite.
+pub(super) fn positive_scale(s: &str) -> anyhow::Result<f64> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => anyhow::bail!("expected a positive number"),
+    }
 }
 
 /// The workload size multiplier of each suite's runs.
@@ -186,9 +194,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         return super::hil_all::run(&args, &args.workloads);
     }
     let scale = args.scale.unwrap_or(1.0);
-    if !(scale > 0.0 && scale.is_finite()) {
-        anyhow::bail!("--scale {scale}: expected a positive number");
-    }
     let systems = Systems::load(&args, Scales::both(scale))?;
     let bfs = workload::by_name("bfs", scale, args.seed)?;
     let ls = workload::by_name("ls", scale, args.seed)?;

@@ -41,8 +41,7 @@ impl Suite {
 /// `names`: only these workloads (empty: both suites whole).
 pub fn run(args: &super::hil::Args, names: &[String]) -> anyhow::Result<u8> {
     let scales = match args.scale {
-        Some(s) if s > 0.0 && s.is_finite() => Scales::both(s),
-        Some(s) => anyhow::bail!("--scale {s}: expected a positive number"),
+        Some(s) => Scales::both(s),
         None => Scales {
             clap: 1.0,
             forest: FOREST_TIMING_SCALE,
@@ -76,9 +75,7 @@ pub fn run(args: &super::hil::Args, names: &[String]) -> anyhow::Result<u8> {
     let (mut within, mut same) = (0, true);
     for &(name, suite) in &list {
         let run = |mode| one(name, suite, mode);
-        let Some(((twin, rtl), (t, r))) = alternate(args.rounds, &run)? else {
-            continue;
-        };
+        let ((twin, rtl), (t, r)) = alternate(args.rounds, &run)?;
         let identical = t.figures == r.figures;
         same &= identical;
         within += usize::from(rtl / twin <= GOAL);
@@ -98,26 +95,26 @@ pub fn run(args: &super::hil::Args, names: &[String]) -> anyhow::Result<u8> {
 /// The median seconds of the twin's and the Verilog's runs, and the last outcome of each.
 type Alternated = ((f64, f64), (Outcome, Outcome));
 
-/// Twin and Verilog runs of one workload alternating, at least `rounds` of each; short
-/// runs (a Forest workload at 0.05 takes ~0.1 s) get more rounds, so that a scheduler
-/// hiccup is one sample of many rather than half the median. The median seconds of each
-/// mode and the last outcome of each.
+/// Twin and Verilog runs of one workload alternating, at least `rounds` of each (and at
+/// least one); short runs (a Forest workload at 0.05 takes ~0.1 s) get more rounds, so that
+/// a scheduler hiccup is one sample of many rather than half the median. The median seconds
+/// of each mode and the last outcome of each.
 fn alternate(
     rounds: usize,
     run: &dyn Fn(HwMode) -> anyhow::Result<Outcome>,
-) -> anyhow::Result<Option<Alternated>> {
+) -> anyhow::Result<Alternated> {
     let (mut twin, mut rtl) = (Vec::new(), Vec::new());
-    let mut last = None;
-    while twin.len() < rounds
-        || (twin.len() < MAX_ROUNDS && twin.iter().sum::<f64>() < MIN_SECONDS_PER_MODE)
-    {
+    loop {
         let t = run(HwMode::Twin)?;
         twin.push(t.seconds);
         let r = run(HwMode::Verilator)?;
         rtl.push(r.seconds);
-        last = Some((t, r));
+        let more = twin.len() < rounds
+            || (twin.len() < MAX_ROUNDS && twin.iter().sum::<f64>() < MIN_SECONDS_PER_MODE);
+        if !more {
+            return Ok(((median(&twin), median(&rtl)), (t, r)));
+        }
     }
-    Ok(last.map(|l| ((median(&twin), median(&rtl)), l)))
 }
 
 /// Both suites' workloads in order, or only `names` (each checked to be one of them).

@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long, default_value = "configs/uvm-turing.toml")]
     pub uvm_config: PathBuf,
     /// Workload size multiplier of every run (1 = the default size).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = super::hil::positive_scale)]
     pub scale: f64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -62,9 +62,6 @@ struct Totals {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    if !(args.scale > 0.0 && args.scale.is_finite()) {
-        anyhow::bail!("--scale {}: expected a positive number", args.scale);
-    }
     let keep = selected(args.workloads.as_deref())?;
     let systems = Systems::from_paths(
         [&args.config, &args.gpu_config, &args.uvm_config],
