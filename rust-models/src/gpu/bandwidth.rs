@@ -21,8 +21,6 @@
 //! before which no later request can arrive. Requests that arrived at or before it are
 //! final and are retired, so the kept window is only as long as the event loop looks ahead.
 
-use std::collections::VecDeque;
-
 /// One request still in the window: arrival cycle, service cycles, finish (fractional).
 #[derive(Debug, Clone, Copy)]
 struct Slot {
@@ -39,7 +37,11 @@ pub struct Budget {
     /// Serve in arrival order; `false`: in the order requests are processed (one
     /// "free from" time, `memory.serve_in_arrival_order = false`).
     pub arrival_order: bool,
-    window: VecDeque<Slot>,
+    /// The window is `window[head..]`: a `Vec` with its retired front skipped, not a
+    /// `VecDeque`, so a search, an insertion and a push-back each see one slice (a ring's
+    /// two halves cost a wrap-around copy and split every pass).
+    window: Vec<Slot>,
+    head: usize,
     /// Finish of the last request retired from the window.
     free_at: f64,
     /// Cycles spent waiting for this resource, summed over all requests.
@@ -76,49 +78,59 @@ impl Budget {
             self.free_at = start + cost;
             return self.waited(start - now_f);
         }
-        // Retire what no later request can precede.
-        while let Some(s) = self.window.front() {
-            if s.arrival > floor {
-                break;
-            }
-            self.free_at = s.finish;
-            self.window.pop_front();
-        }
+        self.retire(floor);
         // Position in arrival order: usually the end; else the first later arrival.
-        let pos = match self.window.back() {
-            Some(last) if last.arrival > now => self.window.partition_point(|s| s.arrival <= now),
-            _ => self.window.len(),
+        let len = self.window.len();
+        let pos = match self.window.last() {
+            Some(last) if last.arrival > now => {
+                self.head + self.window[self.head..].partition_point(|s| s.arrival <= now)
+            }
+            _ => len,
         };
-        let before = if pos == 0 {
+        let before = if pos == self.head {
             self.free_at
         } else {
             self.window[pos - 1].finish
         };
         let start = before.max(now_f);
         let finish = start + cost;
-        self.window.insert(
-            pos,
-            Slot {
-                arrival: now,
-                cost,
-                finish,
-            },
-        );
-        if pos + 1 < self.window.len() {
+        let slot = Slot {
+            arrival: now,
+            cost,
+            finish,
+        };
+        if pos == len {
+            self.window.push(slot);
+        } else {
+            self.window.insert(pos, slot);
             self.out_of_order += 1;
             // The requests behind it start later; what they answered stands.
-            let (a, b) = self.window.as_mut_slices();
-            let (front, back) = match a.len().checked_sub(pos + 1) {
-                Some(_) => (&mut a[pos + 1..], b),
-                None => (&mut b[pos + 1 - a.len()..], &mut [][..]),
-            };
             let mut overbooked = self.overbooked_cycles;
-            if let Some(last) = push_back(front, finish, &mut overbooked) {
-                push_back(back, last, &mut overbooked);
-            }
+            push_back(&mut self.window[pos + 1..], finish, &mut overbooked);
             self.overbooked_cycles = overbooked;
         }
         self.waited(start - now_f)
+    }
+
+    /// Retire what no later request can precede (arrived at or before `floor`); the
+    /// retired front is dropped once it is at least half of the buffer, so each slot is
+    /// moved at most once more on average.
+    #[inline]
+    fn retire(&mut self, floor: u64) {
+        let live = &self.window[self.head..];
+        let n = live.iter().take_while(|s| s.arrival <= floor).count();
+        if n == 0 {
+            return;
+        }
+        self.free_at = live[n - 1].finish;
+        self.head += n;
+        if self.head == self.window.len() {
+            self.window.clear();
+            self.head = 0;
+        } else if self.head >= 64 && 2 * self.head >= self.window.len() {
+            self.window.drain(..self.head);
+            self.head = 0;
+        }
     }
 
     /// Count a wait of `wait` cycles; returns it in whole cycles.
@@ -268,7 +280,7 @@ mod tests {
             9,
             "both retired at floor 21; free at 30"
         );
-        assert_eq!(b.window.len(), 1);
+        assert_eq!(b.window.len() - b.head, 1);
         assert_eq!(b.out_of_order, 0);
     }
 
