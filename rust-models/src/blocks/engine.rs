@@ -206,4 +206,45 @@ mod tests {
         // Configurations print (`{:?}`) which engines serve, e.g. in a failed comparison.
         assert_eq!(format!("{twins:?}"), "Hardware(twin)");
     }
+
+    /// A factory that serves the twins under another name (as `check` would name itself).
+    struct Renamed(&'static str);
+
+    impl BlockFactory for Renamed {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn remote_tracker(
+            &self,
+            cfg: &RtConfig,
+            unit: &str,
+        ) -> Result<BoxedSystemEngine<RtIn, RtOut>, BlockFault> {
+            TwinFactory.remote_tracker(cfg, unit)
+        }
+        fn tlb_coalescer(
+            &self,
+            cfg: &CoalescerConfig,
+            unit: &str,
+        ) -> Result<BoxedSystemEngine<CoalIn, CoalOut>, BlockFault> {
+            TwinFactory.tlb_coalescer(cfg, unit)
+        }
+        fn access_time_tracker(
+            &self,
+            cfg: &AttConfig,
+            unit: &str,
+        ) -> Result<BoxedSystemEngine<AttIn, AttOut>, BlockFault> {
+            TwinFactory.access_time_tracker(cfg, unit)
+        }
+    }
+
+    /// Two handles are the same hardware when their factories have the same name, whether
+    /// or not they share the factory: configurations compare equal on it.
+    #[test]
+    fn hardware_is_equal_by_the_factorys_name() {
+        let twins = Hardware::default();
+        assert!(twins == Hardware::default());
+        assert!(twins == Hardware(Arc::new(Renamed("twin"))));
+        assert!(twins != Hardware(Arc::new(Renamed("check"))));
+        assert!(Hardware(Arc::new(Renamed("check"))) == Hardware(Arc::new(Renamed("check"))));
+    }
 }

@@ -359,6 +359,21 @@ mod tests {
         assert_eq!(e.lookup(0x130), None);
     }
 
+    /// `pages` is the number of set mask bits: exactly the slots `lookup` hits.
+    #[test]
+    fn pages_counts_the_slots_the_entry_translates() {
+        let entry = |mask| CoalescedEntry {
+            base_vpn: 0x120,
+            base_ppn: 0x80,
+            mask,
+        };
+        assert_eq!(entry(0xFFFF).pages(), 16);
+        assert_eq!(entry(0x8005).pages(), 3);
+        assert_eq!(entry(0).pages(), 0);
+        let hits = (0x120..0x130).filter(|&v| entry(0x8005).lookup(v).is_some());
+        assert_eq!(hits.count(), 3);
+    }
+
     #[test]
     fn decode_follows_page_frames_log2() {
         let huge = MergeUnit::new(&CoalescerConfig {
@@ -387,11 +402,16 @@ mod tests {
         };
         input.set_ptes(&core::array::from_fn(|i| pte(0x70 + i as u64, RW)));
         assert_eq!(twin.step(&input), CoalOut::default());
+        // `outputs` reads the registers without a step: what an idle step returns next.
+        let pending = twin.outputs();
         let out = twin.step(&CoalIn::default());
+        assert_eq!(pending, out);
         assert_eq!((out.merge_done, out.merge_base_vpn), (1, 0x30));
         assert_eq!((out.merge_base_ppn, out.merge_mask), (0x70, 0xFFFF));
         // Data registers hold while idle; the done flag drops.
+        let pending = twin.outputs();
         let idle = twin.step(&CoalIn::default());
+        assert_eq!(pending, idle);
         assert_eq!((idle.merge_done, idle.merge_mask), (0, 0xFFFF));
         let reset = CoalIn {
             reset: 1,

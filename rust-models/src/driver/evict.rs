@@ -226,3 +226,38 @@ pub enum FrameAuditError {
     #[error("structures account {accounted} bytes, {mapped} mapped")]
     BytesAccounted { accounted: u64, mapped: u64 },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::{DriverConfig, PolicyKind, RtDrain};
+    use crate::workload::Allocation;
+
+    struct NoRemote;
+    impl RtDrain for NoRemote {
+        fn drain(&mut self, _id: u8) -> (u64, u64) {
+            (0, 0)
+        }
+    }
+
+    /// Under S-128KB one fault maps a 64 KB page (4 KB pages 0..16) into a 128 KB
+    /// reservation (32 frames). With that reservation put back on the free list behind the
+    /// manager's back, the audit names the first reserved-but-unmapped frame: the
+    /// reservation's frame 16.
+    #[test]
+    fn the_audit_names_the_first_free_reserved_frame() {
+        let allocs = [Allocation::new("a", 2 << 20)];
+        let mut mm =
+            MemoryManager::new(DriverConfig::default(), PolicyKind::S128k, &allocs).unwrap();
+        mm.handle_fault(mm.alloc_base(0), ChipletId(1), &mut NoRemote)
+            .unwrap();
+        mm.check_invariants().unwrap();
+        let res = mm.blocks[0].reservations[0].expect("region 0 reserved");
+        assert_eq!(mm.blocks[0].mapped_pages, 16);
+        mm.phys.free(res.pfn, 5);
+        assert_eq!(
+            mm.check_invariants(),
+            Err(FrameAuditError::ReservedFree(res.pfn.0 + 16))
+        );
+    }
+}
