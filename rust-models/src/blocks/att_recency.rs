@@ -120,7 +120,10 @@ impl PlruTree {
             return None;
         }
         let mut node = 1usize;
-        while node < MAX_OBJECTS {
+        // Exactly log2(MAX_OBJECTS) levels, as the RTL's tree has: a fixed walk, so a wrong
+        // child index reads a wrong leaf (which the lockstep catches) rather than never
+        // reaching one.
+        for _ in 0..MAX_OBJECTS.trailing_zeros() {
             let depth = node.ilog2();
             let half = (MAX_OBJECTS >> depth) / 2;
             let lower_first = (node - (1 << depth)) * 2 * half;

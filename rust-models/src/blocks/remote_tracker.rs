@@ -67,7 +67,12 @@ const PLRU_LEVELS: u32 = MAX_ENTRIES.trailing_zeros();
 
 /// The lowest row number under tree node `node` (layout of [`PLRU_ROOT`]).
 fn plru_lowest_row(mut node: usize) -> usize {
-    while node >= MAX_ENTRIES {
+    // At most PLRU_LEVELS steps down, as the tree has levels (a bounded walk, like
+    // `touch`'s: a wrong child index gives a wrong row rather than a walk that never ends).
+    for _ in 0..PLRU_LEVELS {
+        if node < MAX_ENTRIES {
+            break;
+        }
         node = 2 * (node - MAX_ENTRIES);
     }
     node

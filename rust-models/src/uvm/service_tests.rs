@@ -205,3 +205,40 @@ fn lru_evicts_the_oldest_block_the_batch_does_not_touch() {
     assert!((b..b + BIG_PAGE).all(|p| !c.res.is_resident(p)));
     assert!((d..d + half).all(|p| c.res.is_resident(p)));
 }
+
+/// First touch with preferred location = this GPU (`tbnp.all_preferred_gpu`): one fault in
+/// a 2 MB block no processor holds yet populates that whole block — exactly its 512 pages,
+/// none of the neighbouring blocks — in the one batch. The object is the second of two, so
+/// its block is not block 0 (the block's page range is `b * 512 .. (b + 1) * 512`).
+#[test]
+fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
+    let sets: Vec<String> = ["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let cfg = UvmConfig::from_text("", Path::new("test"), &sets).expect("valid overrides");
+    let block_bytes = (PAGES_PER_BLOCK * 4096) as u64;
+    let wl = Objects(vec![
+        Allocation::new("a".to_string(), block_bytes),
+        Allocation::new("b".to_string(), 2 * block_bytes),
+    ]);
+    let mut c = UvmCore::new(&wl, &cfg, UvmPolicy::Tbnp, true).expect("no ATT under TBNp");
+    let first = first_page(&c, 1) + PAGES_PER_BLOCK; // object b's second block
+    let b = first / PAGES_PER_BLOCK;
+    assert!(b >= 2, "object b's second block is block {b}");
+    c.queue_fault(first + 100, 0);
+    let end = c.service_batch(1000).unwrap();
+    assert_eq!(c.metrics.pages_migrated, PAGES_PER_BLOCK as u64);
+    for p in first..first + PAGES_PER_BLOCK {
+        assert_eq!(
+            c.ready_at[p], end,
+            "page {p} of the faulted block populated"
+        );
+    }
+    for p in (first_page(&c, 0)..first).chain(first + PAGES_PER_BLOCK..first + 2 * PAGES_PER_BLOCK)
+    {
+        if p < c.ready_at.len() {
+            assert!(c.ready_at[p] != end, "page {p} outside the block untouched");
+        }
+    }
+}
