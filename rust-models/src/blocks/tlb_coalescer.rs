@@ -495,4 +495,15 @@ mod tests {
         assert_eq!(twin.step(&both), answer);
         assert_eq!(twin.outputs(), CoalOut::default(), "no state is kept");
     }
+
+    #[test]
+    fn output_registers_reports_the_configured_variant() {
+        for registered in [true, false] {
+            let cfg = CoalescerConfig {
+                output_registers: registered,
+                ..CoalescerConfig::default()
+            };
+            assert_eq!(TlbCoalescer::new(&cfg).output_registers(), registered);
+        }
+    }
 }
