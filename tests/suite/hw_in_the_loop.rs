@@ -153,6 +153,26 @@ fn skipped_idle_cycles_change_no_output_when_stepped() {
     cfg.engines = hardware(o);
     let got = clap_run(&cfg, "ste", PolicyKind::Clap, scale).expect("every cycle stepped");
     assert_eq!(want, got);
+    // And the skipped cycles were stepped and compared: every instance's compared cycles are
+    // its stepped ones plus its skipped ones.
+    let wl = workload::by_name("ste", scale, SEED).expect("built-in workload");
+    let spec = RunSpec {
+        policy: PolicyKind::Clap,
+        scale,
+        seed: SEED,
+    };
+    let r = simulate(&cfg, wl.as_ref(), spec).expect("every cycle stepped");
+    let skipped: u64 = r.hardware.blocks.iter().map(|b| b.skipped_idle).sum();
+    assert!(skipped > 0, "the run skips idle cycles");
+    for b in &r.hardware.blocks {
+        assert_eq!(
+            b.engine.compared,
+            b.block_cycles + b.skipped_idle,
+            "{} {}: every stepped and skipped cycle compared",
+            b.block,
+            b.unit
+        );
+    }
 }
 
 /// `mcmvm run` of bfs under clap with `--config config --hw hw`, its report as JSON
