@@ -5,14 +5,13 @@
 
 use crate::hw_support;
 
-use hw_support::{clap_run, gpu_cfg, mode, simulated, SEED};
+use hw_support::{clap_report, clap_run, gpu_cfg, mode, simulated, SEED};
 use mcmvm_cosim::system::{CheckEngine, HwMode, HwOptions};
 use mcmvm_models::blocks::{remote_tracker::RemoteTracker, Hardware};
 use mcmvm_models::config::{AttConfig, CoalescerConfig, RtConfig};
 use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{simulate, GpuError, RunSpec};
+use mcmvm_models::gpu::GpuError;
 use mcmvm_models::protocol::{AttIn, AttOut, BlockKind, CoalIn, CoalOut, CycleModel, RtIn, RtOut};
-use mcmvm_models::workload;
 use mcmvm_protocol::system::{BlockFactory, BlockFault, BoxedSystemEngine, Plain};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -115,13 +114,7 @@ fn a_wrong_twin_is_caught_at_the_exact_system_cycle_and_signal() {
     let run = |hw: Hardware| {
         let mut cfg = base.clone();
         cfg.engines = hw;
-        let wl = workload::by_name("bfs", scale, SEED).expect("bfs");
-        let spec = RunSpec {
-            policy: PolicyKind::Clap,
-            scale,
-            seed: SEED,
-        };
-        simulate(&cfg, wl.as_ref(), spec)
+        clap_report(&cfg, "bfs", PolicyKind::Clap, scale)
     };
     // Where the first drain hit happens, seen by a plain twin.
     let seen = Arc::new(Mutex::new(None));
@@ -210,13 +203,7 @@ fn a_rule_broken_in_both_engines_alike_is_caught_by_the_readme_reference() {
         },
         "check",
     )));
-    let wl = workload::by_name("bfs", scale, SEED).expect("bfs");
-    let spec = RunSpec {
-        policy: PolicyKind::Clap,
-        scale,
-        seed: SEED,
-    };
-    match simulate(&cfg, wl.as_ref(), spec) {
+    match clap_report(&cfg, "bfs", PolicyKind::Clap, scale) {
         Err(GpuError::Block(BlockFault::Reference { message, .. })) => {
             assert!(message.contains("drain_access"), "{message}");
         }
@@ -286,13 +273,7 @@ fn a_mispredicting_twin_repeats_the_run_with_the_rtl_serving() {
     let want = clap_run(&twin, "bfs", PolicyKind::Clap, scale).expect("twin run");
     let mut cfg = twin.clone();
     cfg.engines = Hardware(Arc::new(WrongPredictor { predict: true }));
-    let wl = workload::by_name("bfs", scale, SEED).expect("bfs");
-    let spec = RunSpec {
-        policy: PolicyKind::Clap,
-        scale,
-        seed: SEED,
-    };
-    let r = simulate(&cfg, wl.as_ref(), spec).expect("the repeated run completes");
+    let r = clap_report(&cfg, "bfs", PolicyKind::Clap, scale).expect("the repeated run completes");
     let why = r
         .hardware
         .repeated_after
@@ -307,7 +288,7 @@ fn a_mispredicting_twin_repeats_the_run_with_the_rtl_serving() {
     // A correct predictor is never repeated.
     let mut cfg = twin.clone();
     cfg.engines = mode(HwMode::Verilator);
-    let r = simulate(&cfg, wl.as_ref(), spec).expect("verilator run");
+    let r = clap_report(&cfg, "bfs", PolicyKind::Clap, scale).expect("verilator run");
     assert_eq!(r.hardware.repeated_after, None);
     assert!(r
         .hardware
@@ -366,13 +347,8 @@ fn a_coalescer_answering_off_its_documented_latency_is_an_error() {
         let mut cfg = gpu_cfg("mcm-4chiplet.toml");
         cfg.hw.tlb_coalescer.output_registers = output_registers;
         cfg.engines = Hardware(Arc::new(OtherCoalescerVariant));
-        let wl = workload::by_name("bfs", scale, SEED).expect("bfs");
-        let spec = RunSpec {
-            policy: PolicyKind::Clap,
-            scale,
-            seed: SEED,
-        };
-        let err = simulate(&cfg, wl.as_ref(), spec).expect_err("the wrong variant is caught");
+        let err = clap_report(&cfg, "bfs", PolicyKind::Clap, scale)
+            .expect_err("the wrong variant is caught");
         match err {
             GpuError::Block(BlockFault::NoAnswer {
                 block,

@@ -34,14 +34,20 @@ const BIG_PAGE: usize = 16; // 64 KB in 4 KB pages: TBNp widens a fault to it.
 /// `n` objects of one 64 KB big page each (each in its own 2 MB block), TBNp, invariants
 /// checked after every batch.
 fn core(n: usize, sets: &[&str]) -> UvmCore {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let cfg = UvmConfig::from_text("", Path::new("test"), &sets).expect("valid overrides");
-    let wl = Objects(
+    core_of(
         (0..n)
             .map(|i| Allocation::new(format!("o{i}"), (BIG_PAGE * 4096) as u64))
             .collect(),
-    );
-    UvmCore::new(&wl, &cfg, UvmPolicy::Tbnp, true).expect("no ATT under TBNp")
+        sets,
+    )
+}
+
+/// These objects (each 2 MB-aligned) under TBNp with the overrides `sets`, invariants
+/// checked after every batch.
+fn core_of(objects: Vec<Allocation>, sets: &[&str]) -> UvmCore {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let cfg = UvmConfig::from_text("", Path::new("test"), &sets).expect("valid overrides");
+    UvmCore::new(&Objects(objects), &cfg, UvmPolicy::Tbnp, true).expect("no ATT under TBNp")
 }
 
 fn first_page(c: &UvmCore, o: usize) -> usize {
@@ -212,17 +218,14 @@ fn lru_evicts_the_oldest_block_the_batch_does_not_touch() {
 /// its block is not block 0 (the block's page range is `b * 512 .. (b + 1) * 512`).
 #[test]
 fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
-    let sets: Vec<String> = ["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let cfg = UvmConfig::from_text("", Path::new("test"), &sets).expect("valid overrides");
     let block_bytes = (PAGES_PER_BLOCK * 4096) as u64;
-    let wl = Objects(vec![
-        Allocation::new("a".to_string(), block_bytes),
-        Allocation::new("b".to_string(), 2 * block_bytes),
-    ]);
-    let mut c = UvmCore::new(&wl, &cfg, UvmPolicy::Tbnp, true).expect("no ATT under TBNp");
+    let mut c = core_of(
+        vec![
+            Allocation::new("a".to_string(), block_bytes),
+            Allocation::new("b".to_string(), 2 * block_bytes),
+        ],
+        &["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"],
+    );
     let first = first_page(&c, 1) + PAGES_PER_BLOCK; // object b's second block
     let b = first / PAGES_PER_BLOCK;
     assert!(b >= 2, "object b's second block is block {b}");
@@ -235,10 +238,8 @@ fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
             "page {p} of the faulted block populated"
         );
     }
-    for p in (first_page(&c, 0)..first).chain(first + PAGES_PER_BLOCK..first + 2 * PAGES_PER_BLOCK)
-    {
-        if p < c.ready_at.len() {
-            assert!(c.ready_at[p] != end, "page {p} outside the block untouched");
-        }
+    let block = first..first + PAGES_PER_BLOCK;
+    for p in (0..c.ready_at.len()).filter(|p| !block.contains(p)) {
+        assert!(c.ready_at[p] != end, "page {p} outside the block untouched");
     }
 }

@@ -4,7 +4,7 @@
 use mcmvm_cosim::system::{hardware, HwMode, HwOptions};
 use mcmvm_models::blocks::Hardware;
 use mcmvm_models::driver::PolicyKind;
-use mcmvm_models::gpu::{simulate, GpuConfig, GpuError, RunSpec};
+use mcmvm_models::gpu::{simulate, GpuConfig, GpuError, RunReport, RunSpec};
 use mcmvm_models::uvm::{UvmConfig, UvmError, UvmGpu, UvmMetrics, UvmPolicy};
 use mcmvm_models::workload;
 use std::path::Path;
@@ -53,19 +53,31 @@ pub fn simulated(v: &impl serde::Serialize) -> serde_json::Value {
     mcmvm_models::figures::simulated_figures(v)
 }
 
-pub fn clap_run(
+/// Built-in workload `w` under `policy` at `scale` (seed [`SEED`]) on `cfg`: the whole
+/// report, hardware section included.
+pub fn clap_report(
     cfg: &GpuConfig,
     w: &str,
     policy: PolicyKind,
     scale: f64,
-) -> Result<serde_json::Value, GpuError> {
+) -> Result<RunReport, GpuError> {
     let wl = workload::by_name(w, scale, SEED).expect("built-in workload");
     let spec = RunSpec {
         policy,
         scale,
         seed: SEED,
     };
-    simulate(cfg, wl.as_ref(), spec).map(|r| {
+    simulate(cfg, wl.as_ref(), spec)
+}
+
+/// [`clap_report`]'s simulated figures, every block but the coalescer having stepped.
+pub fn clap_run(
+    cfg: &GpuConfig,
+    w: &str,
+    policy: PolicyKind,
+    scale: f64,
+) -> Result<serde_json::Value, GpuError> {
+    clap_report(cfg, w, policy, scale).map(|r| {
         assert!(r
             .hardware
             .blocks
