@@ -205,6 +205,47 @@ mod tests {
         assert_eq!(twins.name(), "twin");
         // Configurations print (`{:?}`) which engines serve, e.g. in a failed comparison.
         assert_eq!(format!("{twins:?}"), "Hardware(twin)");
+        // Nothing predicts the twins, so a mispredicted run has nothing to repeat with; a
+        // predicting factory hands over its unpredicted engines (`run_on_gpu`'s repeat).
+        assert!(twins.unpredicted().is_none());
+        let predicted = Hardware(Arc::new(Predicted));
+        let repeat = predicted
+            .unpredicted()
+            .expect("a predicting factory repeats");
+        assert_eq!(repeat.name(), "verilator");
+    }
+
+    /// A factory whose engines a twin would predict: unpredicted, they are `verilator`.
+    struct Predicted;
+
+    impl BlockFactory for Predicted {
+        fn name(&self) -> &str {
+            "verilator+twin"
+        }
+        fn unpredicted(&self) -> Option<Arc<dyn BlockFactory>> {
+            Some(Arc::new(Renamed("verilator")))
+        }
+        fn remote_tracker(
+            &self,
+            cfg: &RtConfig,
+            unit: &str,
+        ) -> Result<BoxedSystemEngine<RtIn, RtOut>, BlockFault> {
+            TwinFactory.remote_tracker(cfg, unit)
+        }
+        fn tlb_coalescer(
+            &self,
+            cfg: &CoalescerConfig,
+            unit: &str,
+        ) -> Result<BoxedSystemEngine<CoalIn, CoalOut>, BlockFault> {
+            TwinFactory.tlb_coalescer(cfg, unit)
+        }
+        fn access_time_tracker(
+            &self,
+            cfg: &AttConfig,
+            unit: &str,
+        ) -> Result<BoxedSystemEngine<AttIn, AttOut>, BlockFault> {
+            TwinFactory.access_time_tracker(cfg, unit)
+        }
     }
 
     /// A factory that serves the twins under another name (as `check` would name itself).
