@@ -21,17 +21,25 @@
 //! before which no later request can arrive. Requests that arrived at or before it are
 //! final and are retired, so the kept window is only as long as the event loop looks ahead.
 
-/// One request still in the window: arrival cycle, service cycles, finish (fractional).
+/// One request still in the window: arrival cycle, service cycles, finish (fractional;
+/// current only below [`Budget::fresh`]) and the finish it was answered with.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     arrival: u64,
     cost: f64,
     finish: f64,
+    answered: f64,
 }
 
 /// A resource that moves one line at a time at a fixed rate: a memory channel, a ring
 /// port, an SM's issue slots. Time is kept in fractional cycles so sub-cycle rates add up
 /// exactly.
+///
+/// The window's finishes are a scan: each is `max(previous finish, arrival) + cost`, the
+/// first's previous being `free_at`. A request landing before others moves every finish
+/// behind it, so they are recomputed only when read (the finish before a new request, the
+/// last one retired): a saturated window took each out-of-order request a walk over all
+/// requests behind it, now one walk per stretch read. The values are the same bit for bit.
 #[derive(Debug, Clone, Default)]
 pub struct Budget {
     /// Serve in arrival order; `false`: in the order requests are processed (one
@@ -42,6 +50,8 @@ pub struct Budget {
     /// two halves cost a wrap-around copy and split every pass).
     window: Vec<Slot>,
     head: usize,
+    /// `window[head..fresh]` hold current finishes; those from `fresh` on are stale.
+    fresh: usize,
     /// Finish of the last request retired from the window.
     free_at: f64,
     /// Cycles spent waiting for this resource, summed over all requests.
@@ -50,10 +60,8 @@ pub struct Budget {
     pub lines: u64,
     /// Requests that arrived before a request processed earlier (served ahead of it).
     pub out_of_order: u64,
-    /// Waiting never charged: when an out-of-order request is served ahead of requests
-    /// already answered, each keeps its answer although it would finish later; this sums
-    /// those delays (the resource served beyond its rate by as much).
-    pub overbooked_cycles: f64,
+    /// Waiting never charged of the retired requests (see [`Budget::overbooked_cycles`]).
+    overbooked_retired: f64,
 }
 
 impl Budget {
@@ -96,6 +104,7 @@ impl Budget {
         let before = if pos == self.head {
             self.free_at
         } else {
+            self.refresh(pos);
             self.window[pos - 1].finish
         };
         let start = before.max(now_f);
@@ -104,18 +113,43 @@ impl Budget {
             arrival: now,
             cost,
             finish,
+            answered: finish,
         };
         if pos == len {
             self.window.push(slot);
         } else {
+            // The requests behind it start later; what they answered stands.
             self.window.insert(pos, slot);
             self.out_of_order += 1;
-            // The requests behind it start later; what they answered stands.
-            let mut overbooked = self.overbooked_cycles;
-            push_back(&mut self.window[pos + 1..], finish, &mut overbooked);
-            self.overbooked_cycles = overbooked;
         }
+        // `window[head..pos]` was refreshed (or is empty), and the new finish is current.
+        self.fresh = pos + 1;
         self.waited(start - now_f)
+    }
+
+    /// Bring the finishes of `window[..upto]` up to date.
+    ///
+    /// `max(finish, arrival) + cost` rounded is `max(finish + cost, arrival + cost)` with
+    /// each sum rounded (rounding is monotone), so the same values come out while only the
+    /// addition carries the chain from one request to the next; the idle gap is a branch,
+    /// not a `max` on that chain (`arrival` as i64: exact, one conversion instruction).
+    #[inline]
+    fn refresh(&mut self, upto: usize) {
+        if self.fresh >= upto {
+            return;
+        }
+        let mut finish = if self.fresh == self.head {
+            self.free_at
+        } else {
+            self.window[self.fresh - 1].finish
+        };
+        for s in &mut self.window[self.fresh..upto] {
+            let pushed = finish + s.cost;
+            let alone = s.arrival as i64 as f64 + s.cost;
+            finish = if alone > pushed { alone } else { pushed };
+            s.finish = finish;
+        }
+        self.fresh = upto;
     }
 
     /// Retire what no later request can precede (arrived at or before `floor`); the
@@ -128,15 +162,42 @@ impl Budget {
         if n == 0 {
             return;
         }
-        self.free_at = live[n - 1].finish;
-        self.head += n;
+        let end = self.head + n;
+        self.refresh(end);
+        let mut late = self.overbooked_retired;
+        for s in &self.window[self.head..end] {
+            late += s.finish - s.answered;
+        }
+        self.overbooked_retired = late;
+        self.free_at = self.window[end - 1].finish;
+        self.head = end;
         if self.head == self.window.len() {
             self.window.clear();
             self.head = 0;
+            self.fresh = 0;
         } else if self.head >= 64 && 2 * self.head >= self.window.len() {
             self.window.drain(..self.head);
+            self.fresh -= self.head;
             self.head = 0;
         }
+    }
+
+    /// Waiting never charged: when an out-of-order request is served ahead of requests
+    /// already answered, each keeps its answer although it would finish later; this sums
+    /// those delays (the resource served beyond its rate by as much), over the retired
+    /// requests and those still in the window.
+    pub fn overbooked_cycles(&self) -> f64 {
+        let mut late = self.overbooked_retired;
+        let mut finish = self.free_at;
+        for (i, s) in self.window.iter().enumerate().skip(self.head) {
+            if i >= self.fresh {
+                finish = finish.max(s.arrival as f64) + s.cost;
+            } else {
+                finish = s.finish;
+            }
+            late += finish - s.answered;
+        }
+        late
     }
 
     /// Count a wait of `wait` cycles; returns it in whole cycles.
@@ -149,54 +210,6 @@ impl Budget {
         // ceil() without a libm call (`wait` is finite and positive).
         let whole = wait as u64;
         whole + ((whole as f64) < wait) as u64
-    }
-}
-
-/// Push the requests of `slots` (in arrival order) behind one that now finishes at
-/// `finish`: each starts at the later of the previous one's finish and its own arrival.
-/// Adds to `overbooked` how much later each finishes than it did. Returns the last one's
-/// finish, or None once one finishes as before (an idle gap absorbed the push), which all
-/// after it then do too.
-///
-/// `max(finish, arrival) + cost` rounded is `max(finish + cost, arrival + cost)` with each
-/// sum rounded (rounding is monotone), so the same values come out while only the addition
-/// carries the chain from one request to the next; the idle gap is a branch, not a `max`
-/// on that chain. The sum of `overbooked` is kept in a local, added in the same order.
-#[inline]
-fn push_back(slots: &mut [Slot], mut finish: f64, overbooked: &mut f64) -> Option<f64> {
-    let mut sum = *overbooked;
-    let mut i = 0;
-    loop {
-        // Requests that arrived before the previous one finishes: the loop's exit, not a
-        // `max`, tells an idle gap (`arrival` as i64: exact, one conversion instruction).
-        while let Some(s) = slots.get_mut(i) {
-            let pushed = finish + s.cost;
-            if s.arrival as i64 as f64 + s.cost > pushed {
-                break;
-            }
-            if pushed == s.finish {
-                *overbooked = sum;
-                return None;
-            }
-            sum += pushed - s.finish;
-            s.finish = pushed;
-            finish = pushed;
-            i += 1;
-        }
-        let Some(s) = slots.get_mut(i) else {
-            *overbooked = sum;
-            return Some(finish);
-        };
-        // An idle gap before it: it starts at its arrival.
-        let pushed = s.arrival as i64 as f64 + s.cost;
-        if pushed == s.finish {
-            *overbooked = sum;
-            return None;
-        }
-        sum += pushed - s.finish;
-        s.finish = pushed;
-        finish = pushed;
-        i += 1;
     }
 }
 
@@ -267,7 +280,7 @@ mod tests {
         assert_eq!(b.out_of_order, 2);
         // The one at 500 now finishes at 515 (505 + 10): a request at 505 waits for it.
         // Its answer (no wait, done at 510) stands: 5 cycles of queueing never charged.
-        assert_eq!(b.overbooked_cycles, 5.0);
+        assert_eq!(b.overbooked_cycles(), 5.0);
         assert_eq!(b.consume(505, 10.0, 0), 10);
         assert_eq!(b.out_of_order, 2);
     }
@@ -332,6 +345,7 @@ mod tests {
                 arrival: now,
                 cost,
                 finish,
+                answered: finish,
             };
             self.window.insert(pos, slot);
             for s in &mut self.window[pos + 1..] {
@@ -378,10 +392,15 @@ mod tests {
                     "request {i}"
                 );
             }
-            assert_eq!(b.overbooked_cycles.to_bits(), r.overbooked.to_bits());
+            // The same delays, summed per request rather than per push: equal to rounding.
+            let (lazy, stepwise) = (b.overbooked_cycles(), r.overbooked);
+            assert!(
+                (lazy - stepwise).abs() <= 1e-9 * stepwise.max(1.0),
+                "uncharged {lazy} against {stepwise}"
+            );
             assert_eq!(b.queued_cycles.to_bits(), queued.to_bits());
             if ahead == 300 {
-                assert!(b.out_of_order > 10_000 && b.overbooked_cycles > 0.0);
+                assert!(b.out_of_order > 10_000 && b.overbooked_cycles() > 0.0);
             }
         }
     }

@@ -296,7 +296,7 @@ impl MemSystem {
             .iter()
             .chain(&self.ring_ports)
             .fold((0.0, 0.0), |(o, q), r| {
-                (o + r.overbooked_cycles, q + r.queued_cycles)
+                (o + r.overbooked_cycles(), q + r.queued_cycles)
             })
     }
 
