@@ -44,10 +44,10 @@ fn record_appears_one_cycle_after_the_access_with_the_advanced_timer() {
 }
 
 /// README rule 4: a driver write naming the hit object in its wrap cycle suppresses
-/// the interrupt — also when one remove and one cease both name it (the writes' slots
-/// are OR-ed, not toggled).
+/// the interrupt — also when two writes both name it (the writes' slots are OR-ed, not
+/// toggled).
 #[test]
-fn a_remove_and_a_cease_of_the_wrapping_object_together_suppress_its_interrupt() {
+fn two_driver_writes_of_the_wrapping_object_together_suppress_its_interrupt() {
     let wrap_with = |writes: AttIn| {
         let mut att = AccessTimeTracker::new(&cfg(4, 32, 2));
         att.step(&register(1, 100, 199));
@@ -69,6 +69,13 @@ fn a_remove_and_a_cease_of_the_wrapping_object_together_suppress_its_interrupt()
         ..AttIn::default()
     };
     assert_eq!(wrap_with(both), (1, 0));
+    // A register and a remove of it in the same cycle (remove wins, rule 3).
+    let reg_and_rm = AttIn {
+        rm_valid: 1,
+        rm_obj: 1,
+        ..register(1, 300, 399)
+    };
+    assert_eq!(wrap_with(reg_and_rm), (1, 0));
 }
 
 #[test]
