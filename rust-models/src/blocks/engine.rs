@@ -208,52 +208,24 @@ mod tests {
         // Nothing predicts the twins, so a mispredicted run has nothing to repeat with; a
         // predicting factory hands over its unpredicted engines (`run_on_gpu`'s repeat).
         assert!(twins.unpredicted().is_none());
-        let predicted = Hardware(Arc::new(Predicted));
+        let predicted = Hardware(Arc::new(Renamed("verilator+twin", Some("verilator"))));
         let repeat = predicted
             .unpredicted()
             .expect("a predicting factory repeats");
         assert_eq!(repeat.name(), "verilator");
     }
 
-    /// A factory whose engines a twin would predict: unpredicted, they are `verilator`.
-    struct Predicted;
-
-    impl BlockFactory for Predicted {
-        fn name(&self) -> &str {
-            "verilator+twin"
-        }
-        fn unpredicted(&self) -> Option<Arc<dyn BlockFactory>> {
-            Some(Arc::new(Renamed("verilator")))
-        }
-        fn remote_tracker(
-            &self,
-            cfg: &RtConfig,
-            unit: &str,
-        ) -> Result<BoxedSystemEngine<RtIn, RtOut>, BlockFault> {
-            TwinFactory.remote_tracker(cfg, unit)
-        }
-        fn tlb_coalescer(
-            &self,
-            cfg: &CoalescerConfig,
-            unit: &str,
-        ) -> Result<BoxedSystemEngine<CoalIn, CoalOut>, BlockFault> {
-            TwinFactory.tlb_coalescer(cfg, unit)
-        }
-        fn access_time_tracker(
-            &self,
-            cfg: &AttConfig,
-            unit: &str,
-        ) -> Result<BoxedSystemEngine<AttIn, AttOut>, BlockFault> {
-            TwinFactory.access_time_tracker(cfg, unit)
-        }
-    }
-
-    /// A factory that serves the twins under another name (as `check` would name itself).
-    struct Renamed(&'static str);
+    /// A factory that serves the twins under another name (as `check` would name itself),
+    /// and, if given, names the unpredicted engines a twin predicting it would repeat with.
+    struct Renamed(&'static str, Option<&'static str>);
 
     impl BlockFactory for Renamed {
         fn name(&self) -> &str {
             self.0
+        }
+        fn unpredicted(&self) -> Option<Arc<dyn BlockFactory>> {
+            self.1
+                .map(|name| Arc::new(Renamed(name, None)) as Arc<dyn BlockFactory>)
         }
         fn remote_tracker(
             &self,
@@ -284,8 +256,11 @@ mod tests {
     fn hardware_is_equal_by_the_factorys_name() {
         let twins = Hardware::default();
         assert!(twins == Hardware::default());
-        assert!(twins == Hardware(Arc::new(Renamed("twin"))));
-        assert!(twins != Hardware(Arc::new(Renamed("check"))));
-        assert!(Hardware(Arc::new(Renamed("check"))) == Hardware(Arc::new(Renamed("check"))));
+        assert!(twins == Hardware(Arc::new(Renamed("twin", None))));
+        assert!(twins != Hardware(Arc::new(Renamed("check", None))));
+        assert!(
+            Hardware(Arc::new(Renamed("check", None)))
+                == Hardware(Arc::new(Renamed("check", None)))
+        );
     }
 }
