@@ -221,6 +221,9 @@ mod tests {
         assert!(r.migrate_in(0, false, 0));
         assert!(r.migrate_in(1, true, 0));
         assert!(!r.migrate_in(2, false, 0), "memory is full");
+        let (f0, f1) = (r.frame_of(0).unwrap(), r.frame_of(1).unwrap());
+        assert_ne!(f0, f1);
+        assert_eq!(r.frame_of(2), None);
         r.touch(0, true);
         let e = r.evict(0, 500);
         assert!(e.dirty && !e.prefetched_unused);
@@ -232,6 +235,9 @@ mod tests {
         assert_eq!(r.next_frame_ready_at(), 500);
         assert!(r.migrate_in(2, false, 600));
         assert!(r.migrate_in(3, false, 600));
+        // Oldest freed first: page 2 takes page 0's frame, page 3 page 1's.
+        assert_eq!((r.frame_of(2), r.frame_of(3)), (Some(f0), Some(f1)));
+        assert_eq!((r.frame_of(0), r.frame_of(1)), (None, None));
         r.check_invariants().unwrap();
     }
 

@@ -144,10 +144,14 @@ fn evicting_a_block_returns_every_frame() {
             ..DriverConfig::default()
         };
         let mut mm = drive(policy, cfg, 600);
-        let free_before = mm.stats().free_frames;
+        let before = mm.stats();
+        let free_before = before.free_frames;
         let victim = mm.least_recently_mapped_block(None).unwrap();
         let ev = mm.evict_block(victim).unwrap();
         assert!(ev.bytes > 0);
+        // Exactly one more eviction is counted (a `> 0` check would pass a counter that
+        // wrapped below zero).
+        assert_eq!(mm.stats().evictions, before.evictions + 1, "{policy}");
         assert!(mm.translate(victim).is_none() || mm.translate(Va(victim.0 + 0x1f_f000)).is_none());
         mm.check_invariants().unwrap();
         assert!(

@@ -54,6 +54,18 @@ fn threshold_one_keeps_128kb_and_a_075_remote_ratio_selects_512kb() {
     assert_eq!(t.select_level(0.8), 1);
 }
 
+/// Eq. 4, `thres - (ratio_rt + ratio_target) / k`, at the paper's setting (k = 1, target
+/// 0) and at the other values `DriverConfig` accepts.
+#[test]
+fn eq4_lowers_the_threshold_by_the_ratios_over_k() {
+    // Every access remote: the paper's setting lowers 1.0 to 0, so every level qualifies.
+    assert_eq!(effective_threshold(1.0, 1.0, 0.0, 1.0), 0.0);
+    assert_eq!(fig15_tree().select_level(0.0), 3);
+    // k = 2 halves the ratios' effect; the target adds to the measured ratio.
+    assert!((effective_threshold(1.0, 0.5, 0.0, 2.0) - 0.75).abs() < 1e-12);
+    assert!((effective_threshold(0.9, 0.25, 0.25, 4.0) - 0.775).abs() < 1e-12);
+}
+
 struct FixedRatio(u64, u64);
 impl RtDrain for FixedRatio {
     fn drain(&mut self, _id: u8) -> (u64, u64) {

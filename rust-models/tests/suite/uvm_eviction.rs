@@ -58,3 +58,32 @@ fn access_aware_eviction_keeps_the_recently_accessed_object() {
         assert_ne!(m.att_engine, "none");
     }
 }
+
+/// tbnp-aae is TBNp's prefetcher with access-aware eviction: its trees are TBNp's
+/// (`[tbnp]`), not Forest's LC trees, even where the two differ, and the ATT still runs.
+#[test]
+fn tbnp_aae_prefetches_with_tbnps_trees_not_forests() {
+    let wl = single_warp(
+        vec![Allocation::new("A", 2 << 20)],
+        (0..8).map(|i| touch(0, i * 16, false)).collect(),
+    );
+    let cfg = UvmConfig::from_text(
+        "",
+        std::path::Path::new("test"),
+        &[
+            "forest.trees.lc_tree_kb=128".into(),
+            "forest.trees.lc_leaf_kb=16".into(),
+        ],
+    )
+    .unwrap();
+    let tbnp = run_small(&wl, &cfg, UvmPolicy::Tbnp, 1.0).unwrap().uvm;
+    let aae = run_small(&wl, &cfg, UvmPolicy::TbnpAae, 1.0).unwrap().uvm;
+    assert_eq!(tbnp.pages_evicted, 0, "memory is plentiful");
+    assert_eq!(
+        (aae.far_faults, aae.pages_migrated, aae.pages_prefetched),
+        (tbnp.far_faults, tbnp.pages_migrated, tbnp.pages_prefetched)
+    );
+    // 64 KB big pages: at least 8 × 16 pages arrive (16 KB leaves would bring 8 × 4).
+    assert!(aae.pages_migrated >= 128, "{}", aae.pages_migrated);
+    assert_ne!(aae.att_engine, "none");
+}
