@@ -189,7 +189,8 @@ fn lru_passes_over_a_block_holding_only_this_batchs_pages() {
 /// GPU memory full: object 0's first half (migrated first), object 1, object 2's first
 /// half. A fault in object 0's second half needs 8 frames: the LRU's oldest block is
 /// object 0's, but the batch touches it, so the driver evicts the oldest block it does not
-/// touch (object 1) and object 0 ends whole.
+/// touch (object 1) and object 0 ends whole. Every other page of object 1 arrived as an
+/// unused prefetch: those evicted are counted as prefetched-unused.
 #[test]
 fn lru_evicts_the_oldest_block_the_batch_does_not_touch() {
     let mut c = core(3, &[]);
@@ -197,7 +198,8 @@ fn lru_evicts_the_oldest_block_the_batch_does_not_touch() {
     let half = BIG_PAGE / 2;
     for (first, pages) in [(a, half), (b, BIG_PAGE), (d, half)] {
         for p in first..first + pages {
-            assert!(c.res.migrate_in(p, false, 0));
+            let prefetched = first == b && (p - b) % 2 == 0;
+            assert!(c.res.migrate_in(p, prefetched, 0));
         }
         c.lru.touch_block(first / PAGES_PER_BLOCK);
         c.block_populated.set(first / PAGES_PER_BLOCK, true);
@@ -207,6 +209,7 @@ fn lru_evicts_the_oldest_block_the_batch_does_not_touch() {
     c.service_batch(0).unwrap();
     assert_eq!(c.metrics.evictions, 1);
     assert_eq!(c.metrics.pages_evicted, BIG_PAGE as u64, "all of object 1");
+    assert_eq!(c.metrics.prefetched_unused, half as u64);
     assert!((a..a + BIG_PAGE).all(|p| c.res.is_resident(p)));
     assert!((b..b + BIG_PAGE).all(|p| !c.res.is_resident(p)));
     assert!((d..d + half).all(|p| c.res.is_resident(p)));
