@@ -21,9 +21,15 @@
 //! before which no later request can arrive. Requests that arrived at or before it are
 //! final and are retired, so the kept window is only as long as the event loop looks ahead.
 
-#[cfg(test)]
-use super::window::Slot;
-use super::window::Window;
+/// One request still in the window: arrival cycle, service cycles, finish (fractional;
+/// current only below [`Budget::fresh`]) and the finish it was answered with.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    arrival: u64,
+    cost: f64,
+    finish: f64,
+    answered: f64,
+}
 
 /// A resource that moves one line at a time at a fixed rate: a memory channel, a ring
 /// port, an SM's issue slots. Time is kept in fractional cycles so sub-cycle rates add up
@@ -39,8 +45,13 @@ pub struct Budget {
     /// Serve in arrival order; `false`: in the order requests are processed (one
     /// "free from" time, `memory.serve_in_arrival_order = false`).
     pub arrival_order: bool,
-    /// The requests a later-processed request could still arrive before (`window.rs`).
-    window: Window,
+    /// The window is `window[head..]`: a `Vec` with its retired front skipped, not a
+    /// `VecDeque`, so a search, an insertion and a push-back each see one slice (a ring's
+    /// two halves cost a wrap-around copy and split every pass).
+    window: Vec<Slot>,
+    head: usize,
+    /// `window[head..fresh]` hold current finishes; those from `fresh` on are stale.
+    fresh: usize,
     /// Finish of the last request retired from the window.
     free_at: f64,
     /// Cycles spent waiting for this resource, summed over all requests.
@@ -77,21 +88,98 @@ impl Budget {
         // request at the floor (an SM's issue slots, nearly always): every later request
         // arrives at or after it and would retire it first thing, so it need not enter
         // the window — the same `free_at`, without touching the window's buffer.
-        if !self.arrival_order || (now == floor && self.window.is_empty()) {
+        if !self.arrival_order || (now == floor && self.head == self.window.len()) {
             let start = self.free_at.max(now_f);
             self.free_at = start + cost;
             return self.waited(start - now_f);
         }
-        let admitted = self.window.admit(now, cost, self.free_at);
-        self.out_of_order += admitted.out_of_order as u64;
-        self.waited(admitted.start - now_f)
+        // Position in arrival order: usually the end; else the first later arrival.
+        let len = self.window.len();
+        let pos = match self.window.last() {
+            Some(last) if last.arrival > now => {
+                self.head + position(&self.window[self.head..], now)
+            }
+            _ => len,
+        };
+        let before = if pos == self.head {
+            self.free_at
+        } else {
+            self.refresh(pos);
+            self.window[pos - 1].finish
+        };
+        let start = before.max(now_f);
+        let finish = start + cost;
+        let slot = Slot {
+            arrival: now,
+            cost,
+            finish,
+            answered: finish,
+        };
+        if pos == len {
+            self.window.push(slot);
+        } else {
+            // The requests behind it start later; what they answered stands.
+            self.window.insert(pos, slot);
+            self.out_of_order += 1;
+        }
+        // `window[head..pos]` was refreshed (or is empty), and the new finish is current.
+        self.fresh = pos + 1;
+        self.waited(start - now_f)
     }
 
-    /// Retire what no later request can precede (arrived at or before `floor`).
+    /// Bring the finishes of `window[..upto]` up to date.
+    ///
+    /// `max(finish, arrival) + cost` rounded is `max(finish + cost, arrival + cost)` with
+    /// each sum rounded (rounding is monotone), so the same values come out while only the
+    /// addition carries the chain from one request to the next; the idle gap is a branch,
+    /// not a `max` on that chain (`arrival` as i64: exact, one conversion instruction).
+    #[inline]
+    fn refresh(&mut self, upto: usize) {
+        if self.fresh >= upto {
+            return;
+        }
+        let mut finish = if self.fresh == self.head {
+            self.free_at
+        } else {
+            self.window[self.fresh - 1].finish
+        };
+        for s in &mut self.window[self.fresh..upto] {
+            let pushed = finish + s.cost;
+            let alone = s.arrival as i64 as f64 + s.cost;
+            finish = if alone > pushed { alone } else { pushed };
+            s.finish = finish;
+        }
+        self.fresh = upto;
+    }
+
+    /// Retire what no later request can precede (arrived at or before `floor`); the
+    /// retired front is dropped once it is at least half of the buffer, so each slot is
+    /// moved at most once more on average.
     #[inline]
     fn retire(&mut self, floor: u64) {
-        self.window
-            .retire(floor, &mut self.free_at, &mut self.overbooked_retired);
+        let live = &self.window[self.head..];
+        let n = live.iter().take_while(|s| s.arrival <= floor).count();
+        if n == 0 {
+            return;
+        }
+        let end = self.head + n;
+        self.refresh(end);
+        let mut late = self.overbooked_retired;
+        for s in &self.window[self.head..end] {
+            late += s.finish - s.answered;
+        }
+        self.overbooked_retired = late;
+        self.free_at = self.window[end - 1].finish;
+        self.head = end;
+        if self.head == self.window.len() {
+            self.window.clear();
+            self.head = 0;
+            self.fresh = 0;
+        } else if self.head >= 64 && 2 * self.head >= self.window.len() {
+            self.window.drain(..self.head);
+            self.fresh -= self.head;
+            self.head = 0;
+        }
     }
 
     /// Waiting never charged: when an out-of-order request is served ahead of requests
@@ -99,8 +187,17 @@ impl Budget {
     /// those delays (the resource served beyond its rate by as much), over the retired
     /// requests and those still in the window.
     pub fn overbooked_cycles(&self) -> f64 {
-        self.window
-            .overbooked(self.free_at, self.overbooked_retired)
+        let mut late = self.overbooked_retired;
+        let mut finish = self.free_at;
+        for (i, s) in self.window.iter().enumerate().skip(self.head) {
+            if i >= self.fresh {
+                finish = finish.max(s.arrival as f64) + s.cost;
+            } else {
+                finish = s.finish;
+            }
+            late += finish - s.answered;
+        }
+        late
     }
 
     /// Count a wait of `wait` cycles; returns it in whole cycles.
@@ -114,6 +211,29 @@ impl Budget {
         let whole = wait as u64;
         whole + ((whole as f64) < wait) as u64
     }
+}
+
+/// Where a request arriving at `now` goes in `live` (in arrival order, its last arriving
+/// after `now`): before the first later arrival. A request lands close to the end (it
+/// arrives a few cycles before those processed just before it), so the range is found
+/// from the end in doubling steps, then halved: a few probes of cached slots where a
+/// search of the whole window took ten of mostly cold ones.
+#[inline]
+fn position(live: &[Slot], now: u64) -> usize {
+    let mut hi = live.len() - 1; // `live[hi]` arrived after `now`.
+    let mut step = 1;
+    let lo = loop {
+        if step > hi {
+            break 0;
+        }
+        let probe = hi - step;
+        if live[probe].arrival <= now {
+            break probe + 1;
+        }
+        hi = probe;
+        step *= 2;
+    };
+    lo + live[lo..hi].partition_point(|s| s.arrival <= now)
 }
 
 /// A port that takes one line per cycle (an SM's L1), served in arrival order.
@@ -202,8 +322,9 @@ mod tests {
             9,
             "both retired at floor 21; free at 30"
         );
-        assert!(
-            b.window.is_empty(),
+        assert_eq!(
+            b.window.len() - b.head,
+            0,
             "a request at the floor of an empty window does not enter it"
         );
         assert_eq!(b.out_of_order, 0);

@@ -76,7 +76,6 @@ pub mod tlb;
 mod tlb_ways;
 mod translate_page;
 pub mod translation;
-mod window;
 
 pub use config::GpuConfig;
 pub use event_loop::Gpu;
