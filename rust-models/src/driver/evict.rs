@@ -260,4 +260,24 @@ mod tests {
             Err(FrameAuditError::ReservedFree(res.pfn.0 + 16))
         );
     }
+
+    /// An allocation whose byte count disagrees with its mapped pages is reported with
+    /// both sides in bytes: one 64 KB page mapped, 4 KB more accounted.
+    #[test]
+    fn the_audit_reports_accounted_and_mapped_bytes() {
+        let allocs = [Allocation::new("a", 2 << 20)];
+        let mut mm =
+            MemoryManager::new(DriverConfig::default(), PolicyKind::S64k, &allocs).unwrap();
+        mm.handle_fault(mm.alloc_base(0), ChipletId(0), &mut NoRemote)
+            .unwrap();
+        mm.check_invariants().unwrap();
+        mm.allocs[0].mapped_bytes += PAGE_4K;
+        assert_eq!(
+            mm.check_invariants(),
+            Err(FrameAuditError::BytesAccounted {
+                accounted: (16 + 1) * PAGE_4K,
+                mapped: 16 * PAGE_4K,
+            })
+        );
+    }
 }
