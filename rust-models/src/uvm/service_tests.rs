@@ -246,3 +246,23 @@ fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
         assert!(c.ready_at[p] != end, "page {p} outside the block untouched");
     }
 }
+
+/// Forest prefetches with each object's own tree (what the APD programmed), not TBNp's:
+/// an object whose tree has 256 KB leaves brings a fault's whole leaf, 64 pages, where
+/// TBNp's 64 KB big page would bring 16.
+#[test]
+fn forest_widens_a_fault_to_its_objects_own_leaf() {
+    let cfg = UvmConfig::from_text("", Path::new("test"), &[]).expect("defaults");
+    let objects = Objects(vec![Allocation::new("o", 2 << 20)]);
+    let mut c = UvmCore::new(&objects, &cfg, UvmPolicy::Forest, true).expect("Forest core");
+    let f = c.forest.as_mut().expect("Forest keeps an ATT state");
+    f.tracker.objects[0].shape = super::tbnp::TreeShape {
+        tree_pages: 512,
+        leaf_pages: 64,
+    };
+    let a = first_page(&c, 0);
+    c.queue_fault(a + 100, 0);
+    c.service_batch(0).unwrap();
+    assert_eq!(c.metrics.pages_migrated, 64);
+    assert!((a + 64..a + 128).all(|p| c.res.is_resident(p)));
+}
