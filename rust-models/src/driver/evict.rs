@@ -240,18 +240,23 @@ mod tests {
         }
     }
 
+    /// One 2 MB structure under `policy` after one fault at its base from `chiplet`, audited.
+    fn after_one_fault(policy: PolicyKind, chiplet: ChipletId) -> MemoryManager {
+        let allocs = [Allocation::new("a", 2 << 20)];
+        let mut mm = MemoryManager::new(DriverConfig::default(), policy, &allocs).unwrap();
+        mm.handle_fault(mm.alloc_base(0), chiplet, &mut NoRemote)
+            .unwrap();
+        mm.check_invariants().unwrap();
+        mm
+    }
+
     /// Under S-128KB one fault maps a 64 KB page (4 KB pages 0..16) into a 128 KB
     /// reservation (32 frames). With that reservation put back on the free list behind the
     /// manager's back, the audit names the first reserved-but-unmapped frame: the
     /// reservation's frame 16.
     #[test]
     fn the_audit_names_the_first_free_reserved_frame() {
-        let allocs = [Allocation::new("a", 2 << 20)];
-        let mut mm =
-            MemoryManager::new(DriverConfig::default(), PolicyKind::S128k, &allocs).unwrap();
-        mm.handle_fault(mm.alloc_base(0), ChipletId(1), &mut NoRemote)
-            .unwrap();
-        mm.check_invariants().unwrap();
+        let mut mm = after_one_fault(PolicyKind::S128k, ChipletId(1));
         let res = mm.blocks[0].reservations[0].expect("region 0 reserved");
         assert_eq!(mm.blocks[0].mapped_pages, 16);
         mm.phys.free(res.pfn, 5);
@@ -265,12 +270,7 @@ mod tests {
     /// both sides in bytes: one 64 KB page mapped, 4 KB more accounted.
     #[test]
     fn the_audit_reports_accounted_and_mapped_bytes() {
-        let allocs = [Allocation::new("a", 2 << 20)];
-        let mut mm =
-            MemoryManager::new(DriverConfig::default(), PolicyKind::S64k, &allocs).unwrap();
-        mm.handle_fault(mm.alloc_base(0), ChipletId(0), &mut NoRemote)
-            .unwrap();
-        mm.check_invariants().unwrap();
+        let mut mm = after_one_fault(PolicyKind::S64k, ChipletId(0));
         mm.allocs[0].mapped_bytes += PAGE_4K;
         assert_eq!(
             mm.check_invariants(),

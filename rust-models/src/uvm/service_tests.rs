@@ -45,9 +45,14 @@ fn core(n: usize, sets: &[&str]) -> UvmCore {
 /// These objects (each 2 MB-aligned) under TBNp with the overrides `sets`, invariants
 /// checked after every batch.
 fn core_of(objects: Vec<Allocation>, sets: &[&str]) -> UvmCore {
+    core_under(UvmPolicy::Tbnp, objects, sets)
+}
+
+/// [`core_of`] under `policy`.
+fn core_under(policy: UvmPolicy, objects: Vec<Allocation>, sets: &[&str]) -> UvmCore {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let cfg = UvmConfig::from_text("", Path::new("test"), &sets).expect("valid overrides");
-    UvmCore::new(&Objects(objects), &cfg, UvmPolicy::Tbnp, true).expect("no ATT under TBNp")
+    UvmCore::new(&Objects(objects), &cfg, policy, true).expect("the core builds")
 }
 
 fn first_page(c: &UvmCore, o: usize) -> usize {
@@ -252,9 +257,7 @@ fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
 /// TBNp's 64 KB big page would bring 16.
 #[test]
 fn forest_widens_a_fault_to_its_objects_own_leaf() {
-    let cfg = UvmConfig::from_text("", Path::new("test"), &[]).expect("defaults");
-    let objects = Objects(vec![Allocation::new("o", 2 << 20)]);
-    let mut c = UvmCore::new(&objects, &cfg, UvmPolicy::Forest, true).expect("Forest core");
+    let mut c = core_under(UvmPolicy::Forest, vec![Allocation::new("o", 2 << 20)], &[]);
     let f = c.forest.as_mut().expect("Forest keeps an ATT state");
     f.tracker.objects[0].shape = super::tbnp::TreeShape {
         tree_pages: 512,

@@ -29,12 +29,13 @@ fn scenario() -> uvm_common::ListWorkload {
 }
 
 fn config() -> UvmConfig {
-    UvmConfig::from_text(
-        "",
-        std::path::Path::new("test"),
-        &["memory.oversubscription=1.5".into()],
-    )
-    .unwrap()
+    config_with(&["memory.oversubscription=1.5"])
+}
+
+/// The default UVM configuration with the overrides `sets`.
+fn config_with(sets: &[&str]) -> UvmConfig {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    UvmConfig::from_text("", std::path::Path::new("test"), &sets).unwrap()
 }
 
 #[test]
@@ -67,15 +68,7 @@ fn tbnp_aae_prefetches_with_tbnps_trees_not_forests() {
         vec![Allocation::new("A", 2 << 20)],
         (0..8).map(|i| touch(0, i * 16, false)).collect(),
     );
-    let cfg = UvmConfig::from_text(
-        "",
-        std::path::Path::new("test"),
-        &[
-            "forest.trees.lc_tree_kb=128".into(),
-            "forest.trees.lc_leaf_kb=16".into(),
-        ],
-    )
-    .unwrap();
+    let cfg = config_with(&["forest.trees.lc_tree_kb=128", "forest.trees.lc_leaf_kb=16"]);
     let tbnp = run_small(&wl, &cfg, UvmPolicy::Tbnp, 1.0).unwrap().uvm;
     let aae = run_small(&wl, &cfg, UvmPolicy::TbnpAae, 1.0).unwrap().uvm;
     assert_eq!(tbnp.pages_evicted, 0, "memory is plentiful");
