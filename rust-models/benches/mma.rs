@@ -25,6 +25,7 @@ fn mma(c: &mut Criterion) {
         )
     });
     g.finish();
+
     let mut full = LocalityTree::new(BLOCK_LEAVES, 4);
     for leaf in 0..BLOCK_LEAVES {
         full.record(leaf, ChipletId((leaf / 4 % 4) as u8));
@@ -32,7 +33,10 @@ fn mma(c: &mut Criterion) {
     c.bench_function("mma/score_and_select", |b| {
         b.iter(|| black_box(&full).select_level(black_box(0.25)))
     });
+}
 
+/// One 64 MB allocation, and a driver with room for it on every chiplet.
+fn one_allocation() -> ([Allocation; 1], DriverConfig) {
     let allocs = [Allocation {
         name: "a".into(),
         bytes: 64 << 20,
@@ -44,6 +48,11 @@ fn mma(c: &mut Criterion) {
         frames_per_chiplet: 64 * 512,
         ..DriverConfig::default()
     };
+    (allocs, cfg)
+}
+
+fn driver_fault(c: &mut Criterion) {
+    let (allocs, cfg) = one_allocation();
     let mut g = c.benchmark_group("driver");
     g.throughput(Throughput::Elements(BLOCK_LEAVES as u64));
     g.bench_function("clap_fault_64k", |b| {
@@ -63,9 +72,12 @@ fn mma(c: &mut Criterion) {
         )
     });
     g.finish();
+}
 
+fn driver_translate(c: &mut Criterion) {
+    let (allocs, cfg) = one_allocation();
     // 64 MB mapped with 64 KB pages from four chiplets, translated at scattered VAs.
-    let mut mm = MemoryManager::new(cfg.clone(), PolicyKind::S64k, &allocs).expect("valid config");
+    let mut mm = MemoryManager::new(cfg, PolicyKind::S64k, &allocs).expect("valid config");
     let base = mm.alloc_base(0).0;
     for page in 0..1024u64 {
         let chiplet = ChipletId((page / 8 % 4) as u8);
@@ -83,5 +95,5 @@ fn mma(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, mma);
+criterion_group!(benches, mma, driver_fault, driver_translate);
 criterion_main!(benches);
