@@ -220,6 +220,41 @@ fn lru_evicts_the_oldest_block_the_batch_does_not_touch() {
     assert!((d..d + half).all(|p| c.res.is_resident(p)));
 }
 
+/// Pinning covers exactly the blocks the batch's trees span. GPU memory full: object 0
+/// whole (the LRU's oldest block), object 2's first half, object 1's first half. A fault in
+/// object 1's second half needs 8 frames: the oldest block the batch does not touch is
+/// object 0's, so all of object 0 goes and object 2 stays. (Pinning every block up to the
+/// batch's, block 0 too, would evict object 2 instead.)
+#[test]
+fn lru_evicts_an_older_block_before_the_batchs_own() {
+    let mut c = core(3, &[]);
+    let (a, b, d) = (first_page(&c, 0), first_page(&c, 1), first_page(&c, 2));
+    assert!(
+        b >= PAGES_PER_BLOCK,
+        "object 1 is in a later 2 MB block than object 0"
+    );
+    let half = BIG_PAGE / 2;
+    for (first, pages) in [(a, BIG_PAGE), (d, half), (b, half)] {
+        for p in first..first + pages {
+            assert!(c.res.migrate_in(p, false, 0));
+        }
+        c.lru.touch_block(first / PAGES_PER_BLOCK);
+        c.block_populated.set(first / PAGES_PER_BLOCK, true);
+    }
+    assert_eq!(c.res.free_frames(), 0);
+    c.queue_fault(b + half, 0);
+    c.service_batch(0).unwrap();
+    assert_eq!(c.metrics.evictions, 1);
+    assert_eq!(c.metrics.pages_evicted, BIG_PAGE as u64, "all of object 0");
+    assert!((a..a + BIG_PAGE).all(|p| !c.res.is_resident(p)));
+    assert!(
+        (d..d + half).all(|p| c.res.is_resident(p)),
+        "object 2 stays"
+    );
+    assert!((b..b + BIG_PAGE).all(|p| c.res.is_resident(p)));
+    assert!(c.pinned_blocks.not_any(), "the batch unpinned its blocks");
+}
+
 /// First touch with preferred location = this GPU (`tbnp.all_preferred_gpu`): one fault in
 /// a 2 MB block no processor holds yet populates that whole block — exactly its 512 pages,
 /// none of the neighbouring blocks — in the one batch. The object is the second of two, so
