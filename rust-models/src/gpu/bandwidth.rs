@@ -203,12 +203,18 @@ impl Budget {
     /// each sum rounded (rounding is monotone), so the same values come out while only the
     /// addition carries the chain from one request to the next; the idle gap is a branch,
     /// not a `max` on that chain (`arrival` as i64: exact, one conversion instruction).
-    #[inline]
+    #[inline(always)]
     fn refresh(&mut self, upto: usize) {
-        let mut from = self.fresh;
-        if from >= upto {
-            return;
+        // Nearly always current already (a request arriving last after another): the
+        // check stays in `consume`, the walk is a call.
+        if self.fresh < upto {
+            self.refresh_stale(upto);
         }
+    }
+
+    /// [`Budget::refresh`] with `fresh < upto`.
+    fn refresh_stale(&mut self, upto: usize) {
+        let mut from = self.fresh;
         let mut finish = if from == self.head {
             self.free_at
         } else {
