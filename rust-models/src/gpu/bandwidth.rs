@@ -104,18 +104,33 @@ impl Budget {
     pub fn consume(&mut self, now: u64, cost: f64, floor: u64) -> u64 {
         debug_assert!(floor <= now, "request at {now} below the floor {floor}");
         self.lines += 1;
-        let now_f = now as f64;
-        if self.arrival_order {
-            self.retire(floor);
+        // Processing order (an SM's issue slots, on every warp instruction): a few
+        // instructions, inlined where the window's path is a call.
+        if !self.arrival_order {
+            return self.serve_now(now, cost);
         }
-        // Processing order; or arrival order with nothing left in the window and a
-        // request at the floor (an SM's issue slots, nearly always): every later request
-        // arrives at or after it and would retire it first thing, so it need not enter
-        // the window — the same `free_at`, without touching the window's buffer.
-        if !self.arrival_order || (now == floor && self.head == self.window.len()) {
-            let start = self.free_at.max(now_f);
-            self.free_at = start + cost;
-            return self.waited(start - now_f);
+        self.consume_in_arrival_order(now, cost, floor)
+    }
+
+    /// Serve after everything served so far: the "free from" time moves on.
+    #[inline(always)]
+    fn serve_now(&mut self, now: u64, cost: f64) -> u64 {
+        let now_f = now as f64;
+        let start = self.free_at.max(now_f);
+        self.free_at = start + cost;
+        self.waited(start - now_f)
+    }
+
+    /// [`Budget::consume`] serving in arrival order.
+    fn consume_in_arrival_order(&mut self, now: u64, cost: f64, floor: u64) -> u64 {
+        let now_f = now as f64;
+        self.retire(floor);
+        // Nothing left in the window and a request at the floor (a pending page's L1
+        // port): every later request arrives at or after it and would retire it first
+        // thing, so it need not enter the window — the same `free_at`, without touching
+        // the window's buffer.
+        if now == floor && self.head == self.window.len() {
+            return self.serve_now(now, cost);
         }
         // Position in arrival order: usually the end; else before the first later arrival.
         let len = self.window.len();
