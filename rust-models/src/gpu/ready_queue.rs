@@ -7,8 +7,8 @@
 //! `(cycle << 20) | slot` keys still moved each key through the twenty slot bits.
 //!
 //! Here a wheel of [`WHEEL_CYCLES`] buckets, one per cycle of the window after the current
-//! cycle, holds intrusive lists of slots (a `next` link per slot, so a push writes at most
-//! two words and allocates nothing); a bitmap finds the next non-empty bucket. Events beyond
+//! cycle, holds intrusive lists of slots (a `next` link per slot, so a push writes two
+//! words and allocates nothing); a bitmap finds the next non-empty bucket. Events beyond
 //! the window wait in a few per-cycle groups (under UVM, thousands of warps wait for one
 //! fault batch's end: one group instead of thousands of heap sift-downs), the rest in a
 //! binary heap. When a cycle becomes current, its slots are sorted
@@ -26,11 +26,6 @@ const WHEEL_MASK: u64 = WHEEL_CYCLES as u64 - 1;
 const BUCKETS_PER_SUMMARY_BIT: usize = 64 * 64;
 /// End of a slot list.
 const NIL: u32 = u32::MAX;
-/// Marks a bucket's last slot (in `head` when it is the only one, else in the link before
-/// it), so a walk stops there without loading that slot's own link: a bucket of one slot
-/// is read with no `next` load at all. The walk's dependent load of a link written long
-/// before was 85 % of `advance`, 7 % of `dc`/`s4k` at the default scale.
-const LAST: u32 = 1 << 31;
 
 /// Min-queue of (cycle, warp slot) events; time never goes back, a slot is queued at most
 /// once.
@@ -103,18 +98,12 @@ impl ReadyQueue {
             self.current.insert(at, slot);
         } else if cycle - self.now < WHEEL_CYCLES as u64 {
             let b = (cycle & WHEEL_MASK) as usize;
-            assert!(slot < LAST - 1, "warp slot {slot} beyond the queue's range");
-            let first = self.head[b];
-            if first == NIL {
-                self.head[b] = slot | LAST;
-            } else {
-                let s = slot as usize;
-                if s >= self.next.len() {
-                    self.next.resize(s + 1, NIL);
-                }
-                self.next[s] = first;
-                self.head[b] = slot;
+            let s = slot as usize;
+            if s >= self.next.len() {
+                self.next.resize(s + 1, NIL);
             }
+            self.next[s] = self.head[b];
+            self.head[b] = slot;
             self.occupied[b / 64] |= 1 << (b % 64);
             self.summary[b / BUCKETS_PER_SUMMARY_BIT] |= 1 << (b / 64 % 64);
             if self.next_wheel.is_none_or(|n| cycle < n) {
@@ -162,7 +151,6 @@ impl ReadyQueue {
     pub(super) fn upcoming(&self) -> [Option<u32>; 2] {
         let n = self.current.len();
         let bucket = |c: u64| self.head[(c & WHEEL_MASK) as usize];
-        let slot = |s: u32| s & !LAST;
         match n {
             0 => {
                 // Usually fewer than one warp per cycle: the next two may sit in the next
@@ -171,17 +159,13 @@ impl ReadyQueue {
                     return [None, None];
                 };
                 let first = bucket(c);
-                let second = if first & LAST != 0 {
-                    self.first_bucket_after(c).map(bucket)
-                } else {
-                    Some(self.next[first as usize])
+                let second = match self.next[first as usize] {
+                    NIL => self.first_bucket_after(c).map(bucket),
+                    s => Some(s),
                 };
-                [Some(slot(first)), second.map(slot)]
+                [Some(first), second]
             }
-            1 => [
-                Some(self.current[0]),
-                self.next_wheel.map(|c| slot(bucket(c))),
-            ],
+            1 => [Some(self.current[0]), self.next_wheel.map(bucket)],
             _ => [Some(self.current[n - 1]), Some(self.current[n - 2])],
         }
     }
@@ -202,13 +186,10 @@ impl ReadyQueue {
             if self.occupied[b / 64] == 0 {
                 self.summary[b / BUCKETS_PER_SUMMARY_BIT] &= !(1 << (b / 64 % 64));
             }
-            // Non-empty (its `occupied` bit was set): the walk ends at the marked slot.
-            debug_assert!(s != NIL, "bucket {b} marked but empty");
-            while s & LAST == 0 {
+            while s != NIL {
                 self.current.push(s);
                 s = self.next[s as usize];
             }
-            self.current.push(s & !LAST);
             self.next_wheel = self.next_wheel_cycle();
         }
         while let Some(&Reverse((c, s))) = self.far.peek() {
