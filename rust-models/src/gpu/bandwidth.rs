@@ -252,6 +252,11 @@ impl Budget {
     /// moved at most once more on average.
     #[inline]
     fn retire(&mut self, floor: u64) {
+        // The first request is `window[head]` (a non-empty gap has requests before it):
+        // when it is not retired, nothing is, and the walk over the gap's sides is spared.
+        if self.window.get(self.head).is_none_or(|s| s.arrival > floor) {
+            return;
+        }
         let (gs, ge) = (self.gap_start, self.gap_end);
         let arrived = |s: &Slot| s.arrival <= floor;
         let front_end = self.head
