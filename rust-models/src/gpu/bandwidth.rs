@@ -40,17 +40,29 @@ struct Slot {
 /// behind it, so they are recomputed only when read (the finish before a new request, the
 /// last one retired): a saturated window took each out-of-order request a walk over all
 /// requests behind it, now one walk per stretch read. The values are the same bit for bit.
+///
+/// The window is a gap buffer: `window[head..gap_start]` then `window[gap_end..]`, in
+/// arrival order. An out-of-order request is written into the gap, which is first moved
+/// to its place, so it moves only the slots between the last insertion and this one (a
+/// `Vec::insert` moved every slot behind it: 13 % of `dc`/`s4k` at the default scale, where
+/// windows are long); a request arriving last is pushed at the buffer's end, behind the gap.
 #[derive(Debug, Clone, Default)]
 pub struct Budget {
     /// Serve in arrival order; `false`: in the order requests are processed (one
     /// "free from" time, `memory.serve_in_arrival_order = false`).
     pub arrival_order: bool,
-    /// The window is `window[head..]`: a `Vec` with its retired front skipped, not a
-    /// `VecDeque`, so a search, an insertion and a push-back each see one slice (a ring's
-    /// two halves cost a wrap-around copy and split every pass).
+    /// The buffer: its retired front (before `head`) is skipped, not a `VecDeque`, so a
+    /// search, an insertion and a push-back each see at most two slices.
     window: Vec<Slot>,
     head: usize,
-    /// `window[head..fresh]` hold current finishes; those from `fresh` on are stale.
+    /// The gap, `window[gap_start..gap_end]`, holds no request. Invariants: `head <=
+    /// gap_start <= gap_end <= window.len()`, and a non-empty gap has requests on both
+    /// sides (so the request before `gap_end` is the one before `gap_start`).
+    gap_start: usize,
+    gap_end: usize,
+    /// The requests stored before `fresh` hold current finishes; those from it on are
+    /// stale. Never `gap_end` of a non-empty gap (`gap_start` says the same), so the
+    /// request before `fresh` is `window[fresh - 1]` unless `fresh == head`.
     fresh: usize,
     /// Finish of the last request retired from the window.
     free_at: f64,
@@ -63,6 +75,18 @@ pub struct Budget {
     /// Waiting never charged of the retired requests (see [`Budget::overbooked_cycles`]).
     overbooked_retired: f64,
 }
+
+/// Slots a gap is opened with: an insertion into a full buffer moves the requests behind
+/// it once, then the next this many insertions only move the gap.
+const GAP: usize = 64;
+
+/// What a gap's slots hold (never read).
+const EMPTY: Slot = Slot {
+    arrival: 0,
+    cost: 0.0,
+    finish: 0.0,
+    answered: 0.0,
+};
 
 impl Budget {
     /// A resource serving in arrival order (`true`) or in processing order.
@@ -80,25 +104,38 @@ impl Budget {
     pub fn consume(&mut self, now: u64, cost: f64, floor: u64) -> u64 {
         debug_assert!(floor <= now, "request at {now} below the floor {floor}");
         self.lines += 1;
-        let now_f = now as f64;
-        if self.arrival_order {
-            self.retire(floor);
+        // Processing order (an SM's issue slots, on every warp instruction): a few
+        // instructions, inlined where the window's path is a call.
+        if !self.arrival_order {
+            return self.serve_now(now, cost);
         }
-        // Processing order; or arrival order with nothing left in the window and a
-        // request at the floor (an SM's issue slots, nearly always): every later request
-        // arrives at or after it and would retire it first thing, so it need not enter
-        // the window — the same `free_at`, without touching the window's buffer.
-        if !self.arrival_order || (now == floor && self.head == self.window.len()) {
-            let start = self.free_at.max(now_f);
-            self.free_at = start + cost;
-            return self.waited(start - now_f);
+        self.consume_in_arrival_order(now, cost, floor)
+    }
+
+    /// Serve after everything served so far: the "free from" time moves on.
+    #[inline(always)]
+    fn serve_now(&mut self, now: u64, cost: f64) -> u64 {
+        let now_f = cycles(now);
+        let start = self.free_at.max(now_f);
+        self.free_at = start + cost;
+        self.waited(start - now_f)
+    }
+
+    /// [`Budget::consume`] serving in arrival order.
+    fn consume_in_arrival_order(&mut self, now: u64, cost: f64, floor: u64) -> u64 {
+        let now_f = cycles(now);
+        self.retire(floor);
+        // Nothing left in the window and a request at the floor (a pending page's L1
+        // port): every later request arrives at or after it and would retire it first
+        // thing, so it need not enter the window — the same `free_at`, without touching
+        // the window's buffer.
+        if now == floor && self.head == self.window.len() {
+            return self.serve_now(now, cost);
         }
-        // Position in arrival order: usually the end; else the first later arrival.
+        // Position in arrival order: usually the end; else before the first later arrival.
         let len = self.window.len();
         let pos = match self.window.last() {
-            Some(last) if last.arrival > now => {
-                self.head + position(&self.window[self.head..], now)
-            }
+            Some(last) if last.arrival > now => self.position(now),
             _ => len,
         };
         let before = if pos == self.head {
@@ -117,37 +154,95 @@ impl Budget {
         };
         if pos == len {
             self.window.push(slot);
+            self.fresh = len + 1;
         } else {
             // The requests behind it start later; what they answered stands.
-            self.window.insert(pos, slot);
+            self.insert(pos, slot);
             self.out_of_order += 1;
+            // Every request before it was refreshed, and its finish is current.
+            self.fresh = self.gap_start;
         }
-        // `window[head..pos]` was refreshed (or is empty), and the new finish is current.
-        self.fresh = pos + 1;
         self.waited(start - now_f)
     }
 
-    /// Bring the finishes of `window[..upto]` up to date.
+    /// Where a request arriving at `now` goes, the last request arriving after it: before
+    /// the first later arrival, as an index into `window`; `gap_start` if that is at the
+    /// gap (never `gap_end` of a non-empty gap).
+    #[inline]
+    fn position(&self, now: u64) -> usize {
+        let (gs, ge) = (self.gap_start, self.gap_end);
+        if ge < self.window.len() && self.window[ge].arrival <= now {
+            // Behind the gap: the tail's last arrives after `now`, its first not.
+            return ge + position(&self.window[ge..], now);
+        }
+        match gs.checked_sub(1) {
+            Some(last) if gs > self.head && self.window[last].arrival > now => {
+                self.head + position(&self.window[self.head..gs], now)
+            }
+            _ => gs,
+        }
+    }
+
+    /// Write `slot` before the request stored at `pos` (as [`Budget::position`] gives it),
+    /// moving the gap there first; the gap then starts right behind `slot`.
+    #[inline]
+    fn insert(&mut self, pos: usize, slot: Slot) {
+        let (gs, ge) = (self.gap_start, self.gap_end);
+        if gs == ge {
+            // No gap: open one at `pos`, moving the requests behind it once.
+            let len = self.window.len();
+            self.window.resize(len + GAP, EMPTY);
+            self.window.copy_within(pos..len, pos + GAP);
+            self.gap_start = pos;
+            self.gap_end = pos + GAP;
+        } else if pos > ge {
+            // Behind the gap: the requests between come before it.
+            self.window.copy_within(ge..pos, gs);
+            self.gap_start = gs + (pos - ge);
+            self.gap_end = pos;
+        } else if pos < gs {
+            // Before the gap: the requests between go behind it.
+            let n = gs - pos;
+            self.window.copy_within(pos..gs, ge - n);
+            self.gap_start = pos;
+            self.gap_end = ge - n;
+        }
+        self.window[self.gap_start] = slot;
+        self.gap_start += 1;
+    }
+
+    /// Bring the finishes of the requests stored before `upto` up to date (`upto` is a
+    /// request's index, the buffer's end or `gap_start`; never `gap_end` of a non-empty gap).
     ///
     /// `max(finish, arrival) + cost` rounded is `max(finish + cost, arrival + cost)` with
     /// each sum rounded (rounding is monotone), so the same values come out while only the
     /// addition carries the chain from one request to the next; the idle gap is a branch,
     /// not a `max` on that chain (`arrival` as i64: exact, one conversion instruction).
-    #[inline]
+    #[inline(always)]
     fn refresh(&mut self, upto: usize) {
-        if self.fresh >= upto {
-            return;
+        // Nearly always current already (a request arriving last after another): the
+        // check stays in `consume`, the walk is a call.
+        if self.fresh < upto {
+            self.refresh_stale(upto);
         }
-        let mut finish = if self.fresh == self.head {
+    }
+
+    /// [`Budget::refresh`] with `fresh < upto`.
+    fn refresh_stale(&mut self, upto: usize) {
+        let mut from = self.fresh;
+        let mut finish = if from == self.head {
             self.free_at
         } else {
-            self.window[self.fresh - 1].finish
+            self.window[from - 1].finish
         };
-        for s in &mut self.window[self.fresh..upto] {
-            let pushed = finish + s.cost;
-            let alone = s.arrival as i64 as f64 + s.cost;
-            finish = if alone > pushed { alone } else { pushed };
-            s.finish = finish;
+        let (gs, ge) = (self.gap_start, self.gap_end);
+        if from < gs {
+            let end = upto.min(gs);
+            finish = scan(&mut self.window[from..end], finish);
+            from = end;
+        }
+        if upto > gs {
+            scan(&mut self.window[from.max(ge)..upto], finish);
         }
         self.fresh = upto;
     }
@@ -157,26 +252,58 @@ impl Budget {
     /// moved at most once more on average.
     #[inline]
     fn retire(&mut self, floor: u64) {
-        let live = &self.window[self.head..];
-        let n = live.iter().take_while(|s| s.arrival <= floor).count();
-        if n == 0 {
+        // The first request is `window[head]` (a non-empty gap has requests before it):
+        // when it is not retired, nothing is, and the walk over the gap's sides is spared.
+        if self.window.get(self.head).is_none_or(|s| s.arrival > floor) {
             return;
         }
-        let end = self.head + n;
-        self.refresh(end);
+        let (gs, ge) = (self.gap_start, self.gap_end);
+        let arrived = |s: &Slot| s.arrival <= floor;
+        let front_end = self.head
+            + self.window[self.head..gs]
+                .iter()
+                .take_while(|s| arrived(s))
+                .count();
+        // All before the gap retired: on behind it (an empty gap is no boundary).
+        let end = if front_end == gs {
+            ge + self.window[ge..].iter().take_while(|s| arrived(s)).count()
+        } else {
+            front_end
+        };
+        if end == self.head {
+            return;
+        }
+        let crossed = front_end == gs;
+        self.refresh(if end == ge { gs } else { end });
         let mut late = self.overbooked_retired;
-        for s in &self.window[self.head..end] {
+        for s in &self.window[self.head..front_end] {
             late += s.finish - s.answered;
         }
+        if crossed {
+            for s in &self.window[ge..end] {
+                late += s.finish - s.answered;
+            }
+        }
         self.overbooked_retired = late;
-        self.free_at = self.window[end - 1].finish;
+        self.free_at = if end > ge || !crossed {
+            self.window[end - 1].finish
+        } else {
+            self.window[gs - 1].finish
+        };
         self.head = end;
+        if crossed {
+            // The gap is now part of the retired front.
+            self.gap_start = end;
+            self.gap_end = end;
+            self.fresh = self.fresh.max(end);
+        }
         if self.head == self.window.len() {
             self.window.clear();
-            self.head = 0;
-            self.fresh = 0;
+            (self.head, self.gap_start, self.gap_end, self.fresh) = (0, 0, 0, 0);
         } else if self.head >= 64 && 2 * self.head >= self.window.len() {
             self.window.drain(..self.head);
+            self.gap_start -= self.head;
+            self.gap_end -= self.head;
             self.fresh -= self.head;
             self.head = 0;
         }
@@ -189,7 +316,9 @@ impl Budget {
     pub fn overbooked_cycles(&self) -> f64 {
         let mut late = self.overbooked_retired;
         let mut finish = self.free_at;
-        for (i, s) in self.window.iter().enumerate().skip(self.head) {
+        let stored = (self.head..self.gap_start).chain(self.gap_end..self.window.len());
+        for i in stored {
+            let s = &self.window[i];
             if i >= self.fresh {
                 finish = finish.max(s.arrival as f64) + s.cost;
             } else {
@@ -200,6 +329,12 @@ impl Budget {
         late
     }
 
+    /// Requests in the window.
+    #[cfg(test)]
+    fn live(&self) -> usize {
+        self.window.len() - self.head - (self.gap_end - self.gap_start)
+    }
+
     /// Count a wait of `wait` cycles; returns it in whole cycles.
     #[inline]
     fn waited(&mut self, wait: f64) -> u64 {
@@ -207,10 +342,32 @@ impl Budget {
             return 0;
         }
         self.queued_cycles += wait;
-        // ceil() without a libm call (`wait` is finite and positive).
-        let whole = wait as u64;
-        whole + ((whole as f64) < wait) as u64
+        // ceil() without a libm call (`wait` is finite, positive and a difference of cycle
+        // times, far below 2^63): the signed conversions are one instruction each where
+        // the unsigned ones were a sequence each (9 % of `consume` on `gemm-gpt3`).
+        let whole = wait as i64;
+        (whole + ((whole as f64) < wait) as i64) as u64
     }
+}
+
+/// A cycle count as `f64`: the same value as `c as f64` for any count below 2^63 (every
+/// cycle of a run), through the one-instruction signed conversion.
+#[inline(always)]
+fn cycles(c: u64) -> f64 {
+    debug_assert!(c < 1 << 63, "cycle {c} beyond 2^63");
+    c as i64 as f64
+}
+
+/// Recompute the finishes of `slots` from the finish before them; returns the last.
+#[inline]
+fn scan(slots: &mut [Slot], mut finish: f64) -> f64 {
+    for s in slots {
+        let pushed = finish + s.cost;
+        let alone = s.arrival as i64 as f64 + s.cost;
+        finish = if alone > pushed { alone } else { pushed };
+        s.finish = finish;
+    }
+    finish
 }
 
 /// Where a request arriving at `now` goes in `live` (in arrival order, its last arriving
@@ -254,7 +411,7 @@ impl LinePort {
     /// starts (line k starts k cycles later). `floor` as for [`Budget::consume`].
     #[inline]
     pub fn take(&mut self, now: u64, lines: u64, floor: u64) -> u64 {
-        now + self.budget.consume(now, lines as f64, floor)
+        now + self.budget.consume(now, cycles(lines), floor)
     }
 
     /// Requests that arrived before one processed earlier.
@@ -264,167 +421,5 @@ impl LinePort {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn in_processing_order_a_later_arrival_delays_an_earlier_one() {
-        let mut b = Budget::new(false);
-        assert_eq!(b.consume(500, 10.0, 0), 0);
-        assert_eq!(
-            b.consume(100, 10.0, 0),
-            410,
-            "queued behind the request at 500"
-        );
-    }
-
-    #[test]
-    fn in_order_requests_queue_beyond_the_rate() {
-        let mut b = Budget::new(true);
-        assert_eq!(b.consume(10, 4.0, 10), 0);
-        assert_eq!(b.consume(10, 4.0, 10), 4);
-        assert_eq!(b.consume(10, 4.0, 10), 8);
-        assert_eq!(b.consume(100, 4.0, 100), 0, "idle resource: no wait");
-        assert_eq!(b.out_of_order, 0);
-    }
-
-    /// A request processed after a later-arriving one is served first: it does not wait,
-    /// and the one that arrived later is pushed behind it for every request after.
-    #[test]
-    fn an_earlier_arrival_processed_later_is_not_delayed() {
-        let mut b = Budget::new(true);
-        assert_eq!(b.consume(500, 10.0, 0), 0, "busy 500..510");
-        assert_eq!(b.consume(100, 10.0, 0), 0, "arrives first: served at once");
-        assert_eq!(
-            b.consume(495, 10.0, 0),
-            0,
-            "495..505 goes ahead of the one at 500"
-        );
-        assert_eq!(b.out_of_order, 2);
-        // The one at 500 now finishes at 515 (505 + 10): a request at 505 waits for it.
-        // Its answer (no wait, done at 510) stands: 5 cycles of queueing never charged.
-        assert_eq!(b.overbooked_cycles(), 5.0);
-        assert_eq!(b.consume(505, 10.0, 0), 10);
-        assert_eq!(b.out_of_order, 2);
-    }
-
-    #[test]
-    fn ties_go_in_processing_order_and_the_floor_retires() {
-        let mut b = Budget::new(true);
-        assert_eq!(b.consume(20, 5.0, 0), 0);
-        assert_eq!(
-            b.consume(20, 5.0, 0),
-            5,
-            "same cycle: behind the first processed"
-        );
-        assert_eq!(
-            b.consume(21, 5.0, 21),
-            9,
-            "both retired at floor 21; free at 30"
-        );
-        assert_eq!(
-            b.window.len() - b.head,
-            0,
-            "a request at the floor of an empty window does not enter it"
-        );
-        assert_eq!(b.out_of_order, 0);
-    }
-
-    #[test]
-    fn a_line_port_takes_one_line_per_cycle_in_arrival_order() {
-        let mut p = LinePort::new(true);
-        assert_eq!(p.take(10, 3, 10), 10, "idle: the first line starts at once");
-        assert_eq!(p.take(11, 1, 10), 13, "behind the three lines before it");
-        assert_eq!(p.take(50, 2, 10), 50);
-        assert_eq!(
-            p.take(40, 2, 10),
-            40,
-            "arrives before the pair at 50: not delayed"
-        );
-        assert_eq!(p.take(50, 1, 10), 52, "behind the pair that arrived at 50");
-        assert_eq!(p.out_of_order(), 1);
-    }
-
-    /// The rule step by step, as first written: a Vec in arrival order, every request
-    /// behind an out-of-order one pushed back with `max(previous finish, arrival) + cost`.
-    struct Reference {
-        window: Vec<Slot>,
-        free_at: f64,
-        overbooked: f64,
-    }
-
-    impl Reference {
-        fn consume(&mut self, now: u64, cost: f64, floor: u64) -> f64 {
-            while self.window.first().is_some_and(|s| s.arrival <= floor) {
-                self.free_at = self.window.remove(0).finish;
-            }
-            let pos = self.window.partition_point(|s| s.arrival <= now);
-            let before = pos
-                .checked_sub(1)
-                .map_or(self.free_at, |p| self.window[p].finish);
-            let start = before.max(now as f64);
-            let mut finish = start + cost;
-            let slot = Slot {
-                arrival: now,
-                cost,
-                finish,
-                answered: finish,
-            };
-            self.window.insert(pos, slot);
-            for s in &mut self.window[pos + 1..] {
-                let pushed = finish.max(s.arrival as f64) + s.cost;
-                if pushed == s.finish {
-                    break;
-                }
-                self.overbooked += pushed - s.finish;
-                s.finish = pushed;
-                finish = pushed;
-            }
-            start - now as f64
-        }
-    }
-
-    /// Waits, uncharged queueing and charged queueing are bit for bit the step-by-step
-    /// rule's on a saturated resource with a non-dyadic cost, arrivals up to 300 cycles
-    /// ahead of a rising floor (or up to 2, so many arrive at the floor of an empty
-    /// window) and idle gaps (fixed seed).
-    #[test]
-    fn pushing_back_gives_the_step_by_step_rules_values() {
-        let mut draws = crate::workload::rng::XorShift::new(0x005e_ed0f_ba5e);
-        for (cost, ahead) in [5.152_213, 0.191_7, 1.0, 0.25]
-            .into_iter()
-            .flat_map(|c| [(c, 300), (c, 3)])
-        {
-            let mut b = Budget::new(true);
-            let mut r = Reference {
-                window: Vec::new(),
-                free_at: 0.0,
-                overbooked: 0.0,
-            };
-            let (mut floor, mut queued) = (0u64, 0.0f64);
-            for i in 0..40_000u64 {
-                floor += draws.next_u64() % 3 * (1 + (i % 5000 == 0) as u64 * 4000);
-                let now = floor + draws.next_u64() % ahead;
-                let wait = r.consume(now, cost, floor);
-                if wait > 0.0 {
-                    queued += wait;
-                }
-                assert_eq!(
-                    b.consume(now, cost, floor),
-                    wait.ceil() as u64,
-                    "request {i}"
-                );
-            }
-            // The same delays, summed per request rather than per push: equal to rounding.
-            let (lazy, stepwise) = (b.overbooked_cycles(), r.overbooked);
-            assert!(
-                (lazy - stepwise).abs() <= 1e-9 * stepwise.max(1.0),
-                "uncharged {lazy} against {stepwise}"
-            );
-            assert_eq!(b.queued_cycles.to_bits(), queued.to_bits());
-            if ahead == 300 {
-                assert!(b.out_of_order > 10_000 && b.overbooked_cycles() > 0.0);
-            }
-        }
-    }
-}
+#[path = "bandwidth_tests.rs"]
+mod tests;

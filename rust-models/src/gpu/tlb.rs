@@ -20,7 +20,7 @@
 //! fill's own ready cycle.
 
 use super::config::TlbSpec;
-use super::tlb_ways::{candidate_ways, ways_in_range};
+use super::tlb_ways::{candidate_ways, least_recent, ways_in_range};
 
 pub use super::size_class::{SizeClass, CLASSES};
 
@@ -312,20 +312,18 @@ impl TlbArray {
             self.stamps[w] = stamp;
             return;
         }
-        // Victim: an empty way if any (the first), else the least recently used.
+        // Victim: an empty way if any (the first), else the least recently used. A full
+        // array (nearly every insertion once warm) has no empty way to look for.
         let (masks, stamps) = (
             &self.masks[s..s + self.ways],
             &self.stamps[s..s + self.ways],
         );
-        let (mut victim, mut oldest) = (0, u64::MAX);
-        for (w, (&m, &st)) in masks.iter().zip(stamps).enumerate() {
-            let age = if m == 0 { 0 } else { st + 1 };
-            if age < oldest {
-                oldest = age;
-                victim = w;
-            }
-        }
-        let victim = s + victim;
+        let empty = if self.occupied == self.masks.len() {
+            None
+        } else {
+            masks.iter().position(|&m| m == 0)
+        };
+        let victim = s + empty.unwrap_or_else(|| least_recent(stamps));
         if self.masks[victim] == 0 {
             self.occupied += 1;
         }

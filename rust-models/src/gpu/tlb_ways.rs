@@ -120,6 +120,21 @@ mod sse2 {
     }
 }
 
+/// The first of the ways holding the smallest stamp (a set's ways, all valid): one pass
+/// with no branch per way (a replacement scan that also tested each way for emptiness
+/// branched twice per way, 7 % of `dc`/`s4k`'s instructions).
+#[inline]
+pub(super) fn least_recent(stamps: &[u64]) -> usize {
+    let (mut victim, mut oldest) = (0, u64::MAX);
+    for (w, &st) in stamps.iter().enumerate() {
+        // Strictly older only: the first of equal stamps.
+        let older = st < oldest;
+        oldest = if older { st } else { oldest };
+        victim = if older { w } else { victim };
+    }
+    victim
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +178,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The replacement victim of a full set is the first way with the oldest stamp.
+    #[test]
+    fn the_least_recent_way_is_the_first_with_the_oldest_stamp() {
+        assert_eq!(least_recent(&[9, 4, 7, 4, 12]), 1);
+        assert_eq!(least_recent(&[3]), 0);
+        assert_eq!(least_recent(&[8, 8, 8]), 0);
+        assert_eq!(least_recent(&[u64::MAX, 5]), 1);
     }
 }
