@@ -191,6 +191,18 @@ fn lru_passes_over_a_block_holding_only_this_batchs_pages() {
     assert_eq!(c.metrics.pages_migrated, (BIG_PAGE + half + 1) as u64);
 }
 
+/// Makes each `(first page, pages)` run resident (`prefetched` says which pages arrived as
+/// prefetches) and touches its 2 MB block, in the order given: the LRU's oldest first.
+fn fill_in_lru_order(c: &mut UvmCore, runs: &[(usize, usize)], prefetched: impl Fn(usize) -> bool) {
+    for &(first, pages) in runs {
+        for p in first..first + pages {
+            assert!(c.res.migrate_in(p, prefetched(p), 0));
+        }
+        c.lru.touch_block(first / PAGES_PER_BLOCK);
+        c.block_populated.set(first / PAGES_PER_BLOCK, true);
+    }
+}
+
 /// GPU memory full: object 0's first half (migrated first), object 1, object 2's first
 /// half. A fault in object 0's second half needs 8 frames: the LRU's oldest block is
 /// object 0's, but the batch touches it, so the driver evicts the oldest block it does not
@@ -201,14 +213,9 @@ fn lru_evicts_the_oldest_block_the_batch_does_not_touch() {
     let mut c = core(3, &[]);
     let (a, b, d) = (first_page(&c, 0), first_page(&c, 1), first_page(&c, 2));
     let half = BIG_PAGE / 2;
-    for (first, pages) in [(a, half), (b, BIG_PAGE), (d, half)] {
-        for p in first..first + pages {
-            let prefetched = first == b && (p - b) % 2 == 0;
-            assert!(c.res.migrate_in(p, prefetched, 0));
-        }
-        c.lru.touch_block(first / PAGES_PER_BLOCK);
-        c.block_populated.set(first / PAGES_PER_BLOCK, true);
-    }
+    fill_in_lru_order(&mut c, &[(a, half), (b, BIG_PAGE), (d, half)], |p| {
+        (b..b + BIG_PAGE).contains(&p) && (p - b) % 2 == 0
+    });
     assert_eq!(c.res.free_frames(), 0);
     c.queue_fault(a + half, 0);
     c.service_batch(0).unwrap();
@@ -234,13 +241,7 @@ fn lru_evicts_an_older_block_before_the_batchs_own() {
         "object 1 is in a later 2 MB block than object 0"
     );
     let half = BIG_PAGE / 2;
-    for (first, pages) in [(a, BIG_PAGE), (d, half), (b, half)] {
-        for p in first..first + pages {
-            assert!(c.res.migrate_in(p, false, 0));
-        }
-        c.lru.touch_block(first / PAGES_PER_BLOCK);
-        c.block_populated.set(first / PAGES_PER_BLOCK, true);
-    }
+    fill_in_lru_order(&mut c, &[(a, BIG_PAGE), (d, half), (b, half)], |_| false);
     assert_eq!(c.res.free_frames(), 0);
     c.queue_fault(b + half, 0);
     c.service_batch(0).unwrap();
