@@ -34,7 +34,8 @@ use super::config::UvmConfig;
 use super::core::UvmCore;
 use super::mask::PAGES_PER_BLOCK;
 use super::metrics::UvmMetrics;
-use super::UvmPolicy;
+use super::stall::StallWatch;
+use super::{UvmError, UvmPolicy};
 
 const NO_CHIPLET: u8 = u8::MAX;
 
@@ -76,6 +77,8 @@ pub struct UvmGpuService {
     /// Pages the last applied batch mapped (held against the next batch's eviction until
     /// accessed; see `close`).
     last_applied: Vec<usize>,
+    /// Batches in a row that neither moved a page nor shrank the fault buffer.
+    stalled: StallWatch,
     stats: GpuUvmStats,
 }
 
@@ -103,6 +106,7 @@ impl UvmGpuService {
             in_flight: None,
             fault_chiplet: vec![NO_CHIPLET; span],
             last_applied: Vec::new(),
+            stalled: StallWatch::default(),
             stats: GpuUvmStats::default(),
         })
     }
@@ -169,12 +173,20 @@ impl UvmGpuService {
         for &p in &held {
             self.core.ready_at[p] = u64::MAX;
         }
+        let waiting = self.core.buffer.len();
         let served = self.core.service_batch(start);
         for (&p, &r) in held.iter().zip(&saved) {
             self.core.ready_at[p] = r;
         }
         let end = served.map_err(|e| GpuError::Service(Box::new(e)))?;
         let mut evicted = std::mem::take(&mut self.core.evicted_log);
+        let moved = evicted.len() + self.core.migrated_log.len();
+        if let Some(batches) = self
+            .stalled
+            .after_batch(moved, waiting, self.core.buffer.len())
+        {
+            return Err(self.stall(start, batches));
+        }
         evicted.sort_unstable();
         let mut i = 0;
         while i < evicted.len() {
@@ -201,6 +213,25 @@ impl UvmGpuService {
         self.stats.max_resident_pages = self.stats.max_resident_pages.max(resident);
         self.core.service_wall += w0.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    /// The error of a batch service that has stopped making progress (a rule that finds
+    /// no victim although GPU memory is full, say): without it the run would service the
+    /// same faults for ever.
+    fn stall(&self, start: u64, batches: u32) -> GpuError {
+        let c = &self.core;
+        let detail = format!(
+            "{batches} fault batches in a row moved no page and left the fault buffer as \
+             it was ({} faults waiting, {} of {} frames free, {} pages resident)",
+            c.buffer.len(),
+            c.res.free_frames(),
+            c.res.capacity(),
+            c.res.resident_pages()
+        );
+        GpuError::Service(Box::new(UvmError::Stall {
+            cycle: start,
+            detail,
+        }))
     }
 
     /// The chiplet of each migrated page: its own fault's, else that of the first faulted

@@ -44,6 +44,7 @@ pub mod sensitivity;
 pub mod service;
 #[cfg(test)]
 mod service_tests;
+mod stall;
 pub mod sweep;
 pub mod sweep_out;
 pub mod sweep_parts;
