@@ -100,7 +100,7 @@ impl UvmCore {
         let mut victims: Option<VictimQueue> = None;
         for (o, tree, tree_faults) in trees {
             let mut moves = self.tree_moves(o, tree, &tree_faults);
-            self.make_room(&mut moves, &mut us, start, &mut victims);
+            self.make_room(&mut moves, &mut us, start, &mut victims)?;
             self.migrate_moves(o, &moves, &mut us, start, &mut migrated);
         }
         if let Some(q) = victims {
@@ -211,16 +211,28 @@ impl UvmCore {
     /// Step 3: evict until `moves` fit. When nothing is evictable (GPU memory holds only
     /// this batch's pages), keep the faulted pages that fit and give the rest back to the
     /// fault buffer. The pages kept are marked "migrated in this batch" (never a victim
-    /// before the batch ends).
+    /// before the batch ends). An eviction that frees no frame is a [`UvmError::Stall`].
     fn make_room(
         &mut self,
         moves: &mut Vec<(usize, bool)>,
         us: &mut f64,
         start: u64,
         victims: &mut Option<VictimQueue>,
-    ) {
+    ) -> Result<(), UvmError> {
         while self.res.free_frames() < moves.len() {
-            if !self.evict_one(us, start, victims) {
+            let free = self.res.free_frames();
+            if self.evict_one(us, start, victims) {
+                // An eviction that frees nothing would loop here forever.
+                if self.res.free_frames() <= free {
+                    return Err(UvmError::Stall {
+                        cycle: start,
+                        detail: format!(
+                            "an eviction freed no frame ({free} free, {} needed)",
+                            moves.len()
+                        ),
+                    });
+                }
+            } else {
                 moves.retain(|&(_, pf)| !pf);
                 let fit = self.res.free_frames();
                 for &(p, _) in moves.iter().skip(fit).rev() {
@@ -234,6 +246,7 @@ impl UvmCore {
         for &(p, _) in moves.iter() {
             self.ready_at[p] = u64::MAX;
         }
+        Ok(())
     }
 
     /// Step 4: per 2 MB block of object `o`'s `moves`, the page-table update, then one

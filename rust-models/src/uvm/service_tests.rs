@@ -203,27 +203,29 @@ fn fill_in_lru_order(c: &mut UvmCore, runs: &[(usize, usize)], prefetched: impl 
     }
 }
 
-/// GPU memory full: object 0's first half (migrated first), object 1, object 2's first
-/// half. A fault in object 0's second half needs 8 frames: the LRU's oldest block is
-/// object 0's, but the batch touches it, so the driver evicts the oldest block it does not
-/// touch (object 1) and object 0 ends whole. Every other page of object 1 arrived as an
-/// unused prefetch: those evicted are counted as prefetched-unused.
+/// GPU memory full: object 1's first half (migrated first), object 0, object 2's first
+/// half. A fault in object 1's second half needs 8 frames: the LRU's oldest block is
+/// object 1's, but the batch touches it, so the driver evicts the oldest block it does not
+/// touch (object 0) and object 1 ends whole. Every other page of object 0 arrived as an
+/// unused prefetch: those evicted are counted as prefetched-unused. Object 1's block is not
+/// block 0, so the pin is computed from a non-zero page number.
 #[test]
 fn lru_evicts_the_oldest_block_the_batch_does_not_touch() {
     let mut c = core(3, &[]);
     let (a, b, d) = (first_page(&c, 0), first_page(&c, 1), first_page(&c, 2));
+    assert!(b >= PAGES_PER_BLOCK, "object 1 is not in block 0");
     let half = BIG_PAGE / 2;
-    fill_in_lru_order(&mut c, &[(a, half), (b, BIG_PAGE), (d, half)], |p| {
-        (b..b + BIG_PAGE).contains(&p) && (p - b) % 2 == 0
+    fill_in_lru_order(&mut c, &[(b, half), (a, BIG_PAGE), (d, half)], |p| {
+        (a..a + BIG_PAGE).contains(&p) && (p - a) % 2 == 0
     });
     assert_eq!(c.res.free_frames(), 0);
-    c.queue_fault(a + half, 0);
+    c.queue_fault(b + half, 0);
     c.service_batch(0).unwrap();
     assert_eq!(c.metrics.evictions, 1);
-    assert_eq!(c.metrics.pages_evicted, BIG_PAGE as u64, "all of object 1");
+    assert_eq!(c.metrics.pages_evicted, BIG_PAGE as u64, "all of object 0");
     assert_eq!(c.metrics.prefetched_unused, half as u64);
-    assert!((a..a + BIG_PAGE).all(|p| c.res.is_resident(p)));
-    assert!((b..b + BIG_PAGE).all(|p| !c.res.is_resident(p)));
+    assert!((b..b + BIG_PAGE).all(|p| c.res.is_resident(p)));
+    assert!((a..a + BIG_PAGE).all(|p| !c.res.is_resident(p)));
     assert!((d..d + half).all(|p| c.res.is_resident(p)));
 }
 
@@ -276,6 +278,11 @@ fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
     c.queue_fault(first + 100, 0);
     let end = c.service_batch(1000).unwrap();
     assert_eq!(c.metrics.pages_migrated, PAGES_PER_BLOCK as u64);
+    assert_eq!(
+        c.metrics.pages_prefetched,
+        PAGES_PER_BLOCK as u64 - 1,
+        "every page but the faulted one is a prefetch"
+    );
     for p in first..first + PAGES_PER_BLOCK {
         assert_eq!(
             c.ready_at[p], end,
@@ -286,6 +293,27 @@ fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
     for p in (0..c.ready_at.len()).filter(|p| !block.contains(p)) {
         assert!(c.ready_at[p] != end, "page {p} outside the block untouched");
     }
+}
+
+/// A first touch with preferred location on an object smaller than its 2 MB block (1 MB,
+/// the second object, so its tree starts past page 0) populates the object's 256 pages and
+/// stops at the object's end, not the block's.
+#[test]
+fn a_first_touch_populates_no_further_than_the_objects_end() {
+    let mut c = core_of(
+        vec![
+            Allocation::new("a".to_string(), 4096),
+            Allocation::new("small".to_string(), 1 << 20),
+        ],
+        &["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"],
+    );
+    let s = first_page(&c, 1);
+    assert!(s >= PAGES_PER_BLOCK, "object small is not in block 0");
+    c.queue_fault(s + 10, 0);
+    let end = c.service_batch(1000).unwrap();
+    assert_eq!(c.metrics.pages_migrated, 256);
+    assert_eq!(c.metrics.pages_prefetched, 255);
+    assert!((s..s + 256).all(|p| c.ready_at[p] == end));
 }
 
 /// Forest prefetches with each object's own tree (what the APD programmed), not TBNp's:
