@@ -259,33 +259,23 @@ impl UvmCore {
         start: u64,
         migrated: &mut Vec<usize>,
     ) {
-        let mut i = 0;
-        while i < moves.len() {
-            let block = moves[i].0 / PAGES_PER_BLOCK;
-            let mut j = i;
-            while j < moves.len() && moves[j].0 / PAGES_PER_BLOCK == block {
-                j += 1;
-            }
+        let same_block =
+            |a: &(usize, bool), b: &(usize, bool)| a.0 / PAGES_PER_BLOCK == b.0 / PAGES_PER_BLOCK;
+        for block_moves in moves.chunk_by(same_block) {
+            let block = block_moves[0].0 / PAGES_PER_BLOCK;
             *us += self.cfg.fault.block_update_us;
             self.metrics.service.block_update_us += self.cfg.fault.block_update_us;
             self.lru.touch_block(block);
             self.block_populated.set(block, true);
-            let mut r = i;
-            while r < j {
-                let mut s = r + 1;
-                while s < j && moves[s].0 == moves[s - 1].0 + 1 {
-                    s += 1;
-                }
+            for run in block_moves.chunk_by(|a, b| b.0 == a.0 + 1) {
                 let arrival = start + self.cfg.us_to_cycles(*us);
-                self.migrate_run(o, &moves[r..s], arrival, migrated);
-                let bytes = (s - r) as u64 * PAGE_BYTES;
+                self.migrate_run(o, run, arrival, migrated);
+                let bytes = run.len() as u64 * PAGE_BYTES;
                 let t = self.cfg.transfer_us(bytes);
                 *us += t;
                 self.metrics.service.migration_us += t;
                 self.metrics.host_to_gpu_bytes += bytes;
-                r = s;
             }
-            i = j;
         }
         self.metrics.pages_migrated += moves.len() as u64;
         self.obj_migrated[o] += moves.len() as u64;
