@@ -227,6 +227,11 @@ fn lru_evicts_the_oldest_block_the_batch_does_not_touch() {
     assert!((b..b + BIG_PAGE).all(|p| c.res.is_resident(p)));
     assert!((a..a + BIG_PAGE).all(|p| !c.res.is_resident(p)));
     assert!((d..d + half).all(|p| c.res.is_resident(p)));
+    assert_eq!(
+        c.lru.victim(|_| true),
+        Some(d / PAGES_PER_BLOCK),
+        "the emptied block left the LRU list; object 2's is now the oldest"
+    );
 }
 
 /// Pinning covers exactly the blocks the batch's trees span. GPU memory full: object 0
