@@ -281,6 +281,21 @@ mod tests {
         r.touch(0, true);
         r.evict(0, 1000);
         assert!(r.migrate_in(1, false, 999));
-        assert!(r.check_invariants().is_err());
+        assert!(matches!(
+            r.check_invariants(),
+            Err(ResidencyError::EarlyReuse(1))
+        ));
+    }
+
+    /// `touch` answers true once, at the first access of a prefetched page; never for a
+    /// page migrated on demand.
+    #[test]
+    fn touch_reports_only_the_first_use_of_a_prefetch() {
+        let mut r = Residency::new(16, 2);
+        assert!(r.migrate_in(0, true, 0));
+        assert!(r.migrate_in(1, false, 0));
+        assert!(r.touch(0, false));
+        assert!(!r.touch(0, false));
+        assert!(!r.touch(1, true));
     }
 }
