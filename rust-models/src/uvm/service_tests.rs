@@ -93,6 +93,7 @@ fn a_batch_takes_the_latency_one_update_per_block_and_one_transfer_per_run() {
     assert_eq!(c.metrics.pages_migrated, 2 * BIG_PAGE as u64);
     assert_eq!(c.metrics.pages_prefetched, 2 * (BIG_PAGE as u64 - 1));
     assert_eq!(c.metrics.host_to_gpu_bytes, 2 * (BIG_PAGE * 4096) as u64);
+    assert_eq!(c.obj_migrated, [BIG_PAGE as u64; 2], "per object");
     for p in (a..a + BIG_PAGE).chain(b..b + BIG_PAGE) {
         assert_eq!(
             c.ready_at[p], end,
