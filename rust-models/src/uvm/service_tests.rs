@@ -142,6 +142,42 @@ fn a_contiguous_dirty_run_is_written_back_in_one_transfer() {
     );
 }
 
+/// A dirty page's frame is reusable only once its write-back ends. GPU memory holds 32
+/// pages: object 0's two big pages, all written; a fault in object 1 evicts the whole
+/// 2 MB chunk (32 pages, one write-back transfer) and brings 16, so 16 freed frames stay
+/// free, ready at the batch start + fault latency + that write-back.
+#[test]
+fn freed_frames_are_ready_when_their_write_back_ends() {
+    let big = (BIG_PAGE * 4096) as u64;
+    let mut c = core_of(
+        vec![
+            Allocation::new("a".to_string(), 2 * big),
+            Allocation::new("b".to_string(), big),
+        ],
+        &["memory.oversubscription=1.5"],
+    );
+    assert_eq!(c.res.capacity(), 2 * BIG_PAGE);
+    let (a, b) = (first_page(&c, 0), first_page(&c, 1));
+    c.queue_fault(a, 0);
+    c.queue_fault(a + BIG_PAGE, 0);
+    let first_end = c.service_batch(0).unwrap();
+    for p in a..a + 2 * BIG_PAGE {
+        c.access_page(first_end, p, true);
+    }
+    c.queue_fault(b, first_end);
+    let start = first_end + 10;
+    c.service_batch(start).unwrap();
+    assert_eq!(c.metrics.dirty_writebacks, 2 * BIG_PAGE as u64);
+    assert_eq!(c.res.free_frames(), BIG_PAGE);
+    let write_back = c.cfg.transfer_us(2 * big);
+    assert_eq!(
+        c.res.next_frame_ready_at(),
+        start
+            + c.cfg
+                .us_to_cycles(c.cfg.fault.far_fault_latency_us + write_back)
+    );
+}
+
 #[test]
 fn dirty_runs_split_by_clean_pages_are_one_transfer_each() {
     let (c, _, _) = evict_written(&[0, 1, 2, 3, 8, 9, 10, 11]);
