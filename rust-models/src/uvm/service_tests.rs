@@ -300,6 +300,31 @@ fn lru_evicts_an_older_block_before_the_batchs_own() {
     assert!(c.pinned_blocks.not_any(), "the batch unpinned its blocks");
 }
 
+/// A tree past an object's first is pinned at its own block: object 1 spans two 2 MB
+/// trees, and the batch faults in the second. GPU memory (32 frames) holds that tree's
+/// first big page (the LRU's oldest) and object 0; the batch's own block is pinned, so
+/// object 0 goes and the tree ends with both big pages.
+#[test]
+fn a_later_tree_of_an_object_pins_its_own_block() {
+    let big = (BIG_PAGE * 4096) as u64;
+    let block = (PAGES_PER_BLOCK * 4096) as u64;
+    let mut c = core_of(
+        vec![
+            Allocation::new("a".to_string(), big),
+            Allocation::new("b".to_string(), 2 * block),
+        ],
+        &["memory.oversubscription=32.5"],
+    );
+    assert_eq!(c.res.capacity(), 2 * BIG_PAGE);
+    let (a, t) = (first_page(&c, 0), first_page(&c, 1) + PAGES_PER_BLOCK);
+    fill_in_lru_order(&mut c, &[(t, BIG_PAGE), (a, BIG_PAGE)], |_| false);
+    c.queue_fault(t + BIG_PAGE, 0);
+    c.service_batch(0).unwrap();
+    assert_eq!(c.metrics.pages_evicted, BIG_PAGE as u64, "object 0");
+    assert!((a..a + BIG_PAGE).all(|p| !c.res.is_resident(p)));
+    assert!((t..t + 2 * BIG_PAGE).all(|p| c.res.is_resident(p)));
+}
+
 /// First touch with preferred location = this GPU (`tbnp.all_preferred_gpu`): one fault in
 /// a 2 MB block no processor holds yet populates that whole block — exactly its 512 pages,
 /// none of the neighbouring blocks — in the one batch. The object is the second of two, so
