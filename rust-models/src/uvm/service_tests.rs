@@ -30,13 +30,15 @@ impl Workload for Objects {
 }
 
 const BIG_PAGE: usize = 16; // 64 KB in 4 KB pages: TBNp widens a fault to it.
+const BIG_PAGE_BYTES: u64 = (BIG_PAGE * 4096) as u64;
+const BLOCK_BYTES: u64 = (PAGES_PER_BLOCK * 4096) as u64;
 
 /// `n` objects of one 64 KB big page each (each in its own 2 MB block), TBNp, invariants
 /// checked after every batch.
 fn core(n: usize, sets: &[&str]) -> UvmCore {
     core_of(
         (0..n)
-            .map(|i| Allocation::new(format!("o{i}"), (BIG_PAGE * 4096) as u64))
+            .map(|i| Allocation::new(format!("o{i}"), BIG_PAGE_BYTES))
             .collect(),
         sets,
     )
@@ -76,7 +78,7 @@ fn a_batch_takes_the_latency_one_update_per_block_and_one_transfer_per_run() {
     let start = 1000;
     let end = c.service_batch(start).unwrap();
 
-    let run = c.cfg.transfer_us((BIG_PAGE * 4096) as u64);
+    let run = c.cfg.transfer_us(BIG_PAGE_BYTES);
     let (latency, update) = (
         c.cfg.fault.far_fault_latency_us,
         c.cfg.fault.block_update_us,
@@ -92,7 +94,7 @@ fn a_batch_takes_the_latency_one_update_per_block_and_one_transfer_per_run() {
     assert_eq!(s.migration_us, 2.0 * run);
     assert_eq!(c.metrics.pages_migrated, 2 * BIG_PAGE as u64);
     assert_eq!(c.metrics.pages_prefetched, 2 * (BIG_PAGE as u64 - 1));
-    assert_eq!(c.metrics.host_to_gpu_bytes, 2 * (BIG_PAGE * 4096) as u64);
+    assert_eq!(c.metrics.host_to_gpu_bytes, 2 * BIG_PAGE_BYTES);
     assert_eq!(c.obj_migrated, [BIG_PAGE as u64; 2], "per object");
     for p in (a..a + BIG_PAGE).chain(b..b + BIG_PAGE) {
         assert_eq!(
@@ -102,14 +104,23 @@ fn a_batch_takes_the_latency_one_update_per_block_and_one_transfer_per_run() {
     }
 }
 
-/// Object 0 resident with pages `written` dirty, then a fault in object 1 that needs its
-/// frames (GPU memory holds one big page). Returns the core after the second batch and
-/// that batch's start and end.
-fn evict_written(written: &[usize]) -> (UvmCore, u64, u64) {
-    let mut c = core(2, &["memory.oversubscription=2"]);
-    assert_eq!(c.res.capacity(), BIG_PAGE);
+/// Object 0 (`big_pages` big pages) resident with pages `written` dirty, then a fault in
+/// object 1 (one big page) that needs its frames (GPU memory holds object 0 exactly).
+/// Returns the core after the second batch and that batch's start and end.
+fn evict_written(big_pages: usize, written: &[usize]) -> (UvmCore, u64, u64) {
+    let oversub = (big_pages + 1) as f64 / big_pages as f64;
+    let mut c = core_of(
+        vec![
+            Allocation::new("a".to_string(), big_pages as u64 * BIG_PAGE_BYTES),
+            Allocation::new("b".to_string(), BIG_PAGE_BYTES),
+        ],
+        &[&format!("memory.oversubscription={oversub}")],
+    );
+    assert_eq!(c.res.capacity(), big_pages * BIG_PAGE);
     let (a, b) = (first_page(&c, 0), first_page(&c, 1));
-    c.queue_fault(a, 0);
+    for k in 0..big_pages {
+        c.queue_fault(a + k * BIG_PAGE, 0);
+    }
     let first_end = c.service_batch(0).unwrap();
     for &p in written {
         c.access_page(first_end, a + p, true);
@@ -117,7 +128,7 @@ fn evict_written(written: &[usize]) -> (UvmCore, u64, u64) {
     c.queue_fault(b, first_end);
     let start = first_end + 10;
     let end = c.service_batch(start).unwrap();
-    assert_eq!(c.metrics.pages_evicted, BIG_PAGE as u64);
+    assert_eq!(c.metrics.pages_evicted, (big_pages * BIG_PAGE) as u64);
     assert_eq!(c.res.resident_pages(), BIG_PAGE);
     assert!((b..b + BIG_PAGE).all(|p| c.res.is_resident(p)));
     (c, start, end)
@@ -126,10 +137,10 @@ fn evict_written(written: &[usize]) -> (UvmCore, u64, u64) {
 #[test]
 fn a_contiguous_dirty_run_is_written_back_in_one_transfer() {
     let all: Vec<usize> = (0..BIG_PAGE).collect();
-    let (c, start, end) = evict_written(&all);
-    let whole = c.cfg.transfer_us((BIG_PAGE * 4096) as u64);
+    let (c, start, end) = evict_written(1, &all);
+    let whole = c.cfg.transfer_us(BIG_PAGE_BYTES);
     assert_eq!(c.metrics.service.writeback_us, whole);
-    assert_eq!(c.metrics.gpu_to_host_bytes, (BIG_PAGE * 4096) as u64);
+    assert_eq!(c.metrics.gpu_to_host_bytes, BIG_PAGE_BYTES);
     assert_eq!(c.metrics.dirty_writebacks, BIG_PAGE as u64);
     let (latency, update) = (
         c.cfg.fault.far_fault_latency_us,
@@ -148,28 +159,11 @@ fn a_contiguous_dirty_run_is_written_back_in_one_transfer() {
 /// free, ready at the batch start + fault latency + that write-back.
 #[test]
 fn freed_frames_are_ready_when_their_write_back_ends() {
-    let big = (BIG_PAGE * 4096) as u64;
-    let mut c = core_of(
-        vec![
-            Allocation::new("a".to_string(), 2 * big),
-            Allocation::new("b".to_string(), big),
-        ],
-        &["memory.oversubscription=1.5"],
-    );
-    assert_eq!(c.res.capacity(), 2 * BIG_PAGE);
-    let (a, b) = (first_page(&c, 0), first_page(&c, 1));
-    c.queue_fault(a, 0);
-    c.queue_fault(a + BIG_PAGE, 0);
-    let first_end = c.service_batch(0).unwrap();
-    for p in a..a + 2 * BIG_PAGE {
-        c.access_page(first_end, p, true);
-    }
-    c.queue_fault(b, first_end);
-    let start = first_end + 10;
-    c.service_batch(start).unwrap();
+    let all: Vec<usize> = (0..2 * BIG_PAGE).collect();
+    let (c, start, _) = evict_written(2, &all);
     assert_eq!(c.metrics.dirty_writebacks, 2 * BIG_PAGE as u64);
     assert_eq!(c.res.free_frames(), BIG_PAGE);
-    let write_back = c.cfg.transfer_us(2 * big);
+    let write_back = c.cfg.transfer_us(2 * BIG_PAGE_BYTES);
     assert_eq!(
         c.res.next_frame_ready_at(),
         start
@@ -180,7 +174,7 @@ fn freed_frames_are_ready_when_their_write_back_ends() {
 
 #[test]
 fn dirty_runs_split_by_clean_pages_are_one_transfer_each() {
-    let (c, _, _) = evict_written(&[0, 1, 2, 3, 8, 9, 10, 11]);
+    let (c, _, _) = evict_written(1, &[0, 1, 2, 3, 8, 9, 10, 11]);
     let run = c.cfg.transfer_us(4 * 4096);
     assert_eq!(c.metrics.service.writeback_us, 2.0 * run);
     assert_eq!(c.metrics.gpu_to_host_bytes, 8 * 4096);
@@ -306,12 +300,10 @@ fn lru_evicts_an_older_block_before_the_batchs_own() {
 /// object 0 goes and the tree ends with both big pages.
 #[test]
 fn a_later_tree_of_an_object_pins_its_own_block() {
-    let big = (BIG_PAGE * 4096) as u64;
-    let block = (PAGES_PER_BLOCK * 4096) as u64;
     let mut c = core_of(
         vec![
-            Allocation::new("a".to_string(), big),
-            Allocation::new("b".to_string(), 2 * block),
+            Allocation::new("a".to_string(), BIG_PAGE_BYTES),
+            Allocation::new("b".to_string(), 2 * BLOCK_BYTES),
         ],
         &["memory.oversubscription=32.5"],
     );
@@ -331,11 +323,10 @@ fn a_later_tree_of_an_object_pins_its_own_block() {
 /// its block is not block 0 (the block's page range is `b * 512 .. (b + 1) * 512`).
 #[test]
 fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
-    let block_bytes = (PAGES_PER_BLOCK * 4096) as u64;
     let mut c = core_of(
         vec![
-            Allocation::new("a".to_string(), block_bytes),
-            Allocation::new("b".to_string(), 2 * block_bytes),
+            Allocation::new("a".to_string(), BLOCK_BYTES),
+            Allocation::new("b".to_string(), 2 * BLOCK_BYTES),
         ],
         &["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"],
     );
