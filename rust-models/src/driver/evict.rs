@@ -266,6 +266,29 @@ mod tests {
         );
     }
 
+    /// Under S-128KB, faults at 0 and 128 KB map a 64 KB page into each of the block's first
+    /// two reservations. With region 1's reservation recorded at region 0's frames, the
+    /// audit finds region 1's first page outside its reservation: the page's region is its
+    /// index shifted right by the region size (page 32 is region 1, not region 1024).
+    #[test]
+    fn the_audit_finds_a_page_outside_a_later_regions_reservation() {
+        let mut mm = after_one_fault(PolicyKind::S128k, ChipletId(1));
+        let va = Va(mm.alloc_base(0).0 + (128 << 10));
+        mm.handle_fault(va, ChipletId(1), &mut NoRemote).unwrap();
+        mm.check_invariants().unwrap();
+        let region0 = mm.blocks[0].reservations[0].expect("region 0 reserved");
+        let vpn = Vpn(mm.block_first_vpn(0) + 32);
+        let pfn = mm.pt.lookup(vpn).expect("page 32 mapped").pfn_of(vpn);
+        mm.blocks[0].reservations[1]
+            .as_mut()
+            .expect("region 1 reserved")
+            .pfn = region0.pfn;
+        assert_eq!(
+            mm.check_invariants(),
+            Err(FrameAuditError::OutsideReservation { vpn, pfn })
+        );
+    }
+
     /// An allocation whose byte count disagrees with its mapped pages is reported with
     /// both sides in bytes: one 64 KB page mapped, 4 KB more accounted.
     #[test]
