@@ -149,6 +149,11 @@ impl PolicyKind {
     pub const fn tlb_coalescing(self) -> bool {
         matches!(self, PolicyKind::Clap | PolicyKind::S64kCoal)
     }
+    /// Whether the driver drains the Remote Trackers (CLAP §4.3): CLAP's MMA reads each
+    /// structure's remote-access ratio from them when its PMM phase ends.
+    pub const fn drains_remote_tracker(self) -> bool {
+        matches!(self, PolicyKind::Clap)
+    }
 }
 
 impl core::fmt::Display for PolicyKind {

@@ -163,11 +163,21 @@ pub struct WalkerSpec {
     pub pwc_entries: u32,
     /// Cycles of a page-walk-cache hit.
     pub pwc_latency: u64,
+    /// The GMMUs have CLAP's Remote Tracker (§4.3), stepped by every completed walk and
+    /// drained by the driver when PMM ends. Optional, default true; the Forest study's
+    /// one-chiplet GPU has none. A policy that drains it (`clap`) needs it.
+    #[serde(default = "has_remote_tracker")]
+    pub remote_tracker: bool,
     /// The GMMUs have CLAP's TLB coalescing hardware (§4.6): a coalescer block that
     /// merges each 64 KB leaf's PTE line, and same-offset entry merging in the TLBs. Only
     /// the policies that use it (`clap`, `s64k-coal`) feed it; under the others the
     /// blocks get no traffic.
     pub coalescing: bool,
+}
+
+/// `walker.remote_tracker` when a config leaves it out.
+fn has_remote_tracker() -> bool {
+    true
 }
 
 /// First-touch page faults serviced by the driver.

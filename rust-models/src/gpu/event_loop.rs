@@ -158,6 +158,9 @@ impl<'w> Gpu<'w> {
         if slots > MAX_WARP_SLOTS {
             return Err(GpuError::TooManyWarps(slots));
         }
+        if mm.policy().drains_remote_tracker() && !cfg.walker.remote_tracker {
+            return Err(GpuError::NoRemoteTracker(mm.policy().name()));
+        }
         // CLAP's hardware: off for the paper's baselines, whose coalescer blocks (if the
         // config has them) then see no traffic.
         let coalescing = cfg.walker.coalescing && mm.policy().tlb_coalescing();

@@ -19,7 +19,8 @@
 //! 3. a leaf whose translation reaches 2 MB or more (a huge page, or `ideal`'s 2 MB
 //!    translation cost) ends the walk at PDB0;
 //! 4. the completed walk steps the Remote Tracker with the PTE's allocation ID and whether
-//!    the page lives on another chiplet than the requester;
+//!    the page lives on another chiplet than the requester (a GPU without CLAP's RT,
+//!    `walker.remote_tracker = false`, skips this step, and a drain reads zeros);
 //! 5. for a 64 KB leaf, the 16 neighbouring 64 KB pages' PTEs, read from the PTB the walk
 //!    ended in ([`crate::pagetable::PageTable::group_ptes`], `docs/pte-layout.md`), are
 //!    merged by the coalescing twin into one TLB entry (the block's cycles are added: 2
@@ -112,7 +113,8 @@ pub struct Gmmu {
     walker_free: BinaryHeap<Reverse<u64>>,
     pwc: PageWalkCache,
     pwc_latency: u64,
-    rt: RtBlock,
+    /// None on a GPU without CLAP's Remote Tracker (`walker.remote_tracker = false`).
+    rt: Option<RtBlock>,
     /// A completed walk not yet clocked into the RT (module docs).
     pending_walk: Option<(u64, RtIn)>,
     coalescer: Option<CoalescerBlock>,
@@ -123,13 +125,18 @@ pub struct Gmmu {
 }
 
 impl Gmmu {
-    /// A GMMU for `chiplet`, its blocks served by `cfg.engines` (the coalescer only with
-    /// `walker.coalescing`).
+    /// A GMMU for `chiplet`, its blocks served by `cfg.engines` (the Remote Tracker only
+    /// with `walker.remote_tracker`, the coalescer only with `walker.coalescing`).
     pub fn new(cfg: &GpuConfig, chiplet: u32) -> Result<Gmmu, BlockFault> {
         let unit = format!("chiplet {chiplet}");
         let rt = cfg
-            .engines
-            .remote_tracker(&cfg.hw.remote_tracker, unit.clone())?;
+            .walker
+            .remote_tracker
+            .then(|| {
+                cfg.engines
+                    .remote_tracker(&cfg.hw.remote_tracker, unit.clone())
+            })
+            .transpose()?;
         let coalescer = cfg
             .walker
             .coalescing
@@ -195,6 +202,9 @@ impl Gmmu {
 
     /// Tell the Remote Tracker a walk for a page with `pte` completed at cycle `at`.
     pub fn track_walk(&mut self, at: u64, pte: Pte) -> Result<(), BlockFault> {
+        if self.rt.is_none() {
+            return Ok(());
+        }
         self.flush_walk()?;
         let remote = pte.chiplet(self.chiplets).0 as u32 != self.chiplet;
         self.pending_walk = Some((at, RtIn::walk(pte.alloc_id(), remote)));
@@ -203,22 +213,10 @@ impl Gmmu {
 
     /// Clock a posted walk into the RT.
     fn flush_walk(&mut self) -> Result<(), BlockFault> {
-        if let Some((at, walk)) = self.pending_walk.take() {
-            self.rt.step_at(at, &walk)?;
+        if let (Some(rt), Some((at, walk))) = (self.rt.as_mut(), self.pending_walk.take()) {
+            rt.step_at(at, &walk)?;
         }
         Ok(())
-    }
-
-    /// The posted walk, if it falls in the RT's cycle `cycle` (taken out of the post).
-    fn walk_in_cycle(&mut self, cycle: u64) -> Option<RtIn> {
-        let next = self.rt.next_cycle();
-        match self.pending_walk {
-            Some((at, walk)) if at.max(next) == cycle => {
-                self.pending_walk = None;
-                Some(walk)
-            }
-            _ => None,
-        }
     }
 
     /// Drain (read and clear) the Remote Tracker's counters of `alloc_id` at cycle `at`:
@@ -226,22 +224,27 @@ impl Gmmu {
     /// an earlier cycle is clocked in first; one of the drain's cycle shares it (the RT
     /// orders the drain first); one of the answer's cycle shares that.
     pub fn drain_rt(&mut self, at: u64, alloc_id: u8) -> Result<(u64, u64), BlockFault> {
-        let cycle = at.max(self.rt.next_cycle());
-        if self
-            .pending_walk
-            .is_some_and(|(w, _)| w.max(self.rt.next_cycle()) < cycle)
-        {
-            self.flush_walk()?;
+        let Some(rt) = self.rt.as_mut() else {
+            return Ok((0, 0));
+        };
+        let cycle = at.max(rt.next_cycle());
+        if let Some((w, walk)) = self.pending_walk {
+            if w.max(rt.next_cycle()) < cycle {
+                self.pending_walk = None;
+                rt.step_at(w, &walk)?;
+            }
         }
-        let mut req = self.walk_in_cycle(cycle).unwrap_or_default();
-        req = req.with_drain(alloc_id);
-        let (issued, _) = self.rt.step_at(cycle, &req)?;
-        let answer_in = self.walk_in_cycle(self.rt.next_cycle()).unwrap_or_default();
-        let (_, out) = self.rt.step_at(issued + 1, &answer_in)?;
+        let req = take_walk_in_cycle(&mut self.pending_walk, rt.next_cycle(), cycle)
+            .unwrap_or_default()
+            .with_drain(alloc_id);
+        let (issued, _) = rt.step_at(cycle, &req)?;
+        let answer_in =
+            take_walk_in_cycle(&mut self.pending_walk, issued + 1, issued + 1).unwrap_or_default();
+        let (_, out) = rt.step_at(issued + 1, &answer_in)?;
         if out.drain_done == 0 {
             return Err(BlockFault::NoAnswer {
                 block: "remote_tracker",
-                unit: self.rt.unit().to_string(),
+                unit: rt.unit().to_string(),
                 system_cycle: issued,
                 port: "drain_done",
                 latency: ANSWER_LATENCY,
@@ -323,7 +326,9 @@ impl Gmmu {
 
     /// Wait until a checking engine has compared every cycle so far (the end of a run).
     pub fn sync_blocks(&mut self) -> Result<(), BlockFault> {
-        self.rt.sync()?;
+        if let Some(rt) = self.rt.as_mut() {
+            rt.sync()?;
+        }
         if let Some(c) = self.coalescer.as_mut() {
             c.sync()?;
         }
@@ -332,9 +337,22 @@ impl Gmmu {
 
     /// This GMMU's lines of the run's hardware report.
     pub fn block_reports(&self) -> Vec<BlockReport> {
-        let mut r = vec![self.rt.report()];
-        r.extend(self.coalescer.as_ref().map(|c| c.report()));
-        r
+        let rt = self.rt.as_ref().map(|rt| rt.report());
+        rt.into_iter()
+            .chain(self.coalescer.as_ref().map(|c| c.report()))
+            .collect()
+    }
+}
+
+/// The posted walk, if it falls in the RT's cycle `cycle` given the RT's next cycle `next`
+/// (taken out of the post).
+fn take_walk_in_cycle(pending: &mut Option<(u64, RtIn)>, next: u64, cycle: u64) -> Option<RtIn> {
+    match *pending {
+        Some((at, walk)) if at.max(next) == cycle => {
+            *pending = None;
+            Some(walk)
+        }
+        _ => None,
     }
 }
 

@@ -109,6 +109,9 @@ pub enum GpuError {
     },
     #[error("{0} warp slots exceed the model's limit of 2^31 - 1")]
     TooManyWarps(u64),
+    /// The policy drains the Remote Trackers and the GPU config has none.
+    #[error("policy {0} reads CLAP's Remote Tracker, but the GPU config has none (walker.remote_tracker = false)")]
+    NoRemoteTracker(&'static str),
     /// A memory service (e.g. the UVM path) failed; its own error is kept as the source.
     #[error("memory service: {0}")]
     Service(#[source] Box<dyn std::error::Error + Send + Sync>),
