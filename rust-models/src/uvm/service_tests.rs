@@ -202,6 +202,8 @@ fn lru_passes_over_a_block_holding_only_this_batchs_pages() {
         c.queue_fault(p, 0);
     }
     c.service_batch(0).unwrap();
+    assert_eq!(c.metrics.batches, 1);
+    assert_eq!(c.metrics.far_faults, 3);
     assert_eq!(c.metrics.evictions, 1);
     assert_eq!(
         c.metrics.pages_evicted, half as u64,
