@@ -159,7 +159,7 @@ mutants:
 		blocks:: remote_tracker tlb_coalescer access_time_tracker readme_corners coverage; \
 	$(CARGO) mutants $(MUTANTS_ARGS) -p mcmvm-models $(addprefix -f ,$(MUTANTS_RULE_FILES)) \
 		$(call shard,$(MUTANTS_SHARD_RULES)) -o $$out/rules -- --lib --test suite -- \
-		driver uvm::lru uvm::residency uvm::service uvm_eviction uvm_invariants; \
+		driver mgvm uvm::lru uvm::residency uvm::service uvm_eviction uvm_invariants; \
 	$(CARGO) mutants $(MUTANTS_ARGS) -p mcmvm-refcheck \
 		$(call shard,$(MUTANTS_SHARD_REFCHECK)) -o $$out/refcheck; \
 	for a in blocks rules refcheck; do d=$$out/$$a/mutants.out; \
