@@ -204,6 +204,7 @@ fn lru_passes_over_a_block_holding_only_this_batchs_pages() {
     c.service_batch(0).unwrap();
     assert_eq!(c.metrics.batches, 1);
     assert_eq!(c.metrics.far_faults, 3);
+    assert_eq!(c.obj_faults, [1, 1, 1], "one fault in each object");
     assert_eq!(c.metrics.evictions, 1);
     assert_eq!(
         c.metrics.pages_evicted, half as u64,
@@ -353,6 +354,21 @@ fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
     for p in (0..c.ready_at.len()).filter(|p| !block.contains(p)) {
         assert!(c.ready_at[p] != end, "page {p} outside the block untouched");
     }
+}
+
+/// A first touch with preferred location in block 0 (object 0's first tree starts at page
+/// 0) populates the block whole, as in any other block.
+#[test]
+fn a_first_touch_in_block_0_populates_it_whole() {
+    let mut c = core_of(
+        vec![Allocation::new("a".to_string(), BLOCK_BYTES)],
+        &["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"],
+    );
+    assert_eq!(first_page(&c, 0), 0);
+    c.queue_fault(7, 0);
+    let end = c.service_batch(1000).unwrap();
+    assert_eq!(c.metrics.pages_migrated, PAGES_PER_BLOCK as u64);
+    assert!((0..PAGES_PER_BLOCK).all(|p| c.ready_at[p] == end));
 }
 
 /// A first touch with preferred location on an object smaller than its 2 MB block (1 MB,
