@@ -260,8 +260,8 @@ mod tests {
         r.check_invariants().unwrap();
     }
 
-    /// "Accessed since it was last migrated in": clear on arrival, set by a touch, clear
-    /// again after an eviction and a new migration.
+    /// "Accessed since it was last migrated in": clear on arrival, set by a touch and kept by
+    /// the next, clear again after an eviction and a new migration.
     #[test]
     fn accessed_flag_is_per_migration() {
         let mut r = Residency::new(16, 2);
@@ -269,6 +269,9 @@ mod tests {
         assert!(!r.was_accessed(3));
         assert!(r.touch(3, false), "first use of a prefetch");
         assert!(r.was_accessed(3));
+        r.touch(3, true);
+        assert!(r.was_accessed(3), "a second touch keeps it accessed");
+        assert!(r.is_dirty(3));
         r.evict(3, 0);
         assert!(r.migrate_in(3, false, 0));
         assert!(!r.was_accessed(3));
