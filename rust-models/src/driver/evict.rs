@@ -57,14 +57,12 @@ impl MemoryManager {
                     .is_some_and(|r| r.is_some()),
                 None => false,
             };
-            let mut page = 0;
-            while page < BLOCK_FRAMES {
+            for page in (0..BLOCK_FRAMES).step_by(1 << page_log) {
                 if bit(&blk.mapped, page) && !covered(page) {
                     if let Some(pfn) = self.pt.translate(Vpn(bf + page)) {
                         frames.push((pfn, page_log));
                     }
                 }
-                page += 1 << page_log;
             }
         }
         let toucher = ChipletId(0);
