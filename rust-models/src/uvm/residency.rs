@@ -261,20 +261,29 @@ mod tests {
     }
 
     /// "Accessed since it was last migrated in": clear on arrival, set by a touch and kept by
-    /// the next, clear again after an eviction and a new migration.
+    /// the next, clear again after an eviction and a new migration. Dirty only after a
+    /// write; "ever evicted" only after an eviction; an eviction reports what it found.
     #[test]
     fn accessed_flag_is_per_migration() {
         let mut r = Residency::new(16, 2);
         assert!(r.migrate_in(3, true, 0));
         assert!(!r.was_accessed(3));
+        assert!(!r.was_evicted(3), "a first migration");
         assert!(r.touch(3, false), "first use of a prefetch");
         assert!(r.was_accessed(3));
+        assert!(!r.is_dirty(3), "a read leaves it clean");
         r.touch(3, true);
         assert!(r.was_accessed(3), "a second touch keeps it accessed");
         assert!(r.is_dirty(3));
-        r.evict(3, 0);
+        let e = r.evict(3, 0);
+        assert!(e.dirty && !e.prefetched_unused);
+        assert!(r.was_evicted(3));
         assert!(r.migrate_in(3, false, 0));
         assert!(!r.was_accessed(3));
+        assert!(r.was_evicted(3), "it stays ever evicted");
+        r.touch(3, false);
+        let e = r.evict(3, 0);
+        assert!(!e.dirty, "read only since its last migration");
     }
 
     #[test]
