@@ -392,6 +392,28 @@ fn a_first_touch_populates_no_further_than_the_objects_end() {
     assert!((s..s + 256).all(|p| c.ready_at[p] == end));
 }
 
+/// A first touch in the second 2 MB block of a 4 MB tree populates that block from its own
+/// first page (`b * 512`), not from the tree's, and leaves the tree's first block alone.
+#[test]
+fn a_first_touch_in_a_trees_second_block_starts_at_that_block() {
+    let mut c = core_under(
+        UvmPolicy::Forest,
+        vec![Allocation::new("o".to_string(), 2 * BLOCK_BYTES)],
+        &["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"],
+    );
+    let f = c.forest.as_mut().expect("Forest keeps an ATT state");
+    f.tracker.objects[0].shape = super::tbnp::TreeShape {
+        tree_pages: 2 * PAGES_PER_BLOCK,
+        leaf_pages: 16,
+    };
+    let a = first_page(&c, 0);
+    c.queue_fault(a + PAGES_PER_BLOCK + 10, 0);
+    let end = c.service_batch(1000).unwrap();
+    assert_eq!(c.metrics.pages_migrated, PAGES_PER_BLOCK as u64);
+    assert!((a + PAGES_PER_BLOCK..a + 2 * PAGES_PER_BLOCK).all(|p| c.ready_at[p] == end));
+    assert!((a..a + PAGES_PER_BLOCK).all(|p| !c.res.is_resident(p)));
+}
+
 /// Forest prefetches with each object's own tree (what the APD programmed), not TBNp's:
 /// an object whose tree has 256 KB leaves brings a fault's whole leaf, 64 pages, where
 /// TBNp's 64 KB big page would bring 16.
