@@ -144,6 +144,19 @@ impl Sm {
     }
 }
 
+/// What the model cannot build: more warp slots than it indexes, or a policy that drains
+/// the Remote Trackers on a GPU without them.
+fn check_buildable(cfg: &GpuConfig, policy: crate::driver::PolicyKind) -> Result<(), GpuError> {
+    let slots = cfg.derived().sms as u64 * cfg.gpu.warps_per_sm as u64;
+    if slots > MAX_WARP_SLOTS {
+        return Err(GpuError::TooManyWarps(slots));
+    }
+    if policy.drains_remote_tracker() && !cfg.walker.remote_tracker {
+        return Err(GpuError::NoRemoteTracker(policy.name()));
+    }
+    Ok(())
+}
+
 impl<'w> Gpu<'w> {
     /// Assemble the GPU; every GMMU's Remote Tracker and TLB coalescing logic are served
     /// by the engines `cfg.engines` names (the behavioural twins by default).
@@ -154,13 +167,7 @@ impl<'w> Gpu<'w> {
         service: Box<dyn MemoryService + 'w>,
     ) -> Result<Gpu<'w>, GpuError> {
         let d = cfg.derived();
-        let slots = d.sms as u64 * cfg.gpu.warps_per_sm as u64;
-        if slots > MAX_WARP_SLOTS {
-            return Err(GpuError::TooManyWarps(slots));
-        }
-        if mm.policy().drains_remote_tracker() && !cfg.walker.remote_tracker {
-            return Err(GpuError::NoRemoteTracker(mm.policy().name()));
-        }
+        check_buildable(cfg, mm.policy())?;
         // CLAP's hardware: off for the paper's baselines, whose coalescer blocks (if the
         // config has them) then see no traffic.
         let coalescing = cfg.walker.coalescing && mm.policy().tlb_coalescing();

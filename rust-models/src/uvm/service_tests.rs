@@ -35,6 +35,10 @@ const BLOCK_BYTES: u64 = (PAGES_PER_BLOCK * 4096) as u64;
 
 /// `n` objects of one 64 KB big page each (each in its own 2 MB block), TBNp, invariants
 /// checked after every batch.
+/// Overrides of the first-touch tests: no oversubscription, every object's preferred
+/// location this GPU.
+const FIRST_TOUCH: &[&str] = &["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"];
+
 fn core(n: usize, sets: &[&str]) -> UvmCore {
     core_of(
         (0..n)
@@ -331,7 +335,7 @@ fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
             Allocation::new("a".to_string(), BLOCK_BYTES),
             Allocation::new("b".to_string(), 2 * BLOCK_BYTES),
         ],
-        &["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"],
+        FIRST_TOUCH,
     );
     let first = first_page(&c, 1) + PAGES_PER_BLOCK; // object b's second block
     let b = first / PAGES_PER_BLOCK;
@@ -362,7 +366,7 @@ fn a_first_touch_with_preferred_location_populates_exactly_the_faulted_block() {
 fn a_first_touch_in_block_0_populates_it_whole() {
     let mut c = core_of(
         vec![Allocation::new("a".to_string(), BLOCK_BYTES)],
-        &["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"],
+        FIRST_TOUCH,
     );
     assert_eq!(first_page(&c, 0), 0);
     c.queue_fault(7, 0);
@@ -381,7 +385,7 @@ fn a_first_touch_populates_no_further_than_the_objects_end() {
             Allocation::new("a".to_string(), 4096),
             Allocation::new("small".to_string(), 1 << 20),
         ],
-        &["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"],
+        FIRST_TOUCH,
     );
     let s = first_page(&c, 1);
     assert!(s >= PAGES_PER_BLOCK, "object small is not in block 0");
@@ -399,7 +403,7 @@ fn a_first_touch_in_a_trees_second_block_starts_at_that_block() {
     let mut c = core_under(
         UvmPolicy::Forest,
         vec![Allocation::new("o".to_string(), 2 * BLOCK_BYTES)],
-        &["memory.oversubscription=1", "tbnp.all_preferred_gpu=true"],
+        FIRST_TOUCH,
     );
     let f = c.forest.as_mut().expect("Forest keeps an ATT state");
     f.tracker.objects[0].shape = super::tbnp::TreeShape {
