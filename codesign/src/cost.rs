@@ -7,7 +7,8 @@ use crate::power::{self, Power};
 use crate::CodesignError;
 use mcmvm_models::config::HwConfig;
 use mcmvm_protocol::protocol::BlockKind;
-use mcmvm_synth::area::{libraries, synthesize_on};
+use mcmvm_synth::area::libraries;
+use mcmvm_synth::cache::synthesize_cached;
 use mcmvm_synth::library::Library;
 use mcmvm_synth::Tools;
 use serde::{Deserialize, Serialize};
@@ -100,7 +101,8 @@ pub fn synthesise(
             .iter()
             .map(|lib| {
                 s.spawn(move || -> Result<Synthesised, CodesignError> {
-                    let report = synthesize_on(tools, lib, &v.path, top, work)?;
+                    let root = mcmvm_synth::cache::cache_root();
+                    let (report, _) = synthesize_cached(&root, tools, lib, &v.path, top, work)?;
                     Ok(Synthesised {
                         lib: lib.clone(),
                         netlist: work.join(format!("{top}_{}_netlist.v", lib.name)),

@@ -22,8 +22,6 @@ use std::path::{Path, PathBuf};
 
 /// Bump when a cached point's meaning changes.
 const CACHE_FORMAT: &str = "mcmvm-codesign-1";
-const AREA_SCRIPT: &str = include_str!("../../synth/scripts/area.ys");
-const TRANSISTOR_SCRIPT: &str = include_str!("../../synth/scripts/transistors.ys");
 
 /// Everything measured at one point (a row of the CSV, an element of the JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -198,31 +196,17 @@ fn measure(
     })
 }
 
-/// 64-bit FNV-1a over length-prefixed parts.
-struct Fnv(u64);
-
-impl Fnv {
-    fn part(&mut self, s: &str) -> &mut Fnv {
-        for b in (s.len() as u64).to_le_bytes().iter().chain(s.as_bytes()) {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-        self
-    }
-}
-
 fn cache_key(
     opts: &StudyOptions,
     tools: &mcmvm_synth::Tools,
     verilog: &str,
 ) -> Result<String, CodesignError> {
     let json = |v: &dyn erased_json::Json| v.json();
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut h = mcmvm_protocol::cache::Fnv::new();
     h.part(CACHE_FORMAT)
         .part(opts.block.short_name())
         .part(verilog)
-        .part(AREA_SCRIPT)
-        .part(TRANSISTOR_SCRIPT)
+        .part(mcmvm_synth::area::COST_SCRIPT)
         .part(&crate::power::script(
             Path::new("L"),
             Path::new("N"),
@@ -241,7 +225,7 @@ fn cache_key(
         .part(&json(&opts.systems.forest_gpu))
         .part(&json(&opts.systems.uvm))
         .part(&json(&opts.base));
-    Ok(format!("{:016x}", h.0))
+    Ok(format!("{:016x}", h.value()))
 }
 
 mod erased_json {

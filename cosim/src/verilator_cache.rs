@@ -29,6 +29,7 @@ use crate::verilator_build::{
     RUNTIME_SOURCES, VERILATOR_FLAGS,
 };
 use crate::verilator_manifest::{self as manifest, Stale};
+use mcmvm_protocol::cache::Fnv;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -50,50 +51,7 @@ pub fn cache_root() -> PathBuf {
 }
 
 fn default_cache_root() -> PathBuf {
-    let workspace = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-    let target = match option_env!("CARGO_TARGET_DIR") {
-        // Cargo reads a relative target dir from where it runs, usually the workspace.
-        Some(dir) => workspace.join(dir),
-        None => workspace.join("target"),
-    };
-    target.join("verilator-models")
-}
-
-/// 64-bit FNV-1a. Each part is prefixed with its length, so parts cannot run into each
-/// other (`ab`,`c` and `a`,`bc` hash differently). Not cryptographic: it only has to tell
-/// builds apart, and every input is ours.
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn bytes(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn part(&mut self, part: &str) -> &mut Fnv {
-        self.bytes(&(part.len() as u64).to_le_bytes());
-        self.bytes(part.as_bytes());
-        self
-    }
-
-    fn parts(&mut self, parts: &[&str]) -> &mut Fnv {
-        self.part(&parts.len().to_string());
-        for p in parts {
-            self.part(p);
-        }
-        self
-    }
-}
-
-/// The FNV-1a hash of `parts` (length-prefixed, as every cache key).
-pub(crate) fn fnv(parts: &[&str]) -> u64 {
-    Fnv::new().parts(parts).0
+    mcmvm_protocol::cache::target_dir().join("verilator-models")
 }
 
 /// Where a model is and whether this call built it.
@@ -156,7 +114,7 @@ fn entry_name(src: &Sources, version: &str) -> String {
         .parts(VERILATOR_FLAGS)
         .parts(CXX_FLAGS)
         .parts(LINK_FLAGS)
-        .0;
+        .value();
     format!("{}-{hash:016x}", src.module)
 }
 
@@ -262,7 +220,7 @@ fn runtime(
         .part(version)
         .part(&include.to_string_lossy())
         .parts(CXX_FLAGS)
-        .0;
+        .value();
     let dir = root.join(format!("verilated-runtime-{hash:016x}"));
     let objects: Vec<PathBuf> = RUNTIME_SOURCES
         .iter()
@@ -335,18 +293,6 @@ fn publish(tmp: &Path, dir: &Path, marker: &Path) -> Result<bool, CosimError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_hash_separates_parts_and_is_stable() {
-        let h = |parts: &[&str]| Fnv::new().parts(parts).0;
-        assert_ne!(h(&["ab", "c"]), h(&["a", "bc"]));
-        assert_ne!(h(&["a"]), h(&["a", ""]));
-        // FNV-1a of the empty string is its offset basis.
-        assert_eq!(Fnv::new().0, 0xcbf2_9ce4_8422_2325);
-        let mut f = Fnv::new();
-        f.bytes(b"a");
-        assert_eq!(f.0, 0xaf63_dc4c_8601_ec8c);
-    }
 
     #[test]
     fn the_default_root_is_in_the_target_dir() {

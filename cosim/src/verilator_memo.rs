@@ -44,7 +44,7 @@ fn resolve(program: &str) -> Option<PathBuf> {
 }
 
 fn memo_file(root: &Path, stem: &str, key: &str) -> PathBuf {
-    let hash = crate::verilator_cache::fnv(&[key]);
+    let hash = mcmvm_protocol::cache::fnv(&[key]);
     root.join(MEMO_DIR).join(format!("{stem}-{hash:016x}.txt"))
 }
 

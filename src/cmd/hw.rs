@@ -29,6 +29,8 @@ struct Row {
     block: BlockKind,
     lint: String,
     area: Option<mcmvm_synth::AreaReport>,
+    /// Whether the synthesis cache served `area`.
+    synth_source: Option<mcmvm_synth::cache::Source>,
     lockstep: Result<LockstepReport, CosimError>,
     wave: PathBuf,
 }
@@ -41,6 +43,8 @@ struct Job<'a> {
     wdir: &'a Path,
     cycles: u64,
     seed: u64,
+    /// The synthesis cache (`mcmvm_synth::cache`).
+    cache: &'a Path,
 }
 
 fn cosim<B: CosimBlock>(
@@ -68,6 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     );
     let files = emit_verilog(&vdir, &cfg, &BlockKind::ALL)?;
     let tools = mcmvm_synth::Tools::discover()?;
+    let cache = mcmvm_synth::cache::cache_root();
     let job = Job {
         cfg: &cfg,
         tools: &tools,
@@ -75,6 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         wdir: &wdir,
         cycles: args.cycles,
         seed: args.seed,
+        cache: &cache,
     };
     // The blocks are independent, and so are each block's lint, synthesis and lockstep
     // (`Job::row`): rayon spreads all of them over the cores (rows come back in block order).
@@ -91,6 +97,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         })
         .collect();
     bar.finish_and_clear();
+    let sources: Vec<_> = rows.iter().filter_map(|r| r.synth_source).collect();
+    super::synth::note_cache(&cache, &sources);
     let reports: Vec<_> = rows.iter().filter_map(|r| r.area.clone()).collect();
     super::synth::print_table(&reports);
     println!();
@@ -114,13 +122,19 @@ impl Job<'_> {
             Ok(r) => format!("{} msg", r.verilator.len() + r.yosys.len()),
             Err(e) => format!("error: {e}"),
         };
-        let synth = || mcmvm_synth::synthesize(tools, path, module, &self.vdir.join("synth")).ok();
+        let synth = || {
+            let lib = mcmvm_synth::library::Library::osu018(tools);
+            let work = self.vdir.join("synth");
+            mcmvm_synth::cache::synthesize_cached(self.cache, tools, &lib, path, module, &work).ok()
+        };
         let ((area, lint), lockstep) =
             rayon::join(|| rayon::join(synth, lint), || self.lockstep(b, &wave));
+        let (area, synth_source) = area.unzip();
         Row {
             block: b,
             lint,
             area,
+            synth_source,
             lockstep,
             wave,
         }

@@ -4,6 +4,7 @@
 //! maximum clock from OpenSTA, and a 28 nm estimate beside the paper's figures.
 
 use super::common::{emit_verilog, load_hw_config, BlockChoice};
+use mcmvm_synth::cache::Source;
 use mcmvm_synth::AreaReport;
 use std::path::PathBuf;
 
@@ -42,22 +43,40 @@ pub fn synthesize(args: &Args) -> anyhow::Result<Vec<AreaReport>> {
             args.library
         );
     }
-    let mut out = Vec::new();
+    let cache = mcmvm_synth::cache::cache_root();
+    let (mut out, mut sources) = (Vec::new(), Vec::new());
     let bar = super::progress::bar((libs.len() * files.len()) as u64, "blocks synthesised");
     for lib in &libs {
         for (b, path) in &files {
             bar.set_message(format!("{} on {}", b.module_name(), lib.name));
             bar.inc(1);
-            out.push(mcmvm_synth::area::synthesize_on(
+            let (report, source) = mcmvm_synth::cache::synthesize_cached(
+                &cache,
                 &tools,
                 lib,
                 path,
                 b.module_name(),
                 &work,
-            )?);
+            )?;
+            out.push(report);
+            sources.push(source);
         }
     }
+    bar.finish_and_clear();
+    note_cache(&cache, &sources);
     Ok(out)
+}
+
+/// One line on stderr: how many of the results the synthesis cache served.
+pub fn note_cache(cache: &std::path::Path, sources: &[Source]) {
+    let served = sources.iter().filter(|s| **s == Source::Cache).count();
+    if served > 0 {
+        super::progress::note(&format!(
+            "synthesis: {served} of {} results from the cache in {} (keyed by the Verilog, library, scripts and tool versions)",
+            sources.len(),
+            cache.display()
+        ));
+    }
 }
 
 pub fn print_table(reports: &[AreaReport]) {

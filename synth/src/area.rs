@@ -2,15 +2,16 @@
 
 use crate::library::{CellInfo, Library};
 use crate::tools::{run_yosys_script, tail, SynthError, Tools};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-const AREA_SCRIPT: &str = include_str!("../scripts/area.ys");
-const TRANSISTOR_SCRIPT: &str = include_str!("../scripts/transistors.ys");
+/// The yosys script of a block's cost: one generic synthesis, mapped to the library (area,
+/// netlist) and to CMOS gates (transistors). Public so that caches can key on it.
+pub const COST_SCRIPT: &str = include_str!("../scripts/cost.ys");
 
 /// What one block costs on one library. Field names are the `--json` keys.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct AreaReport {
     /// Verilog module name of the block.
     pub block: String,
@@ -68,11 +69,10 @@ fn fill(template: &str, pairs: &[(&str, &Path)]) -> String {
 fn run_yosys(
     tools: &Tools,
     script: &str,
-    work: &Path,
-    name: &str,
+    script_path: &Path,
     input: &Path,
-) -> Result<String, SynthError> {
-    let out = run_yosys_script(tools, script, &work.join(format!("{name}.ys")), input)?;
+) -> Result<(), SynthError> {
+    let out = run_yosys_script(tools, script, script_path, input)?;
     if !out.status.success() {
         return Err(SynthError::ToolFailed {
             tool: "yosys".into(),
@@ -80,8 +80,11 @@ fn run_yosys(
             detail: tail(&out, 6),
         });
     }
-    let stat = work.join(format!("{name}.stat"));
-    std::fs::read_to_string(&stat).map_err(|source| SynthError::Io { path: stat, source })
+    Ok(())
+}
+
+fn read_stat(path: PathBuf) -> Result<String, SynthError> {
+    std::fs::read_to_string(&path).map_err(|source| SynthError::Io { path, source })
 }
 
 /// Synthesise module `top` of `verilog` to osu018 and report its cost.
@@ -177,40 +180,40 @@ fn cell_figures(parsed: &LibertyStat, cells: &BTreeMap<String, CellInfo>) -> Cel
     }
 }
 
-/// The area script (mapping to `lib`, writing `netlist`) and the transistor-count script
-/// for module `top`; their statistics go to `work`.
-fn yosys_scripts(
-    lib: &Library,
-    verilog: &Path,
-    top: &str,
-    work: &Path,
-    netlist: &Path,
-    enable_flops: &str,
-) -> (String, String) {
-    let top_path = PathBuf::from(top);
-    let tag = format!("{top}_{}", lib.name);
-    let area_stat = work.join(format!("{tag}_area.stat"));
-    let cmos_stat = work.join(format!("{tag}_cmos.stat"));
-    let area_script = fill(
-        AREA_SCRIPT,
-        &[
-            ("{VERILOG}", verilog),
-            ("{TOP}", &top_path),
-            ("{LIBERTY}", &lib.liberty),
-            ("{STAT}", &area_stat),
-            ("{NETLIST}", netlist),
-        ],
-    )
-    .replace("{ENABLE_FLOPS}", enable_flops);
-    let cmos_script = fill(
-        TRANSISTOR_SCRIPT,
-        &[
-            ("{VERILOG}", verilog),
-            ("{TOP}", &top_path),
-            ("{STAT}", &cmos_stat),
-        ],
-    );
-    (area_script, cmos_script)
+/// Where one cost run of module `top` on `lib` writes into `work`.
+struct CostFiles {
+    script: PathBuf,
+    area_stat: PathBuf,
+    cmos_stat: PathBuf,
+    netlist: PathBuf,
+}
+
+impl CostFiles {
+    fn new(lib: &Library, top: &str, work: &Path) -> CostFiles {
+        let tag = format!("{top}_{}", lib.name);
+        CostFiles {
+            script: work.join(format!("{tag}_cost.ys")),
+            area_stat: work.join(format!("{tag}_area.stat")),
+            cmos_stat: work.join(format!("{tag}_cmos.stat")),
+            netlist: work.join(format!("{tag}_netlist.v")),
+        }
+    }
+
+    /// The cost script for module `top` of `verilog` on `lib`.
+    fn script(&self, lib: &Library, verilog: &Path, top: &str, enable_flops: &str) -> String {
+        fill(
+            COST_SCRIPT,
+            &[
+                ("{VERILOG}", verilog),
+                ("{TOP}", Path::new(top)),
+                ("{LIBERTY}", &lib.liberty),
+                ("{STAT}", &self.area_stat),
+                ("{CMOS_STAT}", &self.cmos_stat),
+                ("{NETLIST}", &self.netlist),
+            ],
+        )
+        .replace("{ENABLE_FLOPS}", enable_flops)
+    }
 }
 
 /// Synthesise module `top` of `verilog` to `lib`, time it, and report its cost.
@@ -227,16 +230,14 @@ pub fn synthesize_on(
         path: verilog.to_path_buf(),
         source,
     })?;
-    let tag = format!("{top}_{}", lib.name);
-    let netlist = work.join(format!("{tag}_netlist.v"));
+    let files = CostFiles::new(lib, top, work);
     let cells = lib.cells()?;
     let enable_flops = enable_flop_lines(lib, &cells, top, work)?;
-    let (area_script, cmos_script) =
-        yosys_scripts(lib, &verilog, top, work, &netlist, &enable_flops);
-    let area_text = run_yosys(tools, &area_script, work, &format!("{tag}_area"), &verilog)?;
-    let cmos_text = run_yosys(tools, &cmos_script, work, &format!("{tag}_cmos"), &verilog)?;
-    let parsed = parse_liberty_stat(&area_text, top)?;
-    let transistors = parse_transistors(&cmos_text, top)?;
+    let script = files.script(lib, &verilog, top, &enable_flops);
+    run_yosys(tools, &script, &files.script, &verilog)?;
+    let parsed = parse_liberty_stat(&read_stat(files.area_stat)?, top)?;
+    let transistors = parse_transistors(&read_stat(files.cmos_stat)?, top)?;
+    let netlist = files.netlist;
     let figures = cell_figures(&parsed, &cells);
     let combinational = figures.flip_flops == 0;
     let timing = crate::timing::analyse(&lib.liberty, &netlist, top, !combinational, work)?;

@@ -13,6 +13,7 @@
 //! replacement for synthesis at 28 nm.
 
 pub mod area;
+pub mod cache;
 pub mod formal;
 pub mod library;
 pub mod lint;

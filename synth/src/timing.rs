@@ -60,7 +60,9 @@ pub fn analyse(
     work: &Path,
 ) -> Result<Timing, SynthError> {
     let sta = require("sta", "opensta")?;
-    let script = work.join(format!("{top}_sta.tcl"));
+    // Named by library too: codesign times one block on two libraries at once in one `work`.
+    let lib = liberty.file_stem().unwrap_or_default().to_string_lossy();
+    let script = work.join(format!("{top}_{lib}_sta.tcl"));
     let text = format!(
         "read_liberty {lib}\nread_verilog {net}\nlink_design {top}\n{constraints}\
          report_checks -path_delay max -digits 4\nexit\n",

@@ -3,4 +3,5 @@
 mod formal_rt;
 mod four_state;
 mod rt_logic_area;
+mod synth_cache;
 mod yosys_small_counter;
