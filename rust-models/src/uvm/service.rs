@@ -349,32 +349,27 @@ impl UvmCore {
             return false;
         }
         self.metrics.evictions += 1;
-        // Write back dirty runs first; the frame of a dirty page is reusable only after.
-        let mut k = 0;
-        while k < pages.len() {
-            let p = pages[k];
-            if !self.res.is_dirty(p) {
-                let e = self.res.evict(p, start + self.cfg.us_to_cycles(*us));
-                self.account_eviction(p, e);
-                k += 1;
+        // Write back dirty runs first; the frame of a dirty page is reusable only after. A
+        // run is consecutive dirty pages (one transfer); a clean page is a group of its own.
+        let tagged: Vec<(usize, bool)> = pages.iter().map(|&p| (p, self.res.is_dirty(p))).collect();
+        for group in tagged.chunk_by(|a, b| a.1 && b.1 && b.0 == a.0 + 1) {
+            let (first, dirty) = group[0];
+            if !dirty {
+                let e = self.res.evict(first, start + self.cfg.us_to_cycles(*us));
+                self.account_eviction(first, e);
                 continue;
             }
-            let mut m = k + 1;
-            while m < pages.len() && pages[m] == pages[m - 1] + 1 && self.res.is_dirty(pages[m]) {
-                m += 1;
-            }
-            let bytes = (m - k) as u64 * PAGE_BYTES;
+            let bytes = group.len() as u64 * PAGE_BYTES;
             let t = self.cfg.transfer_us(bytes);
             *us += t;
             self.metrics.service.writeback_us += t;
             self.metrics.gpu_to_host_bytes += bytes;
             let done = start + self.cfg.us_to_cycles(*us);
-            for &q in &pages[k..m] {
+            for &(q, _) in group {
                 let e = self.res.evict(q, done);
                 self.metrics.dirty_writebacks += 1;
                 self.account_eviction(q, e);
             }
-            k = m;
         }
         true
     }
