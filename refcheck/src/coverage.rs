@@ -160,6 +160,9 @@ mod tests {
         let mut d = c.clone();
         d.merge(&c);
         assert_eq!(d.count("b"), Some(2));
+        // What the CLI prints a table from: the block and every bin in declaration order.
+        assert_eq!(d.block(), "demo");
+        assert_eq!(d.bins(), &[("a", 0), ("b", 2)]);
         assert_eq!(
             d.to_string(),
             "  a  0\n  b  2\nmissed bins: a\ncoverage: 1 of 2 bins hit"

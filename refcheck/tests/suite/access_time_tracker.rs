@@ -96,6 +96,22 @@ fn twin_agrees_with_the_readme_tree_plru() {
     check(&tree_plru(4, 4, 5), "att tree 4/4/5", seed, SHORT_CYCLES);
 }
 
+/// `recency = "ranks"` and `"age-matrix"` (README, the exact orders): `oldest_*` is the
+/// valid slot touched longest ago, a register newer than an access in its cycle.
+#[test]
+fn twin_agrees_with_the_readme_exact_recency() {
+    for (recency, name) in [
+        (AttRecency::Ranks, "ranks"),
+        (AttRecency::AgeMatrix, "age-matrix"),
+    ] {
+        let mut cfg = config(32, 32, 256);
+        cfg.access_time_tracker.recency = recency;
+        let seed = seed(&format!("att {name}"), tb::DEFAULT_SEED ^ 0xe4);
+        let [_, _, _, oldest] = check(&cfg, &format!("att {name}"), seed, SHORT_CYCLES);
+        assert!(oldest > 10_000, "{name}: {oldest}");
+    }
+}
+
 /// A twin that keeps the exact order while the configuration asks for the tree is caught on
 /// `oldest_obj`, and so is the tree twin under the exact-order README rule.
 #[test]

@@ -133,3 +133,80 @@ fn lookup_ppn_wrap_counts_only_a_sum_past_32_bits() {
     assert_eq!(count(m.coverage(), "lookup_hit"), 3);
     assert_eq!(count(m.coverage(), "lookup_ppn_wrap"), 1);
 }
+
+/// One merge per mask shape, exclusion and PPN wrap, each named by the bins it must count and no
+/// other: a line of slot `i` → PPN `first + i` where `keep(i)`, invalid elsewhere (an invalid
+/// PTE still carries the permissions, so only the valid bit keeps it out).
+#[test]
+fn merge_bins_count_exactly_the_merges_of_their_shape() {
+    use mcmvm_protocol::config::HwConfig;
+    use mcmvm_testbenches::tlb_coalescer::{contiguous_line, merge, pte, PERM_RO, PERM_RW};
+    let hw = HwConfig::default();
+    let cfg = hw.tlb_coalescer.clone();
+    let line = |first: u64, keep: &dyn Fn(usize) -> bool| -> [u64; 16] {
+        core::array::from_fn(|i| {
+            let p = pte(&hw, first + i as u64, PERM_RW);
+            if keep(i) {
+                p
+            } else {
+                p & !1
+            }
+        })
+    };
+    let all = line(100, &|_| true);
+    let mut perms = line(400, &|_| true);
+    perms[7] = pte(&hw, 407, PERM_RO);
+    let mut offset = line(500, &|i| i < 8);
+    offset[8] = pte(&hw, 900, PERM_RW);
+    let mut misaligned = line(600, &|i| i < 4);
+    misaligned[9] = pte(&hw, 609, PERM_RW) | (1 << 12);
+    // Slot 3 alone valid; the invalid rest share its permissions, not its offset (an
+    // invalid slot is no offset mismatch).
+    let mut alone = line(50, &|i| i == 3);
+    for (i, p) in alone.iter_mut().enumerate().filter(|&(i, _)| i != 3) {
+        *p = pte(&hw, 700 + 2 * i as u64, PERM_RW) & !1;
+    }
+    // Invalid PTEs whose PFN bits would be misaligned: not a misaligned frame.
+    let empty: [u64; 16] = core::array::from_fn(|i| (0x123 + i as u64) << 12);
+    let seq = [
+        CoalIn {
+            reset: 1,
+            ..CoalIn::default()
+        },
+        merge(0x10, &all),                                       // all 16
+        merge(0x23, &empty),                                     // empty
+        merge(0x33, &alone),                                     // only the requested slot
+        merge(0x43, &line(200, &|i| (2..6).contains(&i))),       // contiguous partial
+        merge(0x50, &line(300, &|i| [0, 1, 4, 5].contains(&i))), // holes
+        merge(0x60, &perms),                                     // holes: slot 7's permissions
+        merge(0x70, &offset),                                    // partial: slot 8's offset
+        merge(0x80, &misaligned),                                // partial, and a misaligned frame
+        merge(0x82, &misaligned),                                // again: two merges with one
+        // PPNs 0xFFFF_FFF0..=0xFFFF_FFFF: the top one is 2^32 - 1, no wrap.
+        merge(0x90, &contiguous_line(&hw, 0xFFFF_FFF0, PERM_RW)),
+        // PPNs from 0xFFFF_FFF6 on, 0 at slot 10: the merged base + 15 wraps (twice).
+        merge(0xA0, &contiguous_line(&hw, 0xFFFF_FFF6, PERM_RW)),
+        merge(0xB5, &contiguous_line(&hw, 0xFFFF_FFF6, PERM_RW)),
+        CoalIn::default(),
+    ];
+    let mut m = CoalescerMonitor::new(&cfg);
+    assert_agrees(
+        "coalescer merges",
+        &mut m,
+        &mut TlbCoalescer::new(&cfg),
+        &seq,
+    );
+    for (bin, n) in [
+        ("mask_all_16", 4),
+        ("mask_empty", 1),
+        ("mask_only_requested_slot", 1),
+        ("mask_contiguous_partial", 4),
+        ("mask_with_holes", 2),
+        ("permission_mismatch_excluded", 1),
+        ("offset_mismatch_excluded", 1),
+        ("misaligned_frame", 2),
+        ("merge_ppn_wrap", 2),
+    ] {
+        assert_eq!(count(m.coverage(), bin), n, "bin {bin}");
+    }
+}
