@@ -149,8 +149,10 @@ impl AttMonitor {
     /// README: from the whole table down, the older half if it holds a valid slot, else
     /// the other one.
     fn tree_walk(&self, tree: &[[bool; 16]; TREE_LEVELS]) -> Option<usize> {
+        // Positions past the table hold no slot (and bound the range, so a wrong bound
+        // ends the walk instead of counting towards 2^64).
         let valid_in =
-            |lo: usize, hi: usize| (lo..hi).any(|i| self.slots.get(i).is_some_and(|s| s.valid));
+            |lo: usize, hi: usize| (lo..hi.min(self.slots.len())).any(|i| self.slots[i].valid);
         if !valid_in(0, TREE_SLOTS) {
             return None;
         }

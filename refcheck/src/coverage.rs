@@ -163,6 +163,9 @@ mod tests {
         // What the CLI prints a table from: the block and every bin in declaration order.
         assert_eq!(d.block(), "demo");
         assert_eq!(d.bins(), &[("a", 0), ("b", 2)]);
+        let mut e = d.clone();
+        e.hit(Demo::A);
+        assert_eq!((d.hit_bins(), e.hit_bins()), (1, 2));
         assert_eq!(
             d.to_string(),
             "  a  0\n  b  2\nmissed bins: a\ncoverage: 1 of 2 bins hit"

@@ -45,6 +45,7 @@ fn request_bins_count_exactly_their_cycles() {
         lookup(0x11F, 0x120, 0x40, 0xFFFF),        // tag miss
         lookup(0x12A, 0x120, 0xFFFF_FFF8, 0xFFFF), // a hit whose PPN wraps
         lookup(0x123, 0x120, 0x40, 0xFFF7),        // mask miss (slot 3's bit clear)
+        idle,                                      // idle after a request
         both(
             merge(0x10, &line()),
             lookup(0x12F, 0x120, 0xFFFF_FFF8, 0xFFFF), // a hit whose PPN wraps
@@ -66,7 +67,7 @@ fn request_bins_count_exactly_their_cycles() {
     for (bin, n) in [
         ("reset_with_request", 1),
         ("request_right_after_reset", 1),
-        ("idle_cycle_after_request", 3),
+        ("idle_cycle_after_request", 4),
         ("merge_and_lookup_same_cycle", 1),
         ("lookup_hit", 3),
         ("lookup_miss_tag", 2),

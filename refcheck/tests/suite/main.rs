@@ -8,4 +8,5 @@ mod coverage;
 mod coverage_bins;
 mod readme_corners;
 mod remote_tracker;
+mod rt_bins_and_rules;
 mod tlb_coalescer;
