@@ -210,38 +210,3 @@ fn merge_bins_count_exactly_the_merges_of_their_shape() {
         assert_eq!(count(m.coverage(), bin), n, "bin {bin}");
     }
 }
-
-/// `table_full` counts only cycles whose table has no free row: one walk into a 2-row table
-/// leaves a row free throughout; a second fills it.
-#[test]
-fn table_full_counts_no_cycle_while_a_row_is_free() {
-    let cfg = RtConfig {
-        entries: 2,
-        alloc_id_bits: 8,
-        counter_bits: 8,
-        report_evictions: true,
-        replacement: RtReplacement::Ranks,
-    };
-    let run = |seq: &[RtIn]| {
-        let mut m = RtMonitor::new(&cfg);
-        assert_agrees("rt table", &mut m, &mut RemoteTracker::new(&cfg), seq);
-        count(m.coverage(), "table_full")
-    };
-    let one = [
-        RtIn::reset(),
-        RtIn::walk(1, true),
-        RtIn::idle(),
-        RtIn::idle(),
-        RtIn::idle(),
-    ];
-    assert_eq!(run(&one), 0);
-    let two = [
-        RtIn::reset(),
-        RtIn::walk(1, true),
-        RtIn::walk(2, true),
-        RtIn::idle(),
-        RtIn::idle(),
-        RtIn::idle(),
-    ];
-    assert!(run(&two) > 0);
-}

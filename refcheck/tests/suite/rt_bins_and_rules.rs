@@ -50,6 +50,20 @@ fn walk_hit_bins_count_exactly_their_walks() {
     assert_eq!(counts(&seq, &bins), [3, 1, 1]);
 }
 
+/// `table_full` counts only cycles whose table has no free row: one walk into the 2-row
+/// table leaves a row free throughout; a second fills it.
+#[test]
+fn table_full_counts_no_cycle_while_a_row_is_free() {
+    let walks = |n: u8| {
+        let mut seq = vec![RtIn::reset()];
+        seq.extend((1..=n).map(|id| RtIn::walk(id, true)));
+        seq.extend([RtIn::idle(); 3]);
+        counts(&seq, &["table_full"])[0]
+    };
+    assert_eq!(walks(1), 0);
+    assert!(walks(2) > 0);
+}
+
 /// A reset with only a walk in flight counts; one with nothing in flight does not.
 #[test]
 fn reset_in_flight_counts_a_walk_alone() {
