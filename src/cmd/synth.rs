@@ -22,8 +22,8 @@ pub struct Args {
     /// Hardware parameters (default: configs/hw.toml if present, else the papers' values).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Standard-cell library: osu018, sky130hd or all.
-    #[arg(long, default_value = "all")]
+    /// Standard-cell library.
+    #[arg(long, default_value = "all", value_parser = ["osu018", "sky130hd", "all"])]
     pub library: String,
 }
 
@@ -37,12 +37,6 @@ pub fn synthesize(args: &Args) -> anyhow::Result<Vec<AreaReport>> {
         .into_iter()
         .filter(|l| args.library == "all" || args.library == l.name)
         .collect();
-    if libs.is_empty() {
-        anyhow::bail!(
-            "--library `{}`: expected osu018, sky130hd or all",
-            args.library
-        );
-    }
     let cache = mcmvm_synth::cache::cache_root();
     let (mut out, mut sources) = (Vec::new(), Vec::new());
     let bar = super::progress::bar((libs.len() * files.len()) as u64, "blocks synthesised");
