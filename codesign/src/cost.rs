@@ -7,7 +7,7 @@ use crate::power::{self, Power};
 use crate::CodesignError;
 use mcmvm_models::config::HwConfig;
 use mcmvm_protocol::protocol::BlockKind;
-use mcmvm_synth::area::libraries;
+use mcmvm_synth::area::{libraries, netlist_path};
 use mcmvm_synth::cache::synthesize_cached;
 use mcmvm_synth::library::Library;
 use mcmvm_synth::Tools;
@@ -96,16 +96,16 @@ pub fn synthesise(
 ) -> Result<Vec<Synthesised>, CodesignError> {
     let libs = libraries(tools, work)?;
     let top = block.module_name();
+    let root = &mcmvm_synth::cache::cache_root();
     let results: Vec<Result<Synthesised, CodesignError>> = std::thread::scope(|s| {
         let handles: Vec<_> = libs
             .iter()
             .map(|lib| {
                 s.spawn(move || -> Result<Synthesised, CodesignError> {
-                    let root = mcmvm_synth::cache::cache_root();
-                    let (report, _) = synthesize_cached(&root, tools, lib, &v.path, top, work)?;
+                    let (report, _) = synthesize_cached(root, tools, lib, &v.path, top, work)?;
                     Ok(Synthesised {
                         lib: lib.clone(),
-                        netlist: work.join(format!("{top}_{}_netlist.v", lib.name)),
+                        netlist: netlist_path(lib, top, work),
                         report,
                     })
                 })

@@ -1,7 +1,7 @@
 //! Area, cell, flip-flop and transistor counts from yosys.
 
 use crate::library::{CellInfo, Library};
-use crate::tools::{run_yosys_script, tail, SynthError, Tools};
+use crate::tools::{io_error, run_yosys_script, tail, SynthError, Tools};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -84,7 +84,7 @@ fn run_yosys(
 }
 
 fn read_stat(path: PathBuf) -> Result<String, SynthError> {
-    std::fs::read_to_string(&path).map_err(|source| SynthError::Io { path, source })
+    std::fs::read_to_string(&path).map_err(io_error(&path))
 }
 
 /// Synthesise module `top` of `verilog` to osu018 and report its cost.
@@ -180,6 +180,12 @@ fn cell_figures(parsed: &LibertyStat, cells: &BTreeMap<String, CellInfo>) -> Cel
     }
 }
 
+/// The mapped netlist of module `top` on `lib` that a cost run leaves in `work` (timing and
+/// power read it; the synthesis cache puts it back there).
+pub fn netlist_path(lib: &Library, top: &str, work: &Path) -> PathBuf {
+    work.join(format!("{top}_{}_netlist.v", lib.name))
+}
+
 /// Where one cost run of module `top` on `lib` writes into `work`.
 struct CostFiles {
     script: PathBuf,
@@ -195,7 +201,7 @@ impl CostFiles {
             script: work.join(format!("{tag}_cost.ys")),
             area_stat: work.join(format!("{tag}_area.stat")),
             cmos_stat: work.join(format!("{tag}_cmos.stat")),
-            netlist: work.join(format!("{tag}_netlist.v")),
+            netlist: netlist_path(lib, top, work),
         }
     }
 

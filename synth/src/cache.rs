@@ -14,7 +14,7 @@
 
 use crate::area::{synthesize_on, AreaReport};
 use crate::library::Library;
-use crate::tools::{SynthError, Tools};
+use crate::tools::{io_error, SynthError, Tools};
 use mcmvm_protocol::cache::Fnv;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -84,18 +84,14 @@ pub fn synthesize_cached(
     top: &str,
     work: &Path,
 ) -> Result<(AreaReport, Source), SynthError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| SynthError::Io { path, source }
-    };
-    let text = std::fs::read_to_string(verilog).map_err(io(verilog))?;
+    let text = std::fs::read_to_string(verilog).map_err(io_error(verilog))?;
     let key = key(tools, lib, &text, top)?;
     let entry_path = root.join(format!("{top}-{}-{key}.json", lib.name));
-    let netlist_path = work.join(format!("{top}_{}_netlist.v", lib.name));
+    let netlist_path = crate::area::netlist_path(lib, top, work);
     let source = match read_entry(&entry_path, &key) {
         Ok(Some(e)) => {
             crate::tools::create_dir(work)?;
-            std::fs::write(&netlist_path, &e.netlist).map_err(io(&netlist_path))?;
+            std::fs::write(&netlist_path, &e.netlist).map_err(io_error(&netlist_path))?;
             return Ok((e.report, Source::Cache));
         }
         Ok(None) => Source::Synthesised,
@@ -108,7 +104,7 @@ pub fn synthesize_cached(
         }
     };
     let report = synthesize_on(tools, lib, verilog, top, work)?;
-    let netlist = std::fs::read_to_string(&netlist_path).map_err(io(&netlist_path))?;
+    let netlist = std::fs::read_to_string(&netlist_path).map_err(io_error(&netlist_path))?;
     let entry = Entry {
         format: FORMAT.to_string(),
         check: check_of(&key, &report, &netlist),
@@ -144,10 +140,6 @@ fn read_entry(path: &Path, key: &str) -> Result<Option<Entry>, String> {
 /// Write `entry` to `path`: whole, to a temporary file in `root`, then renamed.
 fn write_entry(root: &Path, path: &Path, entry: &Entry) -> Result<(), SynthError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| SynthError::Io { path, source }
-    };
     crate::tools::create_dir(root)?;
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = root.join(format!(".tmp-{}-{n}.json", std::process::id()));
@@ -155,16 +147,13 @@ fn write_entry(root: &Path, path: &Path, entry: &Entry) -> Result<(), SynthError
         top: entry.report.block.clone(),
         detail: format!("cannot write the cache entry: {e}"),
     })?;
-    std::fs::write(&tmp, text).map_err(io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io(path))
+    std::fs::write(&tmp, text).map_err(io_error(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io_error(path))
 }
 
 /// The entry's key: everything that decides the report.
 fn key(tools: &Tools, lib: &Library, verilog: &str, top: &str) -> Result<String, SynthError> {
-    let liberty = std::fs::read(&lib.liberty).map_err(|source| SynthError::Io {
-        path: lib.liberty.clone(),
-        source,
-    })?;
+    let liberty = std::fs::read(&lib.liberty).map_err(io_error(&lib.liberty))?;
     let mut h = Fnv::new();
     h.part(FORMAT).part(top).part(lib.name).part(verilog);
     h.bytes(&(liberty.len() as u64).to_le_bytes())

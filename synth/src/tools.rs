@@ -89,15 +89,18 @@ impl Tools {
     }
 }
 
-/// Run a command, mapping a launch failure to a clear error.
-/// Create the work directory `work` (and its parents).
-pub(crate) fn create_dir(work: &Path) -> Result<(), SynthError> {
-    std::fs::create_dir_all(work).map_err(|source| SynthError::Io {
-        path: work.to_path_buf(),
-        source,
-    })
+/// An I/O failure on `path`, for `map_err`.
+pub(crate) fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> SynthError {
+    let path = path.to_path_buf();
+    move |source| SynthError::Io { path, source }
 }
 
+/// Create the work directory `work` (and its parents).
+pub(crate) fn create_dir(work: &Path) -> Result<(), SynthError> {
+    std::fs::create_dir_all(work).map_err(io_error(work))
+}
+
+/// Run a command, mapping a launch failure to a clear error.
 pub(crate) fn run(cmd: &mut Command, tool: &str, input: &Path) -> Result<Output, SynthError> {
     cmd.output().map_err(|e| SynthError::ToolFailed {
         tool: tool.to_string(),
