@@ -9,7 +9,7 @@ use common::assert_agrees;
 use mcmvm_models::blocks::access_time_tracker::AccessTimeTracker;
 use mcmvm_protocol::config::{AttConfig, AttRecency};
 use mcmvm_protocol::protocol::{AttIn, AttOut};
-use mcmvm_refcheck::{AttMonitor, Covered, Monitor, Violation};
+use mcmvm_refcheck::{AttMonitor, Covered, Violation};
 
 fn reset() -> AttIn {
     AttIn {
@@ -20,13 +20,7 @@ fn reset() -> AttIn {
 
 /// Register object `obj` over vpns `obj * 100 ..= obj * 100 + 9`.
 fn reg(obj: u64) -> AttIn {
-    AttIn {
-        reg_valid: 1,
-        reg_obj: obj,
-        reg_start_vpn: obj * 100,
-        reg_end_vpn: obj * 100 + 9,
-        ..AttIn::default()
-    }
+    mcmvm_testbenches::access_time_tracker::register(obj, obj * 100, obj * 100 + 9)
 }
 
 /// An access to object `obj`'s range, alone or beside `with`'s driver writes.
@@ -138,14 +132,15 @@ fn timer_saturated_counts_only_accesses_to_a_full_timer() {
 /// The monitor's violation on the last cycle of `seq`, the twin's output there corrupted by
 /// `corrupt` (every earlier cycle agrees).
 fn violation_at_end(cfg: &AttConfig, seq: &[AttIn], corrupt: fn(&mut AttOut)) -> Violation {
-    let (last, prefix) = seq.split_last().expect("a sequence");
-    let mut m = AttMonitor::new(cfg);
-    let mut twin = AccessTimeTracker::new(cfg);
-    assert_agrees("att prefix", &mut m, &mut twin, prefix);
-    let mut out = mcmvm_protocol::protocol::CycleModel::step(&mut twin, last);
-    corrupt(&mut out);
-    m.observe(prefix.len() as u64, last, &out)
-        .expect_err("a corrupted output")
+    let last = seq.len() as u64 - 1;
+    let twin = AccessTimeTracker::new(cfg);
+    let v = common::first_violation(&mut AttMonitor::new(cfg), twin, seq, |c, o| {
+        if c == last {
+            corrupt(o)
+        }
+    });
+    assert_eq!(v.cycle, last, "every earlier cycle agrees: {v}");
+    v
 }
 
 /// Three objects registered, then object 1 accessed: least recently touched first, the

@@ -7,8 +7,8 @@ use crate::common;
 use common::assert_agrees;
 use mcmvm_models::blocks::tlb_coalescer::TlbCoalescer;
 use mcmvm_protocol::config::{CoalescerConfig, HwConfig};
-use mcmvm_protocol::protocol::{CoalIn, CoalOut, CycleModel};
-use mcmvm_refcheck::{CoalescerMonitor, Covered, Monitor, Violation};
+use mcmvm_protocol::protocol::CoalIn;
+use mcmvm_refcheck::{CoalescerMonitor, Covered, Violation};
 use mcmvm_testbenches::tlb_coalescer::{contiguous_line, lookup, merge, PERM_RW};
 
 fn reset(with: CoalIn) -> CoalIn {
@@ -81,22 +81,22 @@ fn request_bins_count_exactly_their_cycles() {
 /// The monitor's violation on the last cycle of `seq`, the twin's `signal` there XORed with
 /// 1 (every earlier cycle agrees).
 fn violation_at_end(cfg: &CoalescerConfig, seq: &[CoalIn], signal: &str) -> Violation {
-    let (last, prefix) = seq.split_last().expect("a sequence");
-    let mut m = CoalescerMonitor::new(cfg);
-    let mut twin = TlbCoalescer::new(cfg);
-    assert_agrees("coalescer prefix", &mut m, &mut twin, prefix);
-    let mut out: CoalOut = twin.step(last);
-    match signal {
-        "merge_done" => out.merge_done ^= 1,
-        "merge_mask" => out.merge_mask ^= 1,
-        "lookup_hit" => out.lookup_hit ^= 1,
-        "lookup_done" => out.lookup_done ^= 1,
-        "lookup_ppn" => out.lookup_ppn ^= 1,
-        _ => panic!("no corruption for {signal}"),
-    }
-    let v = m
-        .observe(prefix.len() as u64, last, &out)
-        .expect_err("a corrupted output");
+    let last = seq.len() as u64 - 1;
+    let twin = TlbCoalescer::new(cfg);
+    let v = common::first_violation(&mut CoalescerMonitor::new(cfg), twin, seq, |c, out| {
+        if c != last {
+            return;
+        }
+        match signal {
+            "merge_done" => out.merge_done ^= 1,
+            "merge_mask" => out.merge_mask ^= 1,
+            "lookup_hit" => out.lookup_hit ^= 1,
+            "lookup_done" => out.lookup_done ^= 1,
+            "lookup_ppn" => out.lookup_ppn ^= 1,
+            _ => panic!("no corruption for {signal}"),
+        }
+    });
+    assert_eq!(v.cycle, last, "every earlier cycle agrees: {v}");
     assert_eq!(v.signal, signal, "{v}");
     v
 }

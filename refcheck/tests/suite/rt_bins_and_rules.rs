@@ -6,8 +6,8 @@ use crate::common;
 use common::assert_agrees;
 use mcmvm_models::blocks::remote_tracker::RemoteTracker;
 use mcmvm_protocol::config::{RtConfig, RtReplacement};
-use mcmvm_protocol::protocol::{CycleModel, RtIn};
-use mcmvm_refcheck::{Covered, Monitor, RtMonitor};
+use mcmvm_protocol::protocol::{RtIn, RtOut};
+use mcmvm_refcheck::{Covered, RtMonitor};
 
 /// Two rows, 2-bit counters (saturating at 3), evictions reported.
 fn small() -> RtConfig {
@@ -90,45 +90,30 @@ fn an_rt_violation_names_the_walk_or_drain_behind_it() {
         RtIn::idle(),
         RtIn::idle(),
     ];
-    let mut m = RtMonitor::new(&cfg);
-    let mut twin = RemoteTracker::new(&cfg);
-    let mut found = None;
-    for (cycle, input) in seq.iter().enumerate() {
-        let mut out = twin.step(input);
-        if out.evict_valid == 1 {
-            out.evict_access ^= 1;
-            out.drain_access ^= 1;
-        }
-        if let Err(v) = m.observe(cycle as u64, input, &out) {
-            found = Some(v);
-            break;
-        }
-    }
-    let v = found.expect("the corrupted eviction report");
+    let violation = |corrupt: fn(&mut RtOut)| {
+        let twin = RemoteTracker::new(&cfg);
+        common::first_violation(&mut RtMonitor::new(&cfg), twin, &seq, |_, out| {
+            if out.evict_valid == 1 {
+                corrupt(out)
+            }
+        })
+    };
+    let v = violation(|o| {
+        o.evict_access ^= 1;
+        o.drain_access ^= 1;
+    });
     assert_eq!(v.signal, "drain_access", "{v}");
     assert_eq!(
         v.rule,
         "no drain was issued the cycle before: drain_* read 0"
     );
-    let mut m = RtMonitor::new(&cfg);
-    let mut twin = RemoteTracker::new(&cfg);
-    for (cycle, input) in seq.iter().enumerate() {
-        let mut out = twin.step(input);
-        if out.evict_valid == 1 {
-            out.evict_access ^= 1;
-        }
-        if let Err(v) = m.observe(cycle as u64, input, &out) {
-            assert_eq!(v.signal, "evict_access", "{v}");
-            assert!(
-                v.rule.starts_with(
-                    "walk of ID 3 issued in cycle 3 missed a full table and replaced ID 1"
-                ),
-                "{v}"
-            );
-            return;
-        }
-    }
-    panic!("no violation on the corrupted eviction report");
+    let v = violation(|o| o.evict_access ^= 1);
+    assert_eq!(v.signal, "evict_access", "{v}");
+    assert!(
+        v.rule
+            .starts_with("walk of ID 3 issued in cycle 3 missed a full table and replaced ID 1"),
+        "{v}"
+    );
 }
 
 /// One row under `nru`: its used bit is always set, so the README's "every bit set: row 0"

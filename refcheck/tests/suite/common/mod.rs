@@ -93,6 +93,39 @@ impl<E: CycleModel, C: Corruption<E::In, E::Out>> CycleModel for Mutant<E, C> {
     }
 }
 
+/// The outputs changed by `corrupt(cycle, out)`, cycles counted from 0; inputs untouched.
+pub struct CorruptOutputs<F> {
+    corrupt: F,
+    cycle: u64,
+}
+
+impl<I: Ports, O: Ports, F: FnMut(u64, &mut O)> Corruption<I, O> for CorruptOutputs<F> {
+    fn output(&mut self, _input: &I, mut out: O) -> O {
+        (self.corrupt)(self.cycle, &mut out);
+        self.cycle += 1;
+        out
+    }
+}
+
+/// The first violation `monitor` reports on `engine` whose outputs `corrupt(cycle, out)`
+/// changes; a panic if there is none.
+pub fn first_violation<E: CycleModel>(
+    monitor: &mut dyn Monitor<E::In, E::Out>,
+    engine: E,
+    stimulus: &[E::In],
+    corrupt: impl FnMut(u64, &mut E::Out),
+) -> Violation {
+    let corruption = CorruptOutputs { corrupt, cycle: 0 };
+    let mut mutant = Mutant {
+        inner: engine,
+        corruption,
+    };
+    match watch(monitor, &mut mutant, stimulus) {
+        Ok(_) => panic!("no violation on the corrupted outputs"),
+        Err(v) => v,
+    }
+}
+
 /// First port (protocol order) on which two output sets differ.
 fn first_diff<O: Ports>(a: &O, b: &O) -> Option<&'static str> {
     (0..O::PORTS.len())
