@@ -284,13 +284,13 @@ impl<'w> Gpu<'w> {
             let Some((t, ev)) = ks.heap.pop() else {
                 break;
             };
+            ks.prefetch_upcoming(&self.sms, &self.pending);
             if ev & 1 == 1 {
                 if let Some(c) = self.run_pending_page(t, ev >> 1) {
                     ks.complete(c);
                 }
             } else {
                 let ws = (ev >> 1) as usize;
-                ks.prefetch_upcoming(&self.sms);
                 match self.step_warp(&mut ks, t, ws)? {
                     WarpNext::At(next) => {
                         ks.heap.push(next, warp_event(ws));

@@ -2,7 +2,7 @@
 
 use super::event_loop::{warp_event, Sm};
 use super::in_flight::InFlight;
-use super::pending::Completed;
+use super::pending::{Completed, Pending};
 use super::prefetch::{prefetch, prefetch_addr, prefetch_all};
 use super::ready_queue::ReadyQueue;
 use super::replay::Replay;
@@ -68,23 +68,31 @@ impl<'w> KernelState<'w> {
         }
     }
 
-    /// Fetch ahead: the slot of the warp after next, and the generator state and SM of
-    /// the next one (whose slot was fetched one event ago).
+    /// Fetch ahead: the slot of the warp or pending page after next, and the generator
+    /// state and SM of the next warp, or the lines of the next page (whose slot was
+    /// fetched one event ago).
     #[inline(always)]
-    pub(super) fn prefetch_upcoming(&self, sms: &[Sm]) {
+    pub(super) fn prefetch_upcoming(&self, sms: &[Sm], pending: &Pending) {
         let [next, after] = self.heap.upcoming();
-        if let Some(a) = after.filter(|e| e & 1 == 0) {
-            let slot: *const Option<Warp> = &self.warps[(a >> 1) as usize];
-            for line in 0..WARP_HOT_LINES {
-                prefetch_addr(slot.cast::<u8>().wrapping_add(64 * line));
+        match after {
+            Some(a) if a & 1 == 0 => {
+                let slot: *const Option<Warp> = &self.warps[(a >> 1) as usize];
+                for line in 0..WARP_HOT_LINES {
+                    prefetch_addr(slot.cast::<u8>().wrapping_add(64 * line));
+                }
             }
+            Some(a) => pending.prefetch_slot(a >> 1),
+            None => {}
         }
-        if let Some(Some(w)) = next
-            .filter(|e| e & 1 == 0)
-            .map(|n| &self.warps[(n >> 1) as usize])
-        {
-            prefetch_all(&*w.stream);
-            prefetch(&sms[w.sm as usize]);
+        match next {
+            Some(n) if n & 1 == 0 => {
+                if let Some(w) = &self.warps[(n >> 1) as usize] {
+                    prefetch_all(&*w.stream);
+                    prefetch(&sms[w.sm as usize]);
+                }
+            }
+            Some(n) => pending.prefetch_lines(n >> 1),
+            None => {}
         }
     }
 

@@ -183,6 +183,27 @@ impl Pending {
         }
     }
 
+    /// Fetch ahead the slot of page `id`, whose event comes after the next one.
+    #[inline(always)]
+    pub fn prefetch_slot(&self, id: u32) {
+        if let Some(p) = self.pages.get(id as usize) {
+            super::prefetch::prefetch(p);
+        }
+    }
+
+    /// Fetch ahead the lines of page `id`, whose event is next (its slot was fetched one
+    /// event ago): they were written when the page went pending, hundreds of events back,
+    /// and reading the first of them was a host cache miss on every page's event.
+    #[inline(always)]
+    pub fn prefetch_lines(&self, id: u32) {
+        if let Some(p) = self.pages.get(id as usize) {
+            let lines = &p.lines[..p.lines.len().min(8)];
+            if !lines.is_empty() {
+                super::prefetch::prefetch_all(lines);
+            }
+        }
+    }
+
     /// Pages and tokens outstanding (0 and 0 once every event has run).
     pub fn outstanding(&self) -> (usize, usize) {
         (
