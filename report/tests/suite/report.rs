@@ -102,6 +102,25 @@ fn hw_summary() -> String {
     serde_json::to_string_pretty(&rows).unwrap()
 }
 
+/// The CLAP sweep's extra runs' tables, as `mcmvm sweep --suite clap` writes them (one row
+/// each; the report shows them as they are).
+const EXTRA_RUN_CSVS: [(&str, &str); 3] = [
+    (
+        "clap_8chiplet.csv",
+        "workload,policy,speedup_over_s64k,remote_ratio\nbfs,clap,1.010000,0.400000\n",
+    ),
+    (
+        "clap_pmm.csv",
+        "pmm_fraction,default,geomean,vs_default,fallbacks,workloads,bfs\n\
+         0.2,true,1.000000,0.000000,12,1,1.000000\n",
+    ),
+    (
+        "clap_min_blocks.csv",
+        "mma_min_full_blocks,default,geomean,vs_default,fallbacks,workloads,bfs\n\
+         1,true,1.000000,0.000000,12,1,1.000000\n",
+    ),
+];
+
 /// Every input present, in a fresh directory.
 fn full_out() -> tempfile::TempDir {
     let out = tempfile::tempdir().unwrap();
@@ -113,6 +132,9 @@ fn full_out() -> tempfile::TempDir {
         sweep::alloc_csv(clap_runs()),
     )
     .unwrap();
+    for (file, text) in EXTRA_RUN_CSVS {
+        std::fs::write(clap.join(file), text).unwrap();
+    }
     let forest = out.path().join("forest");
     std::fs::create_dir_all(&forest).unwrap();
     for f in ["forest.csv", "forest.json"] {
@@ -377,4 +399,38 @@ fn malformed_inputs_name_the_file_and_line() {
     .unwrap();
     let e = build(&opts).unwrap_err().to_string();
     assert!(e.contains("hw-summary.json:3: "), "{e}");
+}
+
+#[test]
+fn a_clap_sweep_without_its_extra_runs_gets_one_note_saying_how_to_add_them() {
+    for absent in [
+        &["clap_8chiplet.csv"][..],
+        &["clap_8chiplet.csv", "clap_pmm.csv", "clap_min_blocks.csv"],
+    ] {
+        let out = full_out();
+        for f in absent {
+            std::fs::remove_file(out.path().join("clap").join(f)).unwrap();
+        }
+        let done = build(&Options {
+            out: out.path().to_path_buf(),
+            configs: configs(),
+        })
+        .expect("report builds");
+        assert_eq!(done.notes.len(), 1, "{absent:?}: {:?}", done.notes);
+        assert!(
+            done.notes[0].contains("make clap-extras") && done.notes[0].contains("--resume"),
+            "{}",
+            done.notes[0]
+        );
+        let html = read(&out.path().join("report.html"));
+        assert!(
+            !html.contains("clap_8chiplet.csv: "),
+            "an absent table is not shown"
+        );
+        assert_eq!(
+            html.contains("clap_pmm.csv: "),
+            absent.len() == 1,
+            "{absent:?}"
+        );
+    }
 }
