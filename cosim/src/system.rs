@@ -12,6 +12,7 @@ mod board;
 mod check;
 mod check_thread;
 mod record;
+mod stream_store;
 
 pub use check::CheckEngine;
 pub use record::RecordingEngine;

@@ -25,7 +25,15 @@ pub struct PortDesc {
 }
 
 /// A flat set of ports whose values are carried as `u64`s.
-pub trait Ports: Copy + Default + PartialEq + core::fmt::Debug + Send + 'static {
+///
+/// # Safety
+/// The implementor is `#[repr(C)]` with exactly `PORTS.len()` fields, each a `u64`, in
+/// the order of `PORTS` (so any `PORTS.len()` words are a valid value, and a value's bytes
+/// are its words). The [`ports!`] macro, the only implementor, writes such structs; the
+/// co-simulation's hand-over copies them word by word with non-temporal stores.
+pub unsafe trait Ports:
+    Copy + Default + PartialEq + core::fmt::Debug + Send + 'static
+{
     /// The ports, in declaration order.
     const PORTS: &'static [PortDesc];
     /// Value of port `i` (index into [`Ports::PORTS`]).
@@ -125,8 +133,10 @@ macro_rules! ports {
     ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* $field:ident : $w:expr),* $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        #[repr(C)]
         pub struct $name { $($(#[$fm])* pub $field: u64),* }
-        impl $crate::protocol::Ports for $name {
+        // SAFETY: `#[repr(C)]`, one `u64` field per port, in the order of `PORTS`.
+        unsafe impl $crate::protocol::Ports for $name {
             const PORTS: &'static [$crate::protocol::PortDesc] = &[
                 $($crate::protocol::PortDesc { name: stringify!($field), width: $w }),*
             ];

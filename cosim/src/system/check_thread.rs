@@ -10,6 +10,7 @@
 
 use super::board::Seat;
 use super::check::Compare;
+use super::stream_store;
 use super::SendModel;
 use mcmvm_models::protocol::Ports;
 use mcmvm_protocol::system::BlockFault;
@@ -157,9 +158,11 @@ impl<I: Ports, O: Ports> Worker<I, O> {
         if let Some(v) = violation {
             b.violations.push((b.system_cycles.len(), v));
         }
-        b.system_cycles.push(system_cycle);
-        b.inputs.push(*input);
-        b.firsts.push(first);
+        // Streamed past this core's caches: the checker reads them, this thread never
+        // does (`stream_store.rs`).
+        stream_store::push_word(&mut b.system_cycles, system_cycle);
+        stream_store::push(&mut b.inputs, input);
+        stream_store::push(&mut b.firsts, &first);
         if b.len() == BATCH {
             self.send();
             self.found()?;
@@ -171,6 +174,7 @@ impl<I: Ports, O: Ports> Worker<I, O> {
         if self.batch.len() == 0 {
             return;
         }
+        stream_store::fence();
         let next = self.emptied.try_recv().unwrap_or_else(|_| Batch::new());
         let batch = std::mem::replace(&mut self.batch, next);
         if let Some(tx) = &self.tx {
