@@ -70,8 +70,6 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    // Before anything is allocated in earnest (the model's state is hit at random).
-    host_pages::heap_on_huge_pages();
     let cli = Cli::parse();
     cmd::progress::set_quiet(cli.quiet);
     let result = match cli.command {

@@ -116,7 +116,7 @@ fn a_uvm_config_without_a_uvm_policy_says_so_in_one_line() {
 }
 
 /// The run says how much of it sits on 2 MB host pages; where the kernel honours
-/// `madvise` for transparent huge pages, the heap `main` advised has some.
+/// `madvise` for transparent huge pages, mimalloc's regions (advised so) have some.
 #[test]
 fn the_run_reports_its_heap_on_huge_pages() {
     let text = run_oversubscribed();
