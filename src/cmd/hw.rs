@@ -31,6 +31,8 @@ struct Row {
     area: Option<mcmvm_synth::AreaReport>,
     /// Whether the synthesis cache served `area`.
     synth_source: Option<mcmvm_synth::cache::Source>,
+    /// Why there is no `area`: the synthesis error and its causes.
+    synth_error: Option<String>,
     lockstep: Result<LockstepReport, CosimError>,
     wave: PathBuf,
 }
@@ -125,16 +127,20 @@ impl Job<'_> {
         let synth = || {
             let lib = mcmvm_synth::library::Library::osu018(tools);
             let work = self.vdir.join("synth");
-            mcmvm_synth::cache::synthesize_cached(self.cache, tools, &lib, path, module, &work).ok()
+            mcmvm_synth::cache::synthesize_cached(self.cache, tools, &lib, path, module, &work)
         };
-        let ((area, lint), lockstep) =
+        let ((synthesis, lint), lockstep) =
             rayon::join(|| rayon::join(synth, lint), || self.lockstep(b, &wave));
-        let (area, synth_source) = area.unzip();
+        let (area, synth_source, synth_error) = match synthesis {
+            Ok((area, source)) => (Some(area), Some(source), None),
+            Err(e) => (None, None, Some(format!("{:#}", anyhow::Error::new(e)))),
+        };
         Row {
             block: b,
             lint,
             area,
             synth_source,
+            synth_error,
             lockstep,
             wave,
         }
@@ -185,6 +191,9 @@ fn print_rows(rows: &[Row]) -> bool {
             }
         };
         failed |= r.lint != "clean" || r.area.is_none();
+        if let Some(e) = &r.synth_error {
+            eprintln!("{}: synthesis failed: {e}", r.block.module_name());
+        }
         println!(
             "{:<20} {:>7} {:>10} {:>10} {:>14}  {}",
             r.block.module_name(),
@@ -222,6 +231,7 @@ fn write_summary(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
                 "block": r.block.module_name(),
                 "lint": r.lint,
                 "area": r.area,
+                "synth_error": r.synth_error,
                 "cycles": r.lockstep.as_ref().ok().map(|x| x.cycles),
                 "mismatch": r.lockstep.as_ref().ok().map(|x| x.mismatch.is_some()),
                 "wave": r.wave,

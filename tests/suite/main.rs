@@ -3,6 +3,7 @@
 mod cli_calibrate;
 mod cli_codesign;
 mod cli_coverage;
+mod cli_hw;
 mod cli_robustness;
 mod cli_rtl_mutants;
 mod cli_scale;
