@@ -77,26 +77,13 @@ pub fn section_in(out: &Path, sub: &str, done: &mut Outcome) -> Result<Section, 
     };
     speedup_part(out, sub, &mut s, done)?;
     page_size_part(out, sub, &mut s, done)?;
-    // The sweep's further tables, as it wrote them.
-    let mut extras_absent = false;
+    // The sweep's further tables, as it wrote them (absent: not run; `extras_note`).
     for (file, caption) in EXTRA_TABLES {
-        match Table::load(&out.join(format!("{sub}/{file}")))? {
-            Some(t) => {
-                let mut table = raw(&t, &format!("{file}: {caption}"));
-                table.folded = false;
-                s.tables.push(table);
-            }
-            None => extras_absent |= EXTRA_RUN_TABLES.contains(&file),
+        if let Some(t) = Table::load(&out.join(format!("{sub}/{file}")))? {
+            let mut table = raw(&t, &format!("{file}: {caption}"));
+            table.folded = false;
+            s.tables.push(table);
         }
-    }
-    // `make run` leaves the extra runs out (`--no-extras`): say how to add them.
-    if extras_absent && out.join(sub).join("clap.csv").is_file() {
-        s.notes.push(format!(
-            "{sub}: the extra runs (8 chiplets, PMM threshold, MMA's block count) were not \
-             run (--no-extras): `make clap-extras`, or `mcmvm sweep --suite clap --resume \
-             --out {}`, adds them without repeating the main runs",
-            out.join(sub).display()
-        ));
     }
     Ok(s)
 }
@@ -196,6 +183,22 @@ const EXTRA_TABLES: [(&str, &str); 5] = [
 
 /// The tables only the extra runs write (`--no-extras` leaves them out).
 const EXTRA_RUN_TABLES: [&str; 3] = ["clap_8chiplet.csv", "clap_pmm.csv", "clap_min_blocks.csv"];
+
+/// The page's note when the CLAP sweep in `out/sub` ran without its extra runs (`make
+/// run` passes `--no-extras`): how to add them. Not a section note, which the sweep itself
+/// prints before its extra runs are made.
+pub fn extras_note(out: &Path, sub: &str) -> Option<String> {
+    let dir = out.join(sub);
+    let absent = EXTRA_RUN_TABLES.iter().any(|f| !dir.join(f).is_file());
+    (absent && dir.join("clap.csv").is_file()).then(|| {
+        format!(
+            "{sub}: the extra runs (8 chiplets, PMM threshold, MMA's block count) were not \
+             run (--no-extras): `make clap-extras`, or `mcmvm sweep --suite clap --resume \
+             --out {}`, adds them without repeating the main runs",
+            dir.display()
+        )
+    })
+}
 
 /// A whole CSV as a folded table.
 pub fn raw(t: &Table, caption: &str) -> HtmlTable {

@@ -178,6 +178,7 @@ pub fn build(opts: &Options) -> Result<Outcome, ReportError> {
     for s in &sections {
         done.notes.extend(s.notes.iter().cloned());
     }
+    done.notes.extend(clap::extras_note(&opts.out, "clap"));
     done.notes.extend(robustness.notes.iter().cloned());
     if !robustness.figures.is_empty() {
         sections.push(robustness);
