@@ -28,11 +28,9 @@ pub struct Args {
 struct Row {
     block: BlockKind,
     lint: String,
-    area: Option<mcmvm_synth::AreaReport>,
-    /// Whether the synthesis cache served `area`.
-    synth_source: Option<mcmvm_synth::cache::Source>,
-    /// Why there is no `area`: the synthesis error and its causes.
-    synth_error: Option<String>,
+    /// The area report and whether the synthesis cache served it, or the synthesis
+    /// error with its causes.
+    synthesis: Result<(mcmvm_synth::AreaReport, mcmvm_synth::cache::Source), String>,
     lockstep: Result<LockstepReport, CosimError>,
     wave: PathBuf,
 }
@@ -99,9 +97,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         })
         .collect();
     bar.finish_and_clear();
-    let sources: Vec<_> = rows.iter().filter_map(|r| r.synth_source).collect();
+    let sources: Vec<_> = rows
+        .iter()
+        .filter_map(|r| r.synthesis.as_ref().ok().map(|a| a.1))
+        .collect();
     super::synth::note_cache(&cache, &sources);
-    let reports: Vec<_> = rows.iter().filter_map(|r| r.area.clone()).collect();
+    let reports: Vec<_> = rows
+        .iter()
+        .filter_map(|r| r.synthesis.as_ref().ok().map(|a| a.0.clone()))
+        .collect();
     super::synth::print_table(&reports);
     println!();
     let failed = print_rows(&rows);
@@ -131,16 +135,10 @@ impl Job<'_> {
         };
         let ((synthesis, lint), lockstep) =
             rayon::join(|| rayon::join(synth, lint), || self.lockstep(b, &wave));
-        let (area, synth_source, synth_error) = match synthesis {
-            Ok((area, source)) => (Some(area), Some(source), None),
-            Err(e) => (None, None, Some(format!("{:#}", anyhow::Error::new(e)))),
-        };
         Row {
             block: b,
             lint,
-            area,
-            synth_source,
-            synth_error,
+            synthesis: synthesis.map_err(|e| format!("{:#}", anyhow::Error::new(e))),
             lockstep,
             wave,
         }
@@ -190,8 +188,8 @@ fn print_rows(rows: &[Row]) -> bool {
                 ("-".into(), format!("error: {e}"), "-".into())
             }
         };
-        failed |= r.lint != "clean" || r.area.is_none();
-        if let Some(e) = &r.synth_error {
+        failed |= r.lint != "clean" || r.synthesis.is_err();
+        if let Err(e) = &r.synthesis {
             eprintln!("{}: synthesis failed: {e}", r.block.module_name());
         }
         println!(
@@ -230,8 +228,8 @@ fn write_summary(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
             serde_json::json!({
                 "block": r.block.module_name(),
                 "lint": r.lint,
-                "area": r.area,
-                "synth_error": r.synth_error,
+                "area": r.synthesis.as_ref().ok().map(|a| &a.0),
+                "synth_error": r.synthesis.as_ref().err(),
                 "cycles": r.lockstep.as_ref().ok().map(|x| x.cycles),
                 "mismatch": r.lockstep.as_ref().ok().map(|x| x.mismatch.is_some()),
                 "wave": r.wave,
