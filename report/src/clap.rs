@@ -156,7 +156,8 @@ fn page_size_part(
     Ok(())
 }
 
-/// The further tables of `mcmvm sweep --suite clap` (file, caption).
+/// The further tables of `mcmvm sweep --suite clap` (file, caption); only its extra runs
+/// write the last [`EXTRA_RUN_TABLES`].
 const EXTRA_TABLES: [(&str, &str); 5] = [
     (
         "clap_paper.csv",
@@ -181,15 +182,18 @@ const EXTRA_TABLES: [(&str, &str); 5] = [
     ),
 ];
 
-/// The tables only the extra runs write (`--no-extras` leaves them out).
-const EXTRA_RUN_TABLES: [&str; 3] = ["clap_8chiplet.csv", "clap_pmm.csv", "clap_min_blocks.csv"];
+/// The last of [`EXTRA_TABLES`] come from the extra runs (`--no-extras` leaves them out):
+/// 8 chiplets, the PMM threshold and MMA's block count.
+const EXTRA_RUN_TABLES: usize = 3;
 
 /// The page's note when the CLAP sweep in `out/sub` ran without its extra runs (`make
 /// run` passes `--no-extras`): how to add them. Not a section note, which the sweep itself
 /// prints before its extra runs are made.
 pub fn extras_note(out: &Path, sub: &str) -> Option<String> {
     let dir = out.join(sub);
-    let absent = EXTRA_RUN_TABLES.iter().any(|f| !dir.join(f).is_file());
+    let absent = EXTRA_TABLES[EXTRA_TABLES.len() - EXTRA_RUN_TABLES..]
+        .iter()
+        .any(|(f, _)| !dir.join(f).is_file());
     (absent && dir.join("clap.csv").is_file()).then(|| {
         format!(
             "{sub}: the extra runs (8 chiplets, PMM threshold, MMA's block count) were not \
