@@ -29,8 +29,8 @@ struct Row {
     block: BlockKind,
     lint: String,
     /// The area report and whether the synthesis cache served it, or the synthesis
-    /// error with its causes.
-    synthesis: Result<(mcmvm_synth::AreaReport, mcmvm_synth::cache::Source), String>,
+    /// error (printed with its causes).
+    synthesis: Result<(mcmvm_synth::AreaReport, mcmvm_synth::cache::Source), anyhow::Error>,
     lockstep: Result<LockstepReport, CosimError>,
     wave: PathBuf,
 }
@@ -138,7 +138,7 @@ impl Job<'_> {
         Row {
             block: b,
             lint,
-            synthesis: synthesis.map_err(|e| format!("{:#}", anyhow::Error::new(e))),
+            synthesis: synthesis.map_err(anyhow::Error::new),
             lockstep,
             wave,
         }
@@ -190,7 +190,7 @@ fn print_rows(rows: &[Row]) -> bool {
         };
         failed |= r.lint != "clean" || r.synthesis.is_err();
         if let Err(e) = &r.synthesis {
-            eprintln!("{}: synthesis failed: {e}", r.block.module_name());
+            eprintln!("{}: synthesis failed: {e:#}", r.block.module_name());
         }
         println!(
             "{:<20} {:>7} {:>10} {:>10} {:>14}  {}",
@@ -229,7 +229,7 @@ fn write_summary(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
                 "block": r.block.module_name(),
                 "lint": r.lint,
                 "area": r.synthesis.as_ref().ok().map(|a| &a.0),
-                "synth_error": r.synthesis.as_ref().err(),
+                "synth_error": r.synthesis.as_ref().err().map(|e| format!("{e:#}")),
                 "cycles": r.lockstep.as_ref().ok().map(|x| x.cycles),
                 "mismatch": r.lockstep.as_ref().ok().map(|x| x.mismatch.is_some()),
                 "wave": r.wave,

@@ -164,10 +164,6 @@ pub enum UvmError {
         #[source]
         source: serde_json::Error,
     },
-    #[error("a sweep worker panicked")]
-    WorkerPanicked,
-    #[error("a sweep run did not finish")]
-    RunUnfinished,
     #[error("--uvm none on the GPU model is the first-touch path, not a UVM service")]
     NoneOnGpu,
     /// The driver's memory manager could not be built for a UVM run.

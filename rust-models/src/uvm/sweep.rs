@@ -11,8 +11,6 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use super::config::UvmConfig;
 use super::gpu_run::UvmGpu;
@@ -279,7 +277,7 @@ fn forest_means(rows: &[&SweepRow]) -> super::means::GeomeanParts {
     super::means::geomean_parts(&parts)
 }
 
-/// Run the sweep, runs spread over the machine's cores (`MCMVM_THREADS` caps them).
+/// Run the sweep, runs spread over the machine's cores ([`run_parallel`]).
 pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
     let jobs = forest_jobs(opts)?;
     let runs = run_parallel(&jobs, |job| {
@@ -310,42 +308,14 @@ pub fn sweep_forest(opts: &SweepOptions) -> Result<SweepReport, UvmError> {
     Ok(report)
 }
 
-/// Run `f` over `jobs` on a few threads; results in job order, first error wins.
+/// Run `f` over `jobs` on rayon's threads (the studies' one runner; `RAYON_NUM_THREADS`
+/// caps them): results in job order, or an error of a failed job.
 pub(super) fn run_parallel<J: Sync, R: Send>(
     jobs: &[J],
     f: impl Fn(&J) -> Result<R, UvmError> + Sync,
 ) -> Result<Vec<R>, UvmError> {
-    let threads = std::env::var("MCMVM_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-        .clamp(1, jobs.len().max(1));
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<R, UvmError>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= jobs.len() {
-                    break;
-                }
-                let r = f(&jobs[i]);
-                if let Ok(mut v) = results.lock() {
-                    v[i] = Some(r);
-                }
-            });
-        }
-    });
-    let results = results.into_inner().map_err(|_| UvmError::WorkerPanicked)?;
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(UvmError::RunUnfinished)))
-        .collect()
+    use rayon::prelude::*;
+    jobs.par_iter().map(&f).collect()
 }
 
 /// Geometric mean of speed-ups, 1 when none counts ([`crate::stats`]'s rule: a speed-up
