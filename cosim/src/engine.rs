@@ -165,12 +165,7 @@ impl CosimBlock for Att {
 /// rust-hdl's simulation of the ATT structure `cfg.recency` selects.
 pub(crate) fn att_hdl_sim(cfg: &mcmvm_models::config::AttConfig) -> BoxedEngine<AttIn, AttOut> {
     use mcmvm_rtl::access_time_tracker as rtl;
-    match cfg.recency {
-        rtl::AttRecency::Ranks | rtl::AttRecency::TreePlru => {
-            Box::new(rtl::AccessTimeTrackerHdlSim::new(cfg))
-        }
-        rtl::AttRecency::AgeMatrix => Box::new(rtl::AccessTimeTrackerAgeMatrixHdlSim::new(cfg)),
-    }
+    Box::new(rtl::AccessTimeTrackerHdlSim::new(cfg))
 }
 
 #[cfg(test)]

@@ -289,15 +289,8 @@ impl BlockFactory for RtlFactory {
         let twin = Box::new(access_time_tracker::AccessTimeTracker::new(cfg));
         self.assemble(kind, unit, &hw, twin, || match self.rtl_mode() {
             HwMode::RustHdl => {
-                use mcmvm_rtl::access_time_tracker as rtl;
-                let sim: SendModel<_, _> = match cfg.recency {
-                    rtl::AttRecency::Ranks | rtl::AttRecency::TreePlru => {
-                        Box::new(rtl::AccessTimeTrackerHdlSim::new(cfg))
-                    }
-                    rtl::AttRecency::AgeMatrix => {
-                        Box::new(rtl::AccessTimeTrackerAgeMatrixHdlSim::new(cfg))
-                    }
-                };
+                let sim: SendModel<_, _> =
+                    Box::new(mcmvm_rtl::access_time_tracker::AccessTimeTrackerHdlSim::new(cfg));
                 Ok((sim, "rusthdl"))
             }
             _ => Ok((verilator(kind, &hw, &self.opts)?, "verilator")),

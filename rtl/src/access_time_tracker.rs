@@ -7,24 +7,22 @@
 //!
 //! The default structure keeps the recency among objects as a pseudo-LRU tree (31 node
 //! bits, `recency = "tree-plru"`); `recency = "ranks"` builds the same module with exact
-//! ranks (5 bits per slot) instead — the structure not chosen has empty vectors, so none of
-//! its logic is emitted. Both derive the profiling interval from the timer when the threshold
-//! is a power of two. The original age-matrix structure is
-//! [`AccessTimeTrackerAgeMatrixRtl`], selectable through [`AttRecency`] for cost
-//! comparisons.
+//! ranks (5 bits per slot) and `recency = "age-matrix"` with the original exact age matrix
+//! (`objects - 1` bits per slot) instead — the structures not chosen have empty vectors, so
+//! none of their logic is emitted. All three share the ports, the object table, the timers
+//! and the read-out, and derive the profiling interval from the timer when the threshold is
+//! a power of two.
 //!
 //! Table sizes and thresholds come from the configuration, but rust-hdl types have fixed
 //! widths, so per-slot registers are typed wider than a configuration may need and every
 //! value written to them is masked with a constant: bits a configuration can never set get
 //! a constant-zero D input, and yosys removes those flip-flops.
 
-mod age_matrix;
 mod build;
 mod hdl_sim;
 mod update;
 
-pub use age_matrix::AccessTimeTrackerAgeMatrixRtl;
-pub use hdl_sim::{AccessTimeTrackerAgeMatrixHdlSim, AccessTimeTrackerHdlSim};
+pub use hdl_sim::AccessTimeTrackerHdlSim;
 
 use crate::emit::{verilog_of, EmitError};
 use mcmvm_protocol::config::AttConfig;
@@ -42,12 +40,7 @@ pub fn verilog_with(cfg: &AttConfig, recency: AttRecency) -> Result<String, Emit
         recency,
         ..cfg.clone()
     };
-    match recency {
-        AttRecency::Ranks | AttRecency::TreePlru => {
-            verilog_of(&mut AccessTimeTrackerRtl::new(&cfg), name)
-        }
-        AttRecency::AgeMatrix => verilog_of(&mut AccessTimeTrackerAgeMatrixRtl::new(&cfg), name),
-    }
+    verilog_of(&mut AccessTimeTrackerRtl::new(&cfg), name)
 }
 
 /// The ATT's RTL: object table, per-object timers, the recency tree or exact ranks, and registered
@@ -119,6 +112,9 @@ pub struct AccessTimeTrackerRtl {
     /// (heap order: node `n` has the children `2n` and `2n + 1`); 1 = its upper half is
     /// the older one.
     tree: Vec<DFF<Bits<32>>>,
+    /// `age-matrix` only (else empty): row `i` holds the slots touched more recently than
+    /// slot `i`.
+    newer: Vec<DFF<Bits<32>>>,
     rec_valid_q: DFF<Bit>,
     rec_obj_q: DFF<Bits<5>>,
     rec_vpn_q: DFF<Bits<32>>,
@@ -144,6 +140,8 @@ pub struct AccessTimeTrackerRtl {
     node_lower: Vec<Constant<Bits<32>>>,
     node_upper: Vec<Constant<Bits<32>>>,
     node_bit: Vec<Constant<Bits<32>>>,
+    /// `age-matrix` only: the bits row `i` can hold (every live slot but `i`).
+    row_mask: Vec<Constant<Bits<32>>>,
     /// Covers every rank below `objects`.
     rank_mask: Vec<Constant<Bits<5>>>,
     /// Covers every count up to `objects`.
@@ -204,6 +202,11 @@ pub struct AccessTimeTrackerRtl {
     tree_next: Vec<Signal<Local, Bits<32>>>,
     tree_survivor: Vec<Signal<Local, Bits<32>>>,
     tree_oldest: Vec<Signal<Local, Bits<5>>>,
+    /// `age-matrix` only (one element, else empty): the slots touched this cycle (hit and
+    /// registered), whether the oldest valid slot is found yet, and its number.
+    touched: Vec<Signal<Local, Bits<32>>>,
+    matrix_found: Vec<Signal<Local, Bit>>,
+    matrix_oldest: Vec<Signal<Local, Bits<5>>>,
 }
 
 #[cfg(test)]

@@ -27,12 +27,17 @@ impl AccessTimeTrackerRtl {
         let live = spec.slot_mask();
         let tree = cfg.recency == AttRecency::TreePlru;
         let tree_nodes = if tree { 31 } else { 0 };
-        // The ranks' registers, constants and signals exist only without the tree.
-        let ranks = !tree;
+        // Each recency structure's registers, constants and signals exist only when chosen.
+        let ranks = cfg.recency == AttRecency::Ranks;
+        let matrix = cfg.recency == AttRecency::AgeMatrix;
         let intervals = if interval_from_timer { 0 } else { n };
         Ok(fill_fields! { AccessTimeTrackerRtl {
             interval: rows(intervals),
             rank: rows(if ranks { n } else { 0 }),
+            newer: rows(if matrix { n } else { 0 }),
+            row_mask: (0..if matrix { n } else { 0 })
+                .map(|i| word(u64::from(live) & !(1 << i)))
+                .collect(),
             slot_id: (0..n as u64)
                 .map(|i| Constant::new(Bits::<5>::from(i)))
                 .collect(),
@@ -68,7 +73,7 @@ impl AccessTimeTrackerRtl {
             advanced, timer_inc, timer_after, interval_inc, interval_after, wrapped, reg_bit,
             rm_bit, cease_bit, driver_writes_hit,
         ]
-        // The ranks' registers and locals, or the tree's.
+        // The ranks' registers and locals, the tree's or the age matrix's.
         one_if(ranks) => [
             count, hit_rank, reg_rank, rm_rank, lift_hit, lift_reg, lift_rm, append_hit,
             append_reg, lifted, kept, kept_rank, reg_new_rank, rank_drop, oldest_slot,
@@ -76,6 +81,7 @@ impl AccessTimeTrackerRtl {
         one_if(tree) => [
             tree, hit_touch, reg_touch, tree_next, tree_survivor, tree_oldest,
         ]
+        one_if(matrix) => [touched, matrix_found, matrix_oldest]
         })
     }
 }

@@ -1,6 +1,6 @@
 //! rust-hdl `simulate()` adapters: a [`CycleModel`] over each ATT RTL structure.
 
-use super::{AccessTimeTrackerAgeMatrixRtl, AccessTimeTrackerRtl};
+use super::AccessTimeTrackerRtl;
 use mcmvm_protocol::config::AttConfig;
 use mcmvm_protocol::protocol::{AttIn, AttOut, CycleModel};
 use rust_hdl::prelude::*;
@@ -74,11 +74,6 @@ hdl_sim_adapter!(
     /// [`CycleModel`] over [`AccessTimeTrackerRtl`] using rust-hdl's `simulate()` directly.
     AccessTimeTrackerHdlSim,
     AccessTimeTrackerRtl
-);
-hdl_sim_adapter!(
-    /// [`CycleModel`] over the age-matrix structure [`AccessTimeTrackerAgeMatrixRtl`].
-    AccessTimeTrackerAgeMatrixHdlSim,
-    AccessTimeTrackerAgeMatrixRtl
 );
 
 /// Run rust-hdl's delta cycles until nothing changes.

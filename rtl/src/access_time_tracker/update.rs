@@ -1,6 +1,6 @@
 //! The default ATT's per-cycle logic (`access_time_tracker.md`, "One cycle, step by
-//! step"): range match, timer and interval, driver writes, recency (tree or ranks), state
-//! updates. Sections are numbered as in the README.
+//! step"): range match, timer and interval, driver writes, recency (tree, ranks or age
+//! matrix), state updates. Sections are numbered as in the README.
 
 use super::AccessTimeTrackerRtl;
 use rust_hdl::prelude::*;
@@ -47,6 +47,10 @@ impl Logic for AccessTimeTrackerRtl {
         for p in 0..self.tree.len() {
             self.tree[p].clock.next = self.clock.val();
             self.tree[p].d.next = self.tree[p].q.val();
+        }
+        for i in 0..self.newer.len() {
+            self.newer[i].clock.next = self.clock.val();
+            self.newer[i].d.next = self.newer[i].q.val() & self.row_mask[i].val();
         }
 
         // 1. Range match: the lowest valid slot whose range holds the VPN, one-hot
@@ -210,6 +214,26 @@ impl Logic for AccessTimeTrackerRtl {
             }
         }
 
+        // 4c. Age matrix (`age-matrix`): a touch clears the slot's row and sets its bit in
+        //     every other row; the oldest valid slot is the one whose row holds every other
+        //     valid slot (the lowest such, as a priority chain).
+        for m in 0..self.touched.len() {
+            self.touched[m].next = self.hit_bit.val() | self.reg_bit.val();
+            self.matrix_found[m].next = false;
+            self.matrix_oldest[m].next = self.zero_obj.val();
+            for i in 0..self.newer.len() {
+                if !self.matrix_found[m].val()
+                    & self.valid.q.val().get_bit(i)
+                    & (((self.newer[i].q.val() | !self.valid.q.val() | self.slot_bit[i].val())
+                        & self.live_slots.val())
+                        == self.live_slots.val())
+                {
+                    self.matrix_found[m].next = true;
+                    self.matrix_oldest[m].next = self.slot_id[i].val();
+                }
+            }
+        }
+
         // 5. Oldest valid slot: the one ranked 0 (exactly one while any slot is valid).
         self.oldest_obj.next = self.zero_obj.val();
         for r in 0..self.count.len() {
@@ -224,6 +248,9 @@ impl Logic for AccessTimeTrackerRtl {
         self.oldest_valid.next = self.valid.q.val().any();
         for p in 0..self.tree.len() {
             self.oldest_obj.next = self.tree_oldest[p].val();
+        }
+        for m in 0..self.touched.len() {
+            self.oldest_obj.next = self.matrix_oldest[m].val();
         }
         self.rec_valid.next = self.rec_valid_q.q.val();
         self.rec_obj.next = self.rec_obj_q.q.val();
@@ -251,6 +278,20 @@ impl Logic for AccessTimeTrackerRtl {
         } else {
             for p in 0..self.tree.len() {
                 self.tree[p].d.next = self.tree_next[p].val();
+            }
+            for m in 0..self.touched.len() {
+                for i in 0..self.newer.len() {
+                    // Only a register in the same cycle is newer than this access.
+                    if self.hit_bit.val().get_bit(i) {
+                        self.newer[i].d.next = self.reg_bit.val() & self.row_mask[i].val();
+                    } else {
+                        self.newer[i].d.next = (self.newer[i].q.val() | self.touched[m].val())
+                            & self.row_mask[i].val();
+                    }
+                    if self.reg_bit.val().get_bit(i) {
+                        self.newer[i].d.next = self.zero.val();
+                    }
+                }
             }
             for i in 0..self.slot_id.len() {
                 if self.hit_bit.val().get_bit(i) {
