@@ -22,20 +22,13 @@ impl AccessTimeTrackerRtl {
     /// The RTL for `cfg`, or why the configuration cannot be built.
     pub fn try_new(cfg: &AttConfig) -> Result<Self, AttParamError> {
         let spec = AttParams::new(cfg)?;
-        let n = spec.objects;
-        let interval_from_timer = spec.threshold.is_power_of_two();
-        let live = spec.slot_mask();
-        let tree = cfg.recency == AttRecency::TreePlru;
-        let tree_nodes = if tree { 31 } else { 0 };
-        // Each recency structure's registers, constants and signals exist only when chosen.
-        let ranks = cfg.recency == AttRecency::Ranks;
-        let matrix = cfg.recency == AttRecency::AgeMatrix;
-        let intervals = if interval_from_timer { 0 } else { n };
+        let shape = Shape::of(cfg, &spec);
+        let (n, live, ranks) = (spec.objects, shape.live, shape.ranks);
         Ok(fill_fields! { AccessTimeTrackerRtl {
-            interval: rows(intervals),
-            rank: rows(if ranks { n } else { 0 }),
-            newer: rows(if matrix { n } else { 0 }),
-            row_mask: (0..if matrix { n } else { 0 })
+            interval: rows(shape.slots_if(!shape.interval_from_timer)),
+            rank: rows(shape.slots_if(ranks)),
+            newer: rows(shape.slots_if(shape.matrix)),
+            row_mask: (0..shape.slots_if(shape.matrix))
                 .map(|i| word(u64::from(live) & !(1 << i)))
                 .collect(),
             slot_id: (0..n as u64)
@@ -43,13 +36,13 @@ impl AccessTimeTrackerRtl {
                 .collect(),
             slot_bit: (0..n).map(|i| word(1 << i)).collect(),
             live_slots: word(u64::from(live)),
-            node_lower: (1..=tree_nodes).map(|n| tree_half(n, false, live)).collect(),
-            node_upper: (1..=tree_nodes).map(|n| tree_half(n, true, live)).collect(),
-            node_bit: (1..=tree_nodes).map(|n| word(1 << n)).collect(),
+            node_lower: shape.tree_nodes().map(|n| tree_half(n, false, live)).collect(),
+            node_upper: shape.tree_nodes().map(|n| tree_half(n, true, live)).collect(),
+            node_bit: shape.tree_nodes().map(|n| word(1 << n)).collect(),
             timer_max: word(u64::from(spec.timer_max)),
             threshold: word(u64::from(spec.threshold)),
             interval_mask: word(mask(bits_below(u64::from(spec.threshold)))),
-            interval_from_timer: Constant::new(interval_from_timer),
+            interval_from_timer: Constant::new(shape.interval_from_timer),
             rank_mask: constant_if(ranks, mask(bits_below(n as u64))),
             count_mask: constant_if(ranks, mask(bits_below(n as u64 + 1))),
             one: word(1),
@@ -78,11 +71,50 @@ impl AccessTimeTrackerRtl {
             count, hit_rank, reg_rank, rm_rank, lift_hit, lift_reg, lift_rm, append_hit,
             append_reg, lifted, kept, kept_rank, reg_new_rank, rank_drop, oldest_slot,
         ]
-        one_if(tree) => [
+        one_if(shape.tree) => [
             tree, hit_touch, reg_touch, tree_next, tree_survivor, tree_oldest,
         ]
-        one_if(matrix) => [touched, matrix_found, matrix_oldest]
+        one_if(shape.matrix) => [touched, matrix_found, matrix_oldest]
         })
+    }
+}
+
+/// Which of the ATT's optional structures a configuration builds: each recency
+/// structure's registers, constants and signals exist only when chosen, and the interval
+/// counters only when the threshold is not a power of two.
+struct Shape {
+    objects: usize,
+    live: u32,
+    interval_from_timer: bool,
+    ranks: bool,
+    tree: bool,
+    matrix: bool,
+}
+
+impl Shape {
+    fn of(cfg: &AttConfig, spec: &AttParams) -> Shape {
+        Shape {
+            objects: spec.objects,
+            live: spec.slot_mask(),
+            interval_from_timer: spec.threshold.is_power_of_two(),
+            ranks: cfg.recency == AttRecency::Ranks,
+            tree: cfg.recency == AttRecency::TreePlru,
+            matrix: cfg.recency == AttRecency::AgeMatrix,
+        }
+    }
+
+    /// One row per slot when `on`, else none.
+    fn slots_if(&self, on: bool) -> usize {
+        if on {
+            self.objects
+        } else {
+            0
+        }
+    }
+
+    /// The pseudo-LRU tree's nodes 1..=31, or none without the tree.
+    fn tree_nodes(&self) -> std::ops::RangeInclusive<usize> {
+        1..=if self.tree { 31 } else { 0 }
     }
 }
 
