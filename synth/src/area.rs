@@ -143,6 +143,36 @@ fn enable_flop_lines(
     ))
 }
 
+/// A design with edge-triggered logic needs a flip-flop cell (a Liberty `ff` group) to map
+/// its registers to. Checked from the Liberty file and the Verilog before yosys runs: the
+/// mapping that would fail comes after the generic synthesis, which takes minutes on the
+/// Access Time Tracker.
+fn require_flip_flops(
+    lib: &Library,
+    cells: &BTreeMap<String, CellInfo>,
+    verilog: &Path,
+    top: &str,
+) -> Result<(), SynthError> {
+    if cells.values().any(|c| c.sequential) {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(verilog).map_err(|source| SynthError::Io {
+        path: verilog.to_path_buf(),
+        source,
+    })?;
+    if !(text.contains("posedge") || text.contains("negedge")) {
+        return Ok(());
+    }
+    Err(SynthError::UnusableLibrary {
+        path: lib.liberty.clone(),
+        top: top.to_string(),
+        reason: format!(
+            "no flip-flop cell (no cell with an `ff` group) among its {} cells, and the design has registers",
+            cells.len()
+        ),
+    })
+}
+
 /// What the netlist's cell counts mean in `cells`' terms: flip-flops, their area, and the
 /// area of the library's smallest two-input NAND (the gate-equivalent unit; infinite when
 /// the library has none).
@@ -238,6 +268,7 @@ pub fn synthesize_on(
     })?;
     let files = CostFiles::new(lib, top, work);
     let cells = lib.cells()?;
+    require_flip_flops(lib, &cells, &verilog, top)?;
     let enable_flops = enable_flop_lines(lib, &cells, top, work)?;
     let script = files.script(lib, &verilog, top, &enable_flops);
     run_yosys(tools, &script, &files.script, &verilog)?;

@@ -24,6 +24,14 @@ pub enum SynthError {
         input: PathBuf,
         detail: String,
     },
+    /// The Liberty file lacks cells the design needs; found before yosys spends minutes
+    /// on the generic synthesis that precedes the mapping.
+    #[error("{path}: unusable Liberty file for {top}: {reason}")]
+    UnusableLibrary {
+        path: PathBuf,
+        top: String,
+        reason: String,
+    },
     #[error("cannot read yosys statistics for {top}: {detail}")]
     Parse { top: String, detail: String },
 }

@@ -146,3 +146,40 @@ fn a_design_without_flip_flops_is_timed_input_to_output_on_both_libraries() {
         assert!(r.min_period_ns > 0.05 && r.min_period_ns < 10.0, "{r:?}");
     }
 }
+
+/// A Liberty file yosys reads but that has one inverter and no flip-flop.
+const NO_FLOPS_LIB: &str = "library (no_flops) {\n  cell (INVX1) {\n    area : 1;\n    \
+    pin (A) { direction : input; }\n    pin (Y) { direction : output; function : \"!A\"; }\n  }\n}\n";
+
+#[test]
+fn an_unusable_liberty_file_is_an_error_naming_it_before_or_from_yosys() {
+    let tools = tools();
+    let dir = work("no-flops");
+    let lib_path = dir.join("no-flops.lib");
+    std::fs::write(&lib_path, NO_FLOPS_LIB).unwrap();
+    let lib = mcmvm_synth::library::Library {
+        liberty: lib_path.clone(),
+        ..mcmvm_synth::library::Library::osu018(&tools)
+    };
+    // Registers and no flip-flop cell: refused before yosys runs, naming the file.
+    let acc = dir.join("acc.v");
+    std::fs::write(&acc, ACC).unwrap();
+    let e = mcmvm_synth::area::synthesize_on(&tools, &lib, &acc, "acc", &dir).unwrap_err();
+    assert!(
+        matches!(e, mcmvm_synth::SynthError::UnusableLibrary { .. }),
+        "{e}"
+    );
+    let text = e.to_string();
+    assert!(text.starts_with(&lib_path.display().to_string()), "{text}");
+    assert!(text.contains("no flip-flop cell"), "{text}");
+    // No register: yosys runs, cannot map an adder to one inverter, and its failure is
+    // the error, with the command's input named.
+    let add = dir.join("add.v");
+    std::fs::write(&add, ADD).unwrap();
+    let e = mcmvm_synth::area::synthesize_on(&tools, &lib, &add, "add", &dir).unwrap_err();
+    assert!(
+        matches!(e, mcmvm_synth::SynthError::ToolFailed { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().starts_with("yosys failed on "), "{e}");
+}
