@@ -72,7 +72,9 @@ pub fn lint(
     block: BlockKind,
     work: &Path,
 ) -> Result<String, CodesignError> {
-    let r = mcmvm_synth::lint(tools, &v.path, block.module_name(), work)?;
+    let root = mcmvm_synth::cache::cache_root();
+    let (r, _) =
+        mcmvm_synth::lint_cache::lint_cached(&root, tools, &v.path, block.module_name(), work)?;
     Ok(if r.clean() {
         "clean".into()
     } else {

@@ -123,7 +123,12 @@ impl Job<'_> {
     fn row(&self, b: BlockKind, path: &Path) -> Row {
         let (tools, module) = (self.tools, b.module_name());
         let wave = self.wdir.join(format!("{}.vcd", b.short_name()));
-        let lint = || match mcmvm_synth::lint(tools, path, module, &self.vdir.join("lint")) {
+        let lint_dir = self.vdir.join("lint");
+        let lint = || match mcmvm_synth::lint_cache::lint_cached(
+            self.cache, tools, path, module, &lint_dir,
+        )
+        .map(|(r, _)| r)
+        {
             Ok(r) if r.clean() => "clean".to_string(),
             Ok(r) => format!("{} msg", r.verilator.len() + r.yosys.len()),
             Err(e) => format!("error: {e}"),

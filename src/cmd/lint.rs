@@ -20,9 +20,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let tools = mcmvm_synth::Tools::discover()?;
     let files = emit_verilog(&args.dir, &cfg, &BlockKind::ALL)?;
     let work = args.dir.join("lint");
+    // Unchanged Verilog is not linted twice (`mcmvm_synth::lint_cache`).
+    let cache = mcmvm_synth::cache::cache_root();
     let mut dirty = 0;
     for (b, path) in files {
-        let r = mcmvm_synth::lint(&tools, &path, b.module_name(), &work)?;
+        let (r, _) =
+            mcmvm_synth::lint_cache::lint_cached(&cache, &tools, &path, b.module_name(), &work)?;
         if r.clean() {
             println!(
                 "{:<20} verilator -Wall: clean   yosys check: clean",

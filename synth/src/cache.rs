@@ -118,13 +118,9 @@ pub fn synthesize_cached(
 
 /// The entry at `path` if it is there and valid; `Err` says why one that is there is not.
 fn read_entry(path: &Path, key: &str) -> Result<Option<Entry>, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("unreadable ({e})")),
+    let Some(e) = read_json::<Entry>(path)? else {
+        return Ok(None);
     };
-    let e: Entry = serde_json::from_str(&text)
-        .map_err(|e| format!("not a cache entry (truncated or corrupted: {e})"))?;
     if e.format != FORMAT || e.key != key {
         return Err(format!(
             "belongs to another key or layout ({} {})",
@@ -137,14 +133,38 @@ fn read_entry(path: &Path, key: &str) -> Result<Option<Entry>, String> {
     Ok(Some(e))
 }
 
+/// The JSON entry at `path`, `None` if there is none; `Err` says why one that is there
+/// cannot be read.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("unreadable ({e})")),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| format!("not a cache entry (truncated or corrupted: {e})"))
+}
+
 /// Write `entry` to `path`: whole, to a temporary file in `root`, then renamed.
 fn write_entry(root: &Path, path: &Path, entry: &Entry) -> Result<(), SynthError> {
+    write_json(root, path, entry, &entry.report.block)
+}
+
+/// Write `value` as JSON to `path` (an entry of block `top`): whole, to a temporary file in
+/// `root`, then renamed.
+pub(crate) fn write_json<T: Serialize>(
+    root: &Path,
+    path: &Path,
+    value: &T,
+    top: &str,
+) -> Result<(), SynthError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     crate::tools::create_dir(root)?;
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = root.join(format!(".tmp-{}-{n}.json", std::process::id()));
-    let text = serde_json::to_string(entry).map_err(|e| SynthError::Parse {
-        top: entry.report.block.clone(),
+    let text = serde_json::to_string(value).map_err(|e| SynthError::Parse {
+        top: top.to_string(),
         detail: format!("cannot write the cache entry: {e}"),
     })?;
     std::fs::write(&tmp, text).map_err(io_error(&tmp))?;
@@ -170,7 +190,7 @@ fn key(tools: &Tools, lib: &Library, verilog: &str, top: &str) -> Result<String,
 }
 
 /// `yosys -V` and `sta -version`, asked once per process.
-fn tool_versions(tools: &Tools) -> &'static str {
+pub(crate) fn tool_versions(tools: &Tools) -> &'static str {
     static VERSIONS: OnceLock<String> = OnceLock::new();
     VERSIONS.get_or_init(|| {
         let version = |tool: &Path, flag: &str| {

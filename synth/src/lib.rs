@@ -17,6 +17,7 @@ pub mod cache;
 pub mod formal;
 pub mod library;
 pub mod lint;
+pub mod lint_cache;
 pub mod timing;
 pub mod tools;
 

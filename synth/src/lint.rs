@@ -6,7 +6,7 @@ use crate::tools::{require, run, run_yosys_script, tail, SynthError, Tools};
 use std::path::Path;
 use std::process::Command;
 
-const CHECK_SCRIPT: &str = include_str!("../scripts/check.ys");
+pub(crate) const CHECK_SCRIPT: &str = include_str!("../scripts/check.ys");
 
 /// Outcome of linting one block.
 #[derive(Debug, Clone)]

@@ -1,7 +1,7 @@
 //! The synthesis cache (`mcmvm_synth::cache`) on the 8-bit accumulator: a second call is
 //! served from the entry with the same report and leaves the netlist in its work directory;
 //! a truncated or corrupted entry is synthesised again and rewritten; other Verilog is
-//! another entry.
+//! another entry. Lint results (`mcmvm_synth::lint_cache`) likewise.
 
 use mcmvm_synth::cache::{synthesize_cached, Source};
 use mcmvm_synth::library::Library;
@@ -79,4 +79,55 @@ fn a_cached_result_is_served_checked_and_rebuilt_when_damaged() {
     assert_eq!(source, Source::Synthesised);
     let entries = std::fs::read_dir(&root).unwrap().count();
     assert_eq!(entries, 2, "one entry per Verilog, no temporary file left");
+}
+
+// A 16-bit value assigned to an 8-bit register: a WIDTH warning naming the file.
+const WIDE: &str = "module wide(input clock, input [15:0] b, output reg [7:0] q);
+always @(posedge clock) q <= b;
+endmodule
+";
+
+#[test]
+fn a_cached_lint_names_the_file_linted_now_and_is_linted_again_when_damaged() {
+    use mcmvm_synth::lint_cache::lint_cached;
+    let tools = Tools::discover().unwrap_or_else(|e| panic!("{e}"));
+    let dir = fresh("lint");
+    let root = dir.join("root");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("wide.v"), WIDE).unwrap();
+    }
+    let lint = |d: &Path| {
+        lint_cached(&root, &tools, &d.join("wide.v"), "wide", &d.join("work"))
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (first, src) = lint(&a);
+    assert_eq!(src, Source::Synthesised);
+    let width = |r: &mcmvm_synth::LintReport| {
+        r.verilator
+            .iter()
+            .find(|m| m.contains("WIDTH"))
+            .cloned()
+            .unwrap_or_else(|| panic!("no WIDTH warning: {r:?}"))
+    };
+    let wa = width(&first);
+    assert!(wa.contains(&a.join("wide.v").display().to_string()), "{wa}");
+    // The same Verilog elsewhere: from the entry, naming the file linted now.
+    let (second, src) = lint(&b);
+    assert_eq!(src, Source::Cache);
+    let wb = width(&second);
+    let (pa, pb) = (
+        a.join("wide.v").display().to_string(),
+        b.join("wide.v").display().to_string(),
+    );
+    assert_eq!(wb, wa.replace(&pa, &pb));
+    assert_eq!(second.yosys, first.yosys);
+    // A damaged entry is linted again and rewritten.
+    let e = entry(&root);
+    std::fs::write(&e, "{\"format\":").unwrap();
+    let (third, src) = lint(&a);
+    assert_eq!(src, Source::Rebuilt);
+    assert_eq!(third.verilator, first.verilator);
+    assert_eq!(lint(&a).1, Source::Cache);
 }
