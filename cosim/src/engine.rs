@@ -152,7 +152,11 @@ impl CosimBlock for Att {
             EngineKind::Twin => Box::new(access_time_tracker::AccessTimeTracker::new(
                 &cfg.access_time_tracker,
             )),
-            EngineKind::RustHdl => att_hdl_sim(&cfg.access_time_tracker),
+            EngineKind::RustHdl => Box::new(
+                mcmvm_rtl::access_time_tracker::AccessTimeTrackerHdlSim::new(
+                    &cfg.access_time_tracker,
+                ),
+            ),
             EngineKind::Verilator => Box::new(VerilatorModel::<AttIn, AttOut>::checked(
                 Self::KIND,
                 cfg,
@@ -160,12 +164,6 @@ impl CosimBlock for Att {
             )?),
         })
     }
-}
-
-/// rust-hdl's simulation of the ATT structure `cfg.recency` selects.
-pub(crate) fn att_hdl_sim(cfg: &mcmvm_models::config::AttConfig) -> BoxedEngine<AttIn, AttOut> {
-    use mcmvm_rtl::access_time_tracker as rtl;
-    Box::new(rtl::AccessTimeTrackerHdlSim::new(cfg))
 }
 
 #[cfg(test)]
