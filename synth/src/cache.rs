@@ -50,9 +50,9 @@ pub fn cache_root() -> PathBuf {
 pub enum Source {
     /// Read from a verified cache entry.
     Cache,
-    /// Synthesised by this call (no entry yet).
+    /// Synthesised (or, for a lint result, linted) by this call (no entry yet).
     Synthesised,
-    /// Synthesised again because the entry found was not valid.
+    /// Synthesised (linted) again because the entry found was not valid.
     Rebuilt,
 }
 
@@ -88,7 +88,7 @@ pub fn synthesize_cached(
     let key = key(tools, lib, &text, top)?;
     let entry_path = root.join(format!("{top}-{}-{key}.json", lib.name));
     let netlist_path = crate::area::netlist_path(lib, top, work);
-    let source = match read_entry(&entry_path, &key) {
+    let source = match read_checked::<Entry>(&entry_path, FORMAT, &key) {
         Ok(Some(e)) => {
             crate::tools::create_dir(work)?;
             std::fs::write(&netlist_path, &e.netlist).map_err(io_error(&netlist_path))?;
@@ -116,34 +116,51 @@ pub fn synthesize_cached(
     Ok((entry.report, source))
 }
 
-/// The entry at `path` if it is there and valid; `Err` says why one that is there is not.
-fn read_entry(path: &Path, key: &str) -> Result<Option<Entry>, String> {
-    let Some(e) = read_json::<Entry>(path)? else {
-        return Ok(None);
-    };
-    if e.format != FORMAT || e.key != key {
-        return Err(format!(
-            "belongs to another key or layout ({} {})",
-            e.format, e.key
-        ));
-    }
-    if check_of(&e.key, &e.report, &e.netlist) != e.check {
-        return Err("its contents do not match their hash (corrupted)".to_string());
-    }
-    Ok(Some(e))
+/// What [`read_checked`] needs of a cache entry: its layout, its key, and whether its
+/// contents match the hash stored with them.
+pub(crate) trait CheckedEntry: serde::de::DeserializeOwned {
+    fn format(&self) -> &str;
+    fn key(&self) -> &str;
+    fn intact(&self) -> bool;
 }
 
-/// The JSON entry at `path`, `None` if there is none; `Err` says why one that is there
-/// cannot be read.
-pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, String> {
+impl CheckedEntry for Entry {
+    fn format(&self) -> &str {
+        &self.format
+    }
+    fn key(&self) -> &str {
+        &self.key
+    }
+    fn intact(&self) -> bool {
+        check_of(&self.key, &self.report, &self.netlist) == self.check
+    }
+}
+
+/// The entry at `path` if it is there and valid (layout `format`, key `key`, contents
+/// matching their hash), `None` if there is none; `Err` says why one that is there is not.
+pub(crate) fn read_checked<T: CheckedEntry>(
+    path: &Path,
+    format: &str,
+    key: &str,
+) -> Result<Option<T>, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("unreadable ({e})")),
     };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| format!("not a cache entry (truncated or corrupted: {e})"))
+    let e: T = serde_json::from_str(&text)
+        .map_err(|e| format!("not a cache entry (truncated or corrupted: {e})"))?;
+    if e.format() != format || e.key() != key {
+        return Err(format!(
+            "belongs to another key or layout ({} {})",
+            e.format(),
+            e.key()
+        ));
+    }
+    if !e.intact() {
+        return Err("its contents do not match their hash (corrupted)".to_string());
+    }
+    Ok(Some(e))
 }
 
 /// Write `entry` to `path`: whole, to a temporary file in `root`, then renamed.

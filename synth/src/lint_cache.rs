@@ -7,7 +7,7 @@
 //! naming the file linted now. An entry that does not parse or match its hash is linted
 //! again, with one line saying why.
 
-use crate::cache::{read_json, tool_versions, write_json, Source};
+use crate::cache::{read_checked, tool_versions, write_json, CheckedEntry, Source};
 use crate::lint::{lint, LintReport, CHECK_SCRIPT};
 use crate::tools::{io_error, SynthError, Tools};
 use mcmvm_protocol::cache::Fnv;
@@ -55,7 +55,7 @@ pub fn lint_cached(
     let key = key(tools, &text, top);
     let entry_path = root.join(format!("lint-{top}-{key}.json"));
     let shown = verilog.display().to_string();
-    let source = match read_entry(&entry_path, &key) {
+    let source = match read_checked::<LintEntry>(&entry_path, FORMAT, &key) {
         Ok(Some(e)) => {
             let back = |m: Vec<String>| -> Vec<String> {
                 m.into_iter()
@@ -90,21 +90,16 @@ pub fn lint_cached(
     Ok((report, source))
 }
 
-/// The entry at `path` if it is there and valid; `Err` says why one that is there is not.
-fn read_entry(path: &Path, key: &str) -> Result<Option<LintEntry>, String> {
-    let Some(e) = read_json::<LintEntry>(path)? else {
-        return Ok(None);
-    };
-    if e.format != FORMAT || e.key != key {
-        return Err(format!(
-            "belongs to another key or layout ({} {})",
-            e.format, e.key
-        ));
+impl CheckedEntry for LintEntry {
+    fn format(&self) -> &str {
+        &self.format
     }
-    if e.check_of() != e.check {
-        return Err("its contents do not match their hash (corrupted)".to_string());
+    fn key(&self) -> &str {
+        &self.key
     }
-    Ok(Some(e))
+    fn intact(&self) -> bool {
+        self.check_of() == self.check
+    }
 }
 
 /// The entry's key: everything that decides the messages.
