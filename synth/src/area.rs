@@ -156,10 +156,7 @@ fn require_flip_flops(
     if cells.values().any(|c| c.sequential) {
         return Ok(());
     }
-    let text = std::fs::read_to_string(verilog).map_err(|source| SynthError::Io {
-        path: verilog.to_path_buf(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(verilog).map_err(io_error(verilog))?;
     if !(text.contains("posedge") || text.contains("negedge")) {
         return Ok(());
     }
